@@ -1,0 +1,1 @@
+"""dreval: evaluate deep-research systems on partitioned Dagster assets stored in DuckDB."""

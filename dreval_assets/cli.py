@@ -1,0 +1,165 @@
+"""The `dreval` command."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .benchmarks.generic import load_generic
+from .config import ConfigError, Settings
+from .core.keys import InvalidKeyError, slugify, validate_key
+from .leaderboard_view import FORMATS, render, wide_leaderboard
+from .store.db import Store
+from .store.registry import SystemEntry, register_system, register_tasks
+
+
+class CliError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = Settings.from_env(args.home)
+        return args.handler(args, settings)
+    except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"dreval: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dreval", description="Evaluate deep-research systems.")
+    parser.add_argument("--home", help="home folder (default: $DREVAL_HOME or ./.dreval)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="register the bundled demo, materialise everything, print the leaderboard")
+    demo.set_defaults(handler=cmd_demo)
+
+    add = sub.add_parser("add-system", help="register a system from a folder of <task>.md reports")
+    add.add_argument("name")
+    add.add_argument("--reports", required=True, help="folder of <task key or original id>.md files")
+    add.add_argument("--description", default="")
+    add.set_defaults(handler=cmd_add_system)
+
+    run = sub.add_parser("run", help="materialise what is missing or stale")
+    run.add_argument("--system", action="append", help="only this system (repeatable)")
+    run.add_argument("--task", help="only tasks whose key or original id matches this glob")
+    run.add_argument("--suite", help="only tasks of this benchmark (each task is scored under its own suite)")
+    run.add_argument("--force", action="store_true", help="re-materialise the selection even if up to date")
+    run.set_defaults(handler=cmd_run)
+
+    board = sub.add_parser("leaderboard", help="print the leaderboard")
+    board.add_argument("--suite")
+    board.add_argument("--format", choices=FORMATS, default="table")
+    board.set_defaults(handler=cmd_leaderboard)
+
+    sql = sub.add_parser("sql", help="run a read-only SQL query against the results")
+    sql.add_argument("query")
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.set_defaults(handler=cmd_sql)
+    return parser
+
+
+def _store(settings: Settings) -> Store:
+    store = Store(settings.db_path)
+    store.ensure_schema()
+    return store
+
+
+def cmd_demo(args, settings: Settings) -> int:
+    from .defs.runner import demo_root
+
+    store = _store(settings)
+    root = demo_root()
+    loaded = load_generic(root)
+    for reason in loaded.skipped:
+        print(f"skipped: {reason}")
+    new, changed = register_tasks(store, loaded.tasks, source="demo")
+    print(f"demo tasks: {len(loaded.tasks)} ({len(new)} new, {len(changed)} changed)")
+    for folder in sorted((root / "systems").iterdir()):
+        if folder.is_dir():
+            _register_folder_system(store, folder.name, folder, "")
+    code = cmd_run(argparse.Namespace(system=None, task=None, suite=None, force=False), settings)
+    if code == 0:
+        print()
+        cmd_leaderboard(argparse.Namespace(suite="core", format="table"), settings)
+        print(f"\nresults: {settings.db_path}")
+    return code
+
+
+def _register_folder_system(store: Store, name: str, folder: Path, description: str) -> str:
+    meta_path = folder / "system.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    key = validate_key(slugify(name))
+    entry = SystemEntry(key, meta.get("name", name), "folder", str(folder.resolve()),
+                        description or meta.get("description", ""))
+    is_new = register_system(store, entry)
+    print(f"system {key}: {'registered' if is_new else 'updated'} ({folder.name})")
+    return key
+
+
+def cmd_add_system(args, settings: Settings) -> int:
+    folder = Path(args.reports)
+    if not folder.is_dir():
+        raise CliError(f"--reports {args.reports}: not a folder")
+    reports = sorted(folder.glob("*.md"))
+    if not reports:
+        raise CliError(f"--reports {args.reports}: no .md reports in it")
+    store = _store(settings)
+    key = _register_folder_system(store, args.name, folder, args.description)
+    print(f"{len(reports)} report file(s) found; run `dreval run --system {key}` to evaluate it")
+    return 0
+
+
+def cmd_run(args, settings: Settings) -> int:
+    from .defs.definitions import build_definitions
+    from .defs.runner import Selection, execute, open_instance, plan, sync_partitions
+
+    store = _store(settings)
+    selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force)
+    the_plan = plan(store, selection)
+    if the_plan.empty:
+        print("nothing to do: every selected partition is up to date")
+        return 0
+    print(f"plan: {len(the_plan.tasks)} task partition(s), {the_plan.n_system_task} system x task partition(s)"
+          f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}")
+    instance = open_instance(settings)
+    sync_partitions(instance, store)
+    outcomes = execute(build_definitions(settings), instance, the_plan)
+    failed = [o for o in outcomes if not o.success]
+    print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+def cmd_leaderboard(args, settings: Settings) -> int:
+    store = _store(settings)
+    board = store.query("SELECT * FROM leaderboard")
+    print(render(wide_leaderboard(board, args.suite), args.format))
+    return 0
+
+
+def cmd_sql(args, settings: Settings) -> int:
+    import duckdb
+
+    if not settings.db_path.exists():
+        raise CliError(f"no results yet at {settings.db_path}: run `dreval demo` or `dreval run` first")
+    try:
+        frame = Store(settings.db_path).query(args.query, read_only=True)
+    except duckdb.Error as exc:
+        raise CliError(f"SQL failed: {exc}") from exc
+    if args.format == "csv":
+        print(frame.write_csv(), end="")
+    elif args.format == "json":
+        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+    else:
+        import polars as pl
+
+        with pl.Config(tbl_rows=200, tbl_cols=30, fmt_str_lengths=80, tbl_width_chars=200):
+            print(frame)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Dagster-free evaluation logic: models, parsing, matching, metric formulas, statistics."""

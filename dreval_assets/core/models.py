@@ -1,0 +1,120 @@
+"""Domain models shared by every layer. Plain pydantic, no Dagster."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ClaimKind = Literal["sentence", "table_row", "figure_caption", "uncited"]
+Verdict = Literal["supported", "partial", "unsupported", "contradicted", "unknown"]
+VERDICTS: tuple[str, ...] = ("supported", "partial", "unsupported", "contradicted", "unknown")
+PageRole = Literal["supportive", "distractor", "noise"]
+NaReason = Literal["provider_failure", "data_accessibility", "pipeline_failure", "model_failure"]
+NA_REASONS: tuple[str, ...] = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
+
+
+class SandboxPage(BaseModel):
+    """One document of a task's offline corpus (DR³-style supportive/distractor/noise)."""
+
+    url: str
+    title: str = ""
+    role: PageRole = "noise"
+    text: str
+
+
+class Task(BaseModel):
+    key: str  # partition key `<benchmark>.<slug>`
+    benchmark: str
+    original_id: str
+    query: str
+    language: str = "en"
+    domain: str = ""
+    modality: Literal["text", "multimodal"] = "text"
+    attachments: list[str] = Field(default_factory=list)
+    checklist: list[str] = Field(default_factory=list)
+    reference_article: str | None = None
+    gold_facts: list[str] = Field(default_factory=list)
+    sandbox: list[SandboxPage] = Field(default_factory=list)
+
+
+class Reference(BaseModel):
+    """One entry of a report's reference list."""
+
+    index: int
+    url: str | None = None
+    title: str = ""
+
+
+class Citation(BaseModel):
+    """An inline citation marker as found in the text."""
+
+    marker: str  # the literal text, e.g. "[3-5]"
+    indices: list[int] = Field(default_factory=list)  # numbered markers
+    url: str | None = None  # inline link or bare URL
+    title: str = ""
+
+
+class Figure(BaseModel):
+    caption: str = ""
+    src: str = ""
+    citation_indices: list[int] = Field(default_factory=list)
+    section: str = ""
+
+
+class Table(BaseModel):
+    section: str = ""
+    header: list[str] = Field(default_factory=list)
+    rows: list[list[str]] = Field(default_factory=list)
+
+
+class Section(BaseModel):
+    title: str
+    level: int
+    text: str
+
+
+class Claim(BaseModel):
+    """An atomic statement of a report with its citations resolved to URLs."""
+
+    claim_id: str  # stable within a report: c0001, c0002, ...
+    kind: ClaimKind
+    text: str
+    section: str = ""
+    citation_indices: list[int] = Field(default_factory=list)
+    urls: list[str] = Field(default_factory=list)
+    unresolved_indices: list[int] = Field(default_factory=list)
+
+
+class ParsedReport(BaseModel):
+    sections: list[Section] = Field(default_factory=list)
+    sentences: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    figures: list[Figure] = Field(default_factory=list)
+    tables: list[Table] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    unresolved_indices: list[int] = Field(default_factory=list)
+    has_inline_citations: bool = False
+    has_reference_list: bool = False
+    warnings: list[str] = Field(default_factory=list)
+
+
+class FetchResult(BaseModel):
+    """What became of one cited URL. `status` is `ok` only when text is usable evidence."""
+
+    url: str
+    status: Literal["ok", "unknown"]
+    backend: str  # sandbox | cache | live
+    final_url: str | None = None
+    title: str = ""
+    content_type: str = ""
+    text: str | None = None
+    role: str | None = None  # sandbox role when known
+    na_reason: NaReason | None = None
+    detail: str = ""
+
+
+class ClaimVerdict(BaseModel):
+    verdict: Verdict
+    evidence: str = ""
+    reason: str = ""

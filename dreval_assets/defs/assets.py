@@ -1,0 +1,127 @@
+"""The asset graph of DESIGN.md. Bodies are thin: they call the Dagster-free stages."""
+
+import polars as pl
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetIn,
+    BackfillPolicy,
+    MaterializeResult,
+    Output,
+    asset,
+)
+
+from ..stages import checks
+from ..stages.fetch import fetch_references
+from ..stages.leaderboard import build_leaderboard
+from ..stages.parse import PARSER_VERSION, parse_reports
+from ..stages.reports import read_reports
+from ..stages.scores import score_reports
+from ..stages.tasks import sandbox_pages, task_frames
+from ..stages.verdicts import judge_claims
+from ..store.registry import load_systems, load_tasks
+from .partitions import from_task, split_system_task, system_task_partitions, task_partitions
+from .resources import DrevalResource
+
+SINGLE_RUN = BackfillPolicy.single_run()
+IO = "dreval_io"
+PER_REPORT = dict(partitions_def=system_task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO)
+
+
+def _keys(context: AssetExecutionContext) -> list[tuple[str, str]]:
+    return [split_system_task(k) for k in context.partition_keys]
+
+
+def _check(name: str, asset_name: str, failures: int, what: str) -> AssetCheckResult:
+    return AssetCheckResult(check_name=name, asset_key=asset_name, passed=failures == 0,
+                            metadata={"failures": failures, "what": what})
+
+
+@asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs")
+def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, pl.DataFrame]:
+    """Each registered task: query, checklist, gold material, and its sandbox corpus."""
+    keys = list(context.partition_keys)
+    found = load_tasks(dreval.store(), keys)
+    missing = [k for k in keys if k not in found]
+    if missing:
+        raise ValueError(f"task partition(s) with no registered task: {missing[:5]}")
+    frames = task_frames([found[k] for k in keys])
+    context.add_output_metadata({"tasks": len(keys), "sandbox_pages": frames["task_sandbox"].height})
+    return frames
+
+
+@asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)})
+def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]) -> pl.DataFrame:
+    """Each system's report for each task, as received, with a status and content hash."""
+    original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
+    frame = read_reports(_keys(context), load_systems(dreval.store()), original_ids)
+    context.add_output_metadata({"not_ok": frame.filter(pl.col("status") != "ok").height})
+    return frame
+
+
+@asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
+       check_specs=[AssetCheckSpec("no_orphan_claims", asset="parsed_reports")])
+def parsed_reports(context: AssetExecutionContext, reports: pl.DataFrame):
+    """Sections, references, figures, tables and claims from the deterministic parser."""
+    frames = parse_reports(reports)
+    yield Output(frames, metadata={"claims": frames["report_claims"].height})
+    yield _check("no_orphan_claims", "parsed_reports",
+                 checks.orphan_claims(frames["parsed_reports"], frames["report_claims"]),
+                 "claims whose report has no parsed_reports row")
+
+
+@asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task)})
+def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
+                       parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
+    """Every cited URL: where its text came from, or why it could not be read."""
+    sandbox = tasks["task_sandbox"]
+    pages = sandbox_pages(sandbox, dreval.store().texts(sandbox.get_column("text_hash").to_list()))
+    frames = fetch_references(parsed_reports["report_claims"], pages, dreval.fetcher(), _keys(context))
+    fetched = frames["fetched_references"]
+    context.add_output_metadata({"urls": fetched.height,
+                                 "unknown": fetched.filter(pl.col("status") != "ok").height})
+    return frames
+
+
+@asset(**PER_REPORT, group_name="evidence",
+       check_specs=[AssetCheckSpec("verdict_labels_valid", asset="claim_verdicts")])
+def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
+                   parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame):
+    """Per claim x cited source: the judge's verdict, evidence and provenance."""
+    texts = dreval.store().texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
+    judge = dreval.judge()
+    frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge)
+    counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
+    yield Output(frame, metadata={"judge": judge.judge_id, **{f"n_{k}": v for k, v in counts.items()}})
+    yield _check("verdict_labels_valid", "claim_verdicts",
+                 checks.invalid_verdicts(frame) + checks.unknown_without_reason(frame),
+                 "labels outside the five verdicts, or unknown without a reason")
+
+
+@asset(**PER_REPORT, group_name="scores",
+       check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
+                    AssetCheckSpec("na_has_reason", asset="metric_scores")])
+def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
+                  parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame):
+    """Long format: suite, metric, value or N/A with a reason, policy and judge."""
+    frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"],
+                          parsed_reports["report_claims"], claim_verdicts, dreval.judge().judge_id)
+    yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height})
+    yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),
+                 "0-100 values outside [0, 100] or negative counts")
+    yield _check("na_has_reason", "metric_scores", checks.na_rows_without_valid_reason(frame),
+                 "N/A rows without one of the four reason buckets")
+
+
+@asset(deps=[metric_scores], io_manager_key=IO, group_name="scores")
+def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.DataFrame:
+    """Per system x suite x metric x judge: mean over tasks, 95% bootstrap CI, coverage."""
+    scores = dreval.store().query("SELECT * FROM metric_scores ORDER BY system, task")
+    frame = build_leaderboard(scores)
+    context.add_output_metadata({"rows": frame.height, "systems": frame.get_column("system").n_unique()})
+    return frame
+
+
+ALL_ASSETS = [tasks, reports, parsed_reports, fetched_references, claim_verdicts, metric_scores, leaderboard]
+PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, metric_scores]

@@ -1,0 +1,27 @@
+"""Definitions: assets, jobs and resources, built from Settings."""
+from __future__ import annotations
+
+from dagster import AssetSelection, Definitions, define_asset_job
+
+from ..config import Settings
+from .assets import ALL_ASSETS, PER_REPORT_ASSETS, leaderboard, tasks
+from .partitions import system_task_partitions, task_partitions
+from .resources import DrevalResource, PartitionedDuckDBIOManager
+
+tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks), partitions_def=task_partitions)
+evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS),
+                                partitions_def=system_task_partitions)
+leaderboard_job = define_asset_job("leaderboard_job", AssetSelection.assets(leaderboard))
+
+
+def build_definitions(settings: Settings | None = None) -> Definitions:
+    settings = settings or Settings.from_env()
+    home = str(settings.home)
+    return Definitions(
+        assets=ALL_ASSETS,
+        jobs=[tasks_job, evaluate_job, leaderboard_job],
+        resources={
+            "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch),
+            "dreval_io": PartitionedDuckDBIOManager(home=home),
+        },
+    )

@@ -1,0 +1,172 @@
+"""Plan and execute runs from the CLI on the home's Dagster instance.
+
+Planning reads our own tables (what is materialised, which hashes it came from); execution
+launches one run per contiguous range of partitions, so each system is one run, not one per task.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from dagster import DagsterInstance, Definitions
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
+from ..config import Settings
+from ..stages.parse import PARSER_VERSION
+from ..stages.reports import report_source_hash
+from ..store.db import Store
+from ..store.registry import load_systems, load_tasks, task_hashes
+from .partitions import system_task_key
+
+DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+
+
+def open_instance(settings: Settings) -> DagsterInstance:
+    """The home's own Dagster instance, shared with `dagster dev` when DAGSTER_HOME points there."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    return DagsterInstance.get()
+
+
+def sync_partitions(instance: DagsterInstance, store: Store) -> None:
+    """Mirror the registry into the dynamic partitions (the registry is the source of truth)."""
+    for name, keys in (("task", list(task_hashes(store))), ("system", list(load_systems(store)))):
+        known = set(instance.get_dynamic_partitions(name))
+        new = [k for k in keys if k not in known]
+        if new:
+            instance.add_dynamic_partitions(name, new)
+
+
+@dataclass
+class Selection:
+    systems: Sequence[str] | None = None
+    task_glob: str | None = None
+    benchmark: str | None = None
+    force: bool = False
+
+
+@dataclass
+class Plan:
+    tasks: list[str] = field(default_factory=list)
+    per_system: dict[str, list[str]] = field(default_factory=dict)
+    leaderboard: bool = False
+
+    @property
+    def n_system_task(self) -> int:
+        return sum(len(v) for v in self.per_system.values())
+
+    @property
+    def empty(self) -> bool:
+        return not (self.tasks or self.per_system or self.leaderboard)
+
+
+def plan(store: Store, selection: Selection) -> Plan:
+    tasks = load_tasks(store)
+    systems = load_systems(store)
+    unknown = [s for s in selection.systems or [] if s not in systems]
+    if unknown:
+        raise KeyError(f"unknown system(s): {', '.join(unknown)}; registered: {', '.join(systems) or 'none'}")
+    chosen_tasks = [k for k, t in tasks.items() if _task_selected(k, t.original_id, t.benchmark, selection)]
+    chosen_systems = [s for s in systems if not selection.systems or s in selection.systems]
+
+    done_tasks = store.materialised("tasks")
+    stored_task_hash = dict(store.query("SELECT task, content_hash FROM tasks").iter_rows())
+    registry_hash = task_hashes(store)
+    result = Plan()
+    result.tasks = [k for k in chosen_tasks if selection.force or ("", k) not in done_tasks
+                    or stored_task_hash.get(k) != registry_hash[k]]
+
+    done_scores = store.materialised("metric_scores")
+    stored_report_hash = {(s, t): h for s, t, h in store.query(
+        "SELECT system, task, content_hash FROM reports").iter_rows()}
+    parser_versions = {(s, t): v for s, t, v in store.query(
+        "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
+    for system in chosen_systems:
+        todo = []
+        for task in chosen_tasks:
+            key = (system, task)
+            stale = (
+                selection.force or task in result.tasks or key not in done_scores
+                or done_scores[key] < done_tasks.get(("", task), done_scores[key])
+                or parser_versions.get(key) != PARSER_VERSION
+                or stored_report_hash.get(key) != report_source_hash(systems[system], task, tasks[task].original_id)
+            )
+            if stale:
+                todo.append(task)
+        if todo:
+            result.per_system[system] = todo
+    has_board = ("", "") in store.materialised("leaderboard")
+    result.leaderboard = bool(result.tasks or result.per_system) or not has_board or selection.force
+    return result
+
+
+def _task_selected(key: str, original_id: str, benchmark: str, selection: Selection) -> bool:
+    if selection.benchmark and benchmark != selection.benchmark:
+        return False
+    if selection.task_glob:
+        return fnmatch.fnmatch(key, selection.task_glob) or fnmatch.fnmatch(original_id, selection.task_glob)
+    return True
+
+
+def contiguous_ranges(wanted: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
+    """Split `wanted` into (first, last) runs that are contiguous in `order`."""
+    wanted_set = set(wanted)
+    ranges, start, prev = [], None, None
+    for key in order:
+        if key in wanted_set:
+            start = start or key
+            prev = key
+        elif start:
+            ranges.append((start, prev))
+            start = None
+    if start:
+        ranges.append((start, prev))
+    return ranges
+
+
+@dataclass
+class RunOutcome:
+    job: str
+    description: str
+    success: bool
+    run_id: str
+    error: str = ""
+
+
+def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
+            echo: Callable[[str], None] = print) -> list[RunOutcome]:
+    outcomes: list[RunOutcome] = []
+    task_order = list(instance.get_dynamic_partitions("task"))
+    for first, last in contiguous_ranges(the_plan.tasks, task_order):
+        outcomes.append(_launch(defs, instance, "tasks_job", first, last, f"tasks {first}..{last}", echo))
+    for system, task_keys in the_plan.per_system.items():
+        for first, last in contiguous_ranges(task_keys, task_order):
+            outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(system, first)),
+                                    str(system_task_key(system, last)), f"{system}: {first}..{last}", echo))
+    if the_plan.leaderboard and all(o.success for o in outcomes):
+        outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo))
+    return outcomes
+
+
+def _launch(defs, instance, job_name, first, last, description, echo) -> RunOutcome:
+    tags = {}
+    if first is not None:
+        tags = {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
+    echo(f"run {job_name}: {description}")
+    result = defs.resolve_job_def(job_name).execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    error = ""
+    if not result.success:
+        failures = [e for e in result.all_events if e.is_step_failure]
+        error = "; ".join(str(e.event_specific_data.error.message).strip() for e in failures) or "run failed"
+        echo(f"  FAILED: {error}")
+    return RunOutcome(job_name, description, result.success, result.run_id, error)
+
+
+def demo_root() -> Path:
+    return Path(__file__).resolve().parents[1] / "demo"

@@ -1,0 +1,76 @@
+"""The offline judge: deterministic heuristics instead of a model. No network, no cost.
+
+Each supported prompt template has a handler in `TEMPLATE_HANDLERS`; a handler takes the
+request's variables and returns the answer plus extra numbers for the Judgment. Later
+templates plug in by adding a handler to the registry.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+from pydantic import BaseModel
+
+from ..core.evidence_match import match_claim
+from ..core.models import ClaimVerdict
+from .base import Judgment, JudgmentRequest, Provenance
+from .prompts import load_template
+
+JUDGE_ID = "heuristic-v1"
+
+TemplateHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
+
+
+def answer_claim_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`claim_verdict`: lexical evidence matching of the claim against the source text."""
+    match = match_claim(str(variables["claim"]), str(variables.get("source_text") or ""))
+    verdict = ClaimVerdict(verdict=match.verdict, evidence=match.evidence, reason=match.reason)
+    return verdict, {"score": match.score}
+
+
+TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "claim_verdict": answer_claim_verdict,
+}
+
+
+class HeuristicJudge:
+    """Implements the `Judge` protocol with the handlers of `TEMPLATE_HANDLERS`."""
+
+    judge_id = JUDGE_ID
+
+    def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
+        return [self._judge_one(request) for request in requests]
+
+    def _judge_one(self, request: JudgmentRequest) -> Judgment:
+        started = time.perf_counter()
+        provenance = Provenance(judge_id=self.judge_id, template=request.template,
+                                template_hash=_template_hash(request.template), model="", temperature=None)
+        handler = TEMPLATE_HANDLERS.get(request.template)
+        if handler is None:
+            known = ", ".join(sorted(TEMPLATE_HANDLERS))
+            return _not_applicable(provenance, started,
+                                   f"{self.judge_id} has no handler for template {request.template!r} "
+                                   f"(known: {known})")
+        try:
+            answer, extra = handler(request.variables)
+            # Hand back the model the caller asked for, so a mismatch surfaces here, not downstream.
+            answer = request.response_model.model_validate(answer.model_dump())
+        except Exception as error:  # one bad item must not sink the batch
+            return _not_applicable(provenance, started,
+                                   f"{self.judge_id} failed on template {request.template!r}: "
+                                   f"{type(error).__name__}: {error}")
+        provenance.latency_s = time.perf_counter() - started
+        return Judgment(answer=answer, provenance=provenance, extra=extra)
+
+
+def _template_hash(name: str) -> str:
+    """The template's version hash, or '' when no such prompt file exists."""
+    try:
+        return load_template(name)[1]
+    except KeyError:
+        return ""
+
+
+def _not_applicable(provenance: Provenance, started: float, error: str) -> Judgment:
+    provenance.latency_s = time.perf_counter() - started
+    return Judgment(answer=None, provenance=provenance, na_reason="pipeline_failure", error=error)

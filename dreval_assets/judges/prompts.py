@@ -1,0 +1,23 @@
+"""Prompt templates live in `prompts/<name>.md`; a template's content hash is its version."""
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+
+
+@lru_cache(maxsize=None)
+def load_template(name: str) -> tuple[str, str]:
+    """Return (text, version hash) of a prompt template; unknown names raise KeyError."""
+    path = PROMPTS_DIR / f"{name}.md"
+    if not path.is_file():
+        raise KeyError(f"no prompt template {name!r} in {PROMPTS_DIR.name}/")
+    text = path.read_text(encoding="utf-8")
+    return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def render(name: str, variables: dict) -> str:
+    text, _ = load_template(name)
+    return text.format(**variables)

@@ -1,0 +1,52 @@
+"""Render the leaderboard table for people: one row per system, one column per metric."""
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+# The metric each suite ranks by (its headline number).
+HEADLINE = {"core": "supported_ratio", "tvir": "cs"}
+FORMATS = ("table", "md", "csv", "json")
+
+
+def wide_leaderboard(board: pl.DataFrame, suite: str | None = None) -> pl.DataFrame:
+    if suite:
+        board = board.filter(pl.col("suite") == suite)
+    if board.height == 0:
+        return pl.DataFrame()
+    cells = board.with_columns(
+        column=pl.col("suite") + "." + pl.col("metric"),
+        cell=pl.when(pl.col("mean").is_null()).then(pl.lit("N/A"))
+        .otherwise(pl.col("mean").round(2).cast(pl.String)
+                   + pl.when(pl.col("coverage") < 1).then(
+                       pl.lit(" (") + (pl.col("coverage") * 100).round(0).cast(pl.Int32).cast(pl.String) + pl.lit("%)")
+                   ).otherwise(pl.lit(""))),
+    )
+    wide = cells.pivot(on="column", index=["system", "judge"], values="cell", aggregate_function="first")
+    tasks = board.group_by("system").agg(pl.col("n_tasks").max().alias("tasks"))
+    wide = wide.join(tasks, on="system")
+    rank_suite = suite or "core"
+    headline = f"{rank_suite}.{HEADLINE.get(rank_suite, '')}"
+    if headline in board.select(pl.col("suite") + "." + pl.col("metric")).to_series().to_list():
+        order = board.filter((pl.col("suite") + "." + pl.col("metric")) == headline).select("system", "judge", rank=pl.col("mean"))
+        wide = wide.join(order, on=["system", "judge"], how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
+    first = ["system", "judge", "tasks"]
+    return wide.select(first + sorted(c for c in wide.columns if c not in first))
+
+
+def render(wide: pl.DataFrame, fmt: str) -> str:
+    if wide.is_empty():
+        return "(no scores yet: run `dreval run`)"
+    if fmt == "csv":
+        return wide.write_csv()
+    if fmt == "json":
+        return json.dumps(wide.to_dicts(), indent=2)
+    rows = [[str(v) for v in row] for row in wide.iter_rows()]
+    header = wide.columns
+    if fmt == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])

@@ -1,0 +1,48 @@
+"""fetched_references: one row per distinct cited URL of each report."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from ..core.models import SandboxPage
+from ..fetch.base import Fetcher
+from ..fetch.urls import normalise_url
+from .frames import frame, text_hash
+
+
+def fetch_references(
+    claims: pl.DataFrame, sandbox_by_task: Mapping[str, Sequence[SandboxPage]], fetcher: Fetcher,
+    keys: Sequence[tuple[str, str]],
+) -> dict[str, pl.DataFrame]:
+    rows, texts = [], {}
+    for system, task in keys:
+        urls = cited_urls(claims, system, task)
+        for result in fetcher.fetch_many(urls, sandbox_by_task.get(task, [])):
+            page_hash = None
+            if result.status == "ok" and result.text:
+                page_hash = text_hash(result.text)
+                texts[page_hash] = {"text_hash": page_hash, "text": result.text, "n_chars": len(result.text)}
+            rows.append({
+                "system": system, "task": task, "url": result.url, "url_norm": _norm(result.url),
+                "status": result.status, "backend": result.backend, "final_url": result.final_url,
+                "title": result.title, "content_type": result.content_type, "page_hash": page_hash,
+                "sandbox_role": result.role, "na_reason": result.na_reason, "detail": result.detail,
+            })
+    return {"fetched_references": frame("fetched_references", rows), "page_texts": frame("page_texts", texts.values())}
+
+
+def cited_urls(claims: pl.DataFrame, system: str, task: str) -> list[str]:
+    mine = claims.filter((pl.col("system") == system) & (pl.col("task") == task))
+    seen: dict[str, None] = {}
+    for urls in mine.get_column("urls").to_list() if mine.height else []:
+        for url in urls or []:
+            seen.setdefault(url, None)
+    return list(seen)
+
+
+def _norm(url: str) -> str:
+    try:
+        return normalise_url(url)
+    except ValueError:
+        return url

@@ -1,0 +1,58 @@
+"""Small helpers to build frames with the exact columns of a table, even when empty."""
+from __future__ import annotations
+
+import hashlib
+from typing import Iterable, Mapping
+
+import polars as pl
+
+# Column types of the tables stages produce; names mirror sql/schema.sql.
+S, I, F, B = pl.String, pl.Int32, pl.Float64, pl.Boolean
+LS, LI = pl.List(pl.String), pl.List(pl.Int32)
+
+SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "tasks": {"task": S, "benchmark": S, "original_id": S, "query": S, "language": S, "domain": S,
+              "modality": S, "attachments": LS, "checklist": LS, "reference_article": S,
+              "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S},
+    "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S},
+    "page_texts": {"text_hash": S, "text": S, "n_chars": I},
+    "reports": {"system": S, "task": S, "status": S, "text": S, "n_chars": I, "content_hash": S,
+                "source_path": S, "na_reason": S, "detail": S},
+    "parsed_reports": {"system": S, "task": S, "parser_version": S, "n_sections": I, "n_sentences": I,
+                       "n_claims": I, "n_cited_claims": I, "n_references": I, "n_figures": I,
+                       "n_tables": I, "has_inline_citations": B, "has_reference_list": B,
+                       "bibliography_only": B, "unresolved_indices": LI, "sections": S,
+                       "references": S, "figures": S, "tables": S, "warnings": LS},
+    "report_claims": {"system": S, "task": S, "claim_id": S, "kind": S, "text": S, "section": S,
+                      "citation_indices": LI, "urls": LS, "unresolved_indices": LI},
+    "fetched_references": {"system": S, "task": S, "url": S, "url_norm": S, "status": S, "backend": S,
+                           "final_url": S, "title": S, "content_type": S, "page_hash": S,
+                           "sandbox_role": S, "na_reason": S, "detail": S},
+    "claim_verdicts": {"system": S, "task": S, "claim_id": S, "source": S, "verdict": S, "score": F,
+                       "evidence": S, "reason": S, "na_reason": S, "judge": S, "template": S,
+                       "template_hash": S},
+    "metric_scores": {"system": S, "task": S, "suite": S, "metric": S, "value": F, "scale": S,
+                      "n_items": I, "na_reason": S, "detail": S, "policy": S, "judge": S},
+    "leaderboard": {"system": S, "suite": S, "metric": S, "judge": S, "scale": S, "mean": F,
+                    "ci_low": F, "ci_high": F, "n_tasks": I, "n_scored": I, "coverage": F,
+                    "computed_at": pl.Datetime("us")},
+}
+
+
+def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:
+    """A frame with exactly the table's columns and types; a missing key is an error."""
+    schema = SCHEMAS[table]
+    rows = list(rows)
+    for row in rows:
+        missing = schema.keys() - row.keys()
+        if missing:
+            raise KeyError(f"{table} row lacks {sorted(missing)}")
+    return pl.DataFrame([{k: row[k] for k in schema} for row in rows], schema=schema, orient="row")
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def partitions_of(df: pl.DataFrame) -> list[tuple[str, str]]:
+    return [tuple(r) for r in df.select("system", "task").unique(maintain_order=True).iter_rows()]

@@ -1,0 +1,59 @@
+"""parsed_reports: run the deterministic parser over every readable report."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+
+from ..core import report_parser
+from ..core.models import ParsedReport
+from .frames import frame
+
+_PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "models.py")
+_CORE = Path(report_parser.__file__).parent
+# The parser's version is the hash of its source: changed parsing code is a new version.
+PARSER_VERSION = "parser-" + hashlib.sha256(
+    b"".join((_CORE / name).read_bytes() for name in _PARSER_MODULES if (_CORE / name).is_file())
+).hexdigest()[:12]
+
+
+def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    report_rows, claim_rows = [], []
+    for row in reports.iter_rows(named=True):
+        if row["status"] != "ok":
+            parsed = ParsedReport(warnings=[f"report not parsed: {row['status']} ({row['detail']})"])
+        else:
+            parsed = report_parser.parse_report(row["text"])
+        report_rows.append(_report_row(row["system"], row["task"], parsed))
+        claim_rows.extend(
+            {"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS)}
+            for claim in parsed.claims
+        )
+    return {"parsed_reports": frame("parsed_reports", report_rows),
+            "report_claims": frame("report_claims", claim_rows)}
+
+
+_CLAIM_FIELDS = {"claim_id", "kind", "text", "section", "citation_indices", "urls", "unresolved_indices"}
+
+
+def _report_row(system: str, task: str, parsed: ParsedReport) -> dict:
+    def as_json(items) -> str:
+        return json.dumps([i.model_dump() for i in items], ensure_ascii=False)
+
+    return {
+        "system": system, "task": task, "parser_version": PARSER_VERSION,
+        "n_sections": len(parsed.sections), "n_sentences": len(parsed.sentences),
+        "n_claims": len(parsed.claims),
+        "n_cited_claims": sum(1 for c in parsed.claims if c.kind != "uncited"),
+        "n_references": len(parsed.references), "n_figures": len(parsed.figures),
+        "n_tables": len(parsed.tables),
+        "has_inline_citations": parsed.has_inline_citations,
+        "has_reference_list": parsed.has_reference_list,
+        "bibliography_only": parsed.has_reference_list and not parsed.has_inline_citations,
+        "unresolved_indices": parsed.unresolved_indices,
+        "sections": as_json(parsed.sections), "references": as_json(parsed.references),
+        "figures": as_json(parsed.figures), "tables": as_json(parsed.tables),
+        "warnings": parsed.warnings,
+    }

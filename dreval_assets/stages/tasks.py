@@ -1,0 +1,49 @@
+"""tasks: registered Task objects -> the tasks, task_sandbox and page_texts rows."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import polars as pl
+
+from ..core.models import SandboxPage, Task
+from ..fetch.urls import normalise_url
+from ..store.registry import task_hash
+from .frames import frame, text_hash
+
+
+def task_frames(tasks: Sequence[Task]) -> dict[str, pl.DataFrame]:
+    task_rows, sandbox_rows, text_rows = [], [], {}
+    for task in tasks:
+        task_rows.append({
+            "task": task.key, "benchmark": task.benchmark, "original_id": task.original_id,
+            "query": task.query, "language": task.language, "domain": task.domain,
+            "modality": task.modality, "attachments": task.attachments, "checklist": task.checklist,
+            "reference_article": task.reference_article, "gold_facts": task.gold_facts,
+            "n_sandbox_pages": len(task.sandbox), "content_hash": task_hash(task),
+        })
+        for page in task.sandbox:
+            digest = text_hash(page.text)
+            text_rows[digest] = {"text_hash": digest, "text": page.text, "n_chars": len(page.text)}
+            sandbox_rows.append({"task": task.key, "url": page.url, "url_norm": _safe_norm(page.url),
+                                 "title": page.title, "role": page.role, "text_hash": digest})
+    return {
+        "tasks": frame("tasks", task_rows),
+        "task_sandbox": frame("task_sandbox", sandbox_rows),
+        "page_texts": frame("page_texts", text_rows.values()),
+    }
+
+
+def sandbox_pages(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str, list[SandboxPage]]:
+    """Rebuild each task's sandbox corpus from stored rows and page texts."""
+    pages: dict[str, list[SandboxPage]] = {}
+    for row in task_sandbox.iter_rows(named=True):
+        pages.setdefault(row["task"], []).append(SandboxPage(
+            url=row["url"], title=row["title"] or "", role=row["role"], text=texts.get(row["text_hash"], "")))
+    return pages
+
+
+def _safe_norm(url: str) -> str:
+    try:
+        return normalise_url(url)
+    except ValueError:
+        return url

@@ -1,0 +1,271 @@
+"""The one place that talks to the DuckDB file: schema, partition rewrites, reads, retries."""
+from __future__ import annotations
+
+import logging
+import random
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator, Mapping, Sequence
+
+import duckdb
+import polars as pl
+
+from .tables import ASSET_STORAGE, CONTENT_ADDRESSED
+
+log = logging.getLogger("dreval.store")
+
+SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
+SCHEMA_VERSION = 1
+PartitionKey = tuple[str, ...]  # values of the asset's key columns, e.g. (system, task)
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class MissingUpstreamError(StoreError):
+    """An input partition was never materialised: evaluating an empty frame would lie."""
+
+
+def _is_lock_conflict(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "lock" in text or "conflict" in text
+
+
+class Store:
+    def __init__(self, db_path: Path | str, *, max_attempts: int = 8, base_delay_s: float = 0.05):
+        self.db_path = Path(db_path)
+        self.max_attempts = max_attempts
+        self.base_delay_s = base_delay_s
+
+    # -- connections ------------------------------------------------------------------
+    @contextmanager
+    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A short-lived connection; lock conflicts with another process are retried."""
+        con = self._open_with_retry(read_only)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def _open_with_retry(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return duckdb.connect(str(self.db_path), read_only=read_only)
+            except duckdb.Error as exc:
+                if not _is_lock_conflict(exc) or attempt == self.max_attempts:
+                    raise
+                self._sleep_before_retry(attempt, exc)
+        raise AssertionError("unreachable")
+
+    def _sleep_before_retry(self, attempt: int, exc: Exception) -> None:
+        delay = self.base_delay_s * (2 ** (attempt - 1)) * (0.5 + random.random())
+        log.warning("duckdb busy (%s); retry %d/%d in %.2fs", exc, attempt, self.max_attempts, delay)
+        time.sleep(delay)
+
+    def write(self, work) -> None:
+        """Run `work(con)` in one transaction, retrying the whole transaction on conflicts."""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                with self.connect() as con:
+                    con.begin()
+                    try:
+                        work(con)
+                        con.commit()
+                    except BaseException:
+                        con.rollback()
+                        raise
+                return
+            except duckdb.TransactionException as exc:
+                if attempt == self.max_attempts:
+                    raise
+                self._sleep_before_retry(attempt, exc)
+
+    # -- schema -----------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+
+        def migrate(con: duckdb.DuckDBPyConnection) -> None:
+            con.execute((SQL_DIR / "schema.sql").read_text())
+            applied = {r[0] for r in con.execute("SELECT version FROM schema_migrations").fetchall()}
+            if 1 not in applied:
+                con.execute("INSERT INTO schema_migrations (version, name) VALUES (1, 'schema.sql')")
+            for path in sorted((SQL_DIR / "migrations").glob("[0-9][0-9][0-9]_*.sql")):
+                version = int(path.name[:3])
+                if version not in applied:
+                    con.execute(path.read_text())
+                    con.execute("INSERT INTO schema_migrations VALUES (?, ?, now())", [version, path.name])
+            con.execute((SQL_DIR / "views.sql").read_text())
+
+        self.write(migrate)
+
+    # -- partition rewrites -----------------------------------------------------------
+    def replace_partitions(
+        self,
+        asset: str,
+        keys: Sequence[PartitionKey],
+        frames: Mapping[str, pl.DataFrame],
+        run_id: str,
+    ) -> dict[str, int]:
+        """Replace exactly `keys`' rows of every table of `asset` in one transaction.
+
+        Rows are inserted by column name; a row whose partition is not in `keys` is refused.
+        Returns rows written per table.
+        """
+        storage = ASSET_STORAGE[asset]
+        unknown = set(frames) - set(storage.tables) - set(CONTENT_ADDRESSED)
+        if unknown:
+            raise StoreError(f"asset {asset} cannot write tables {sorted(unknown)}")
+        key_set = set(keys)
+        for table in storage.tables:
+            frame = frames.get(table)
+            if frame is not None and frame.height and storage.key_columns:
+                self._refuse_foreign_rows(asset, table, frame, storage.key_columns, key_set)
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        written: dict[str, int] = {}
+
+        def work(con: duckdb.DuckDBPyConnection) -> None:
+            keys_frame = pl.DataFrame(
+                [list(k) for k in keys], schema=list(storage.key_columns), orient="row"
+            ) if storage.key_columns else None
+            for table in storage.tables:
+                self._delete_partitions(con, table, storage.key_columns, keys_frame)
+                frame = frames.get(table)
+                written[table] = self._insert_by_name(con, table, frame)
+            for table, hash_column in CONTENT_ADDRESSED.items():
+                frame = frames.get(table)
+                if frame is not None and frame.height:
+                    written[table] = self._insert_new_content(con, table, hash_column, frame)
+            self._record_partitions(con, asset, storage.key_columns, keys, frames, run_id, now)
+
+        self.write(work)
+        return written
+
+    @staticmethod
+    def _refuse_foreign_rows(asset, table, frame, key_columns, key_set) -> None:
+        present = {tuple(r) for r in frame.select(list(key_columns)).unique().iter_rows()}
+        foreign = present - key_set
+        if foreign:
+            raise StoreError(
+                f"{asset} produced rows in {table} for partitions it was not asked to write: "
+                f"{sorted(foreign)[:5]}"
+            )
+
+    @staticmethod
+    def _delete_partitions(con, table, key_columns, keys_frame) -> None:
+        if not key_columns:
+            con.execute(f'DELETE FROM "{table}"')
+            return
+        con.register("_dreval_keys", keys_frame)
+        match = " AND ".join(f't."{c}" = k."{c}"' for c in key_columns)
+        con.execute(f'DELETE FROM "{table}" t WHERE EXISTS (SELECT 1 FROM _dreval_keys k WHERE {match})')
+        con.unregister("_dreval_keys")
+
+    @staticmethod
+    def _insert_by_name(con, table, frame: pl.DataFrame | None) -> int:
+        if frame is None or frame.height == 0:
+            return 0
+        con.register("_dreval_rows", frame)
+        con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _dreval_rows')
+        con.unregister("_dreval_rows")
+        return frame.height
+
+    @staticmethod
+    def _insert_new_content(con, table, hash_column, frame: pl.DataFrame) -> int:
+        frame = frame.unique(subset=[hash_column], keep="first")
+        con.register("_dreval_blobs", frame)
+        con.execute(
+            f'INSERT INTO "{table}" BY NAME SELECT * FROM _dreval_blobs b '
+            f'WHERE NOT EXISTS (SELECT 1 FROM "{table}" t WHERE t."{hash_column}" = b."{hash_column}")'
+        )
+        con.unregister("_dreval_blobs")
+        return frame.height
+
+    @staticmethod
+    def _record_partitions(con, asset, key_columns, keys, frames, run_id, now) -> None:
+        main = frames.get(ASSET_STORAGE[asset].tables[0])
+        counts: dict[PartitionKey, int] = {}
+        if main is not None and main.height and key_columns:
+            for row in main.group_by(list(key_columns)).len().iter_rows():
+                counts[tuple(row[:-1])] = row[-1]
+        rows = []
+        for key in keys if key_columns else [()]:
+            system, task = _system_task(key_columns, key)
+            n = counts.get(key, 0) if key_columns else (main.height if main is not None else 0)
+            rows.append((asset, system, task, n, run_id, now))
+        con.executemany(
+            "INSERT OR REPLACE INTO materialized_partitions VALUES (?, ?, ?, ?, ?, ?)", rows
+        )
+
+    # -- reads ------------------------------------------------------------------------
+    def read_partitions(self, asset: str, keys: Sequence[PartitionKey]) -> dict[str, pl.DataFrame]:
+        """All tables of `asset` restricted to `keys`; every key must have been materialised."""
+        storage = ASSET_STORAGE[asset]
+        with self.connect() as con:
+            if storage.key_columns:
+                self._require_materialised(con, asset, storage.key_columns, keys)
+                keys_frame = pl.DataFrame(
+                    [list(k) for k in keys], schema=list(storage.key_columns), orient="row"
+                )
+                con.register("_dreval_keys", keys_frame)
+                using = ", ".join(f'"{c}"' for c in storage.key_columns)
+                result = {
+                    t: _frame(con, f'SELECT t.* FROM "{t}" t SEMI JOIN _dreval_keys USING ({using})')
+                    for t in storage.tables
+                }
+                con.unregister("_dreval_keys")
+                return result
+            return {t: _frame(con, f'SELECT * FROM "{t}"') for t in storage.tables}
+
+    @staticmethod
+    def _require_materialised(con, asset, key_columns, keys) -> None:
+        done = {
+            (s, t) for s, t in con.execute(
+                "SELECT system, task FROM materialized_partitions WHERE asset = ?", [asset]
+            ).fetchall()
+        }
+        missing = [k for k in keys if _system_task(key_columns, k) not in done]
+        if missing:
+            shown = ", ".join("|".join(k) for k in missing[:5])
+            raise MissingUpstreamError(
+                f"upstream asset {asset!r} has no materialisation for {len(missing)} partition(s): "
+                f"{shown}{' ...' if len(missing) > 5 else ''}. Materialise it first (dreval run)."
+            )
+
+    def materialised(self, asset: str) -> dict[tuple[str, str], datetime]:
+        """(system, task) -> materialised_at for every materialised partition of `asset`."""
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT system, task, materialized_at FROM materialized_partitions WHERE asset = ?",
+                [asset],
+            ).fetchall()
+        return {(s, t): at for s, t, at in rows}
+
+    def texts(self, hashes: Sequence[str]) -> dict[str, str]:
+        wanted = sorted({h for h in hashes if h})
+        if not wanted:
+            return {}
+        with self.connect() as con:
+            rows = con.execute(
+                "SELECT text_hash, text FROM page_texts WHERE text_hash IN (SELECT unnest(?))", [wanted]
+            ).fetchall()
+        return dict(rows)
+
+    def query(self, sql: str, params: Sequence | None = None, read_only: bool = False) -> pl.DataFrame:
+        with self.connect(read_only=read_only) as con:
+            return _frame(con, sql, params)
+
+    def execute(self, sql: str, params: Sequence | None = None) -> None:
+        self.write(lambda con: con.execute(sql, params or []))
+
+
+def _system_task(key_columns: Sequence[str], key: PartitionKey) -> tuple[str, str]:
+    values = dict(zip(key_columns, key))
+    return values.get("system", ""), values.get("task", "")
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None) -> pl.DataFrame:
+    """Query result as a polars frame."""
+    return con.sql(sql, params=list(params) if params else None).pl()

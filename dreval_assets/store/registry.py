@@ -1,0 +1,83 @@
+"""Registered tasks and systems: the source of truth behind the dynamic partitions."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..core.keys import validate_key
+from ..core.models import Task
+from .db import Store
+
+
+@dataclass(frozen=True)
+class SystemEntry:
+    system: str
+    display_name: str
+    kind: str
+    reports_dir: str | None
+    description: str = ""
+
+
+def task_hash(task: Task) -> str:
+    canonical = json.dumps(task.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def register_tasks(store: Store, tasks: Sequence[Task], source: str) -> tuple[list[str], list[str]]:
+    """Insert new tasks and update changed ones; returns (new keys, changed keys)."""
+    existing = dict(store.query("SELECT task, content_hash FROM registered_tasks").iter_rows())
+    new, changed, rows = [], [], []
+    for task in tasks:
+        validate_key(task.key)
+        digest = task_hash(task)
+        if existing.get(task.key) == digest:
+            continue
+        (changed if task.key in existing else new).append(task.key)
+        rows.append((task.key, task.benchmark, task.original_id, task.model_dump_json(), digest, source))
+    if rows:
+        def work(con):
+            con.executemany(
+                "INSERT OR REPLACE INTO registered_tasks (task, benchmark, original_id, payload, content_hash, source) "
+                "VALUES (?, ?, ?, ?, ?, ?)", rows)
+        store.write(work)
+    return new, changed
+
+
+def register_system(store: Store, entry: SystemEntry) -> bool:
+    """Register or update a system; returns True when it is new."""
+    validate_key(entry.system)
+    known = store.query("SELECT 1 FROM registered_systems WHERE system = ?", [entry.system]).height > 0
+    store.execute(
+        "INSERT OR REPLACE INTO registered_systems (system, display_name, kind, reports_dir, description) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [entry.system, entry.display_name, entry.kind, entry.reports_dir, entry.description],
+    )
+    return not known
+
+
+def load_tasks(store: Store, keys: Sequence[str] | None = None) -> dict[str, Task]:
+    frame = store.query("SELECT task, payload FROM registered_tasks ORDER BY registered_at, task")
+    wanted = set(keys) if keys is not None else None
+    return {
+        key: Task.model_validate_json(payload)
+        for key, payload in frame.iter_rows()
+        if wanted is None or key in wanted
+    }
+
+
+def task_hashes(store: Store) -> dict[str, str]:
+    return dict(store.query("SELECT task, content_hash FROM registered_tasks").iter_rows())
+
+
+def load_systems(store: Store) -> dict[str, SystemEntry]:
+    frame = store.query(
+        "SELECT system, display_name, kind, reports_dir, description FROM registered_systems ORDER BY registered_at, system"
+    )
+    return {row[0]: SystemEntry(*row) for row in frame.iter_rows()}
+
+
+def system_reports_dir(entry: SystemEntry) -> Path | None:
+    return Path(entry.reports_dir) if entry.reports_dir else None

@@ -1,0 +1,24 @@
+"""Which tables belong to which asset, and how their partitions are keyed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AssetStorage:
+    tables: tuple[str, ...]  # the first is the asset's own table
+    key_columns: tuple[str, ...]  # partition key columns shared by all its tables
+
+
+ASSET_STORAGE: dict[str, AssetStorage] = {
+    "tasks": AssetStorage(("tasks", "task_sandbox"), ("task",)),
+    "reports": AssetStorage(("reports",), ("system", "task")),
+    "parsed_reports": AssetStorage(("parsed_reports", "report_claims"), ("system", "task")),
+    "fetched_references": AssetStorage(("fetched_references",), ("system", "task")),
+    "claim_verdicts": AssetStorage(("claim_verdicts",), ("system", "task")),
+    "metric_scores": AssetStorage(("metric_scores",), ("system", "task")),
+    "leaderboard": AssetStorage(("leaderboard",), ()),
+}
+
+# Content-addressed tables: rows are inserted once and never deleted by a partition rewrite.
+CONTENT_ADDRESSED: dict[str, str] = {"page_texts": "text_hash"}

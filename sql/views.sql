@@ -1,0 +1,28 @@
+-- Views users query. Recreated on every schema check; they hold no data of their own.
+
+-- Per system x suite x metric x judge, live over metric_scores (the leaderboard asset adds CIs).
+CREATE OR REPLACE VIEW leaderboard_live AS
+SELECT system, suite, metric, judge, any_value(scale) AS scale,
+       avg(value)                                    AS mean,
+       count(*)                                      AS n_tasks,
+       count(value)                                  AS n_scored,
+       count(value) / count(*)                       AS coverage
+FROM metric_scores
+GROUP BY ALL;
+
+-- Every verdict with the claim, the report and the task it came from.
+CREATE OR REPLACE VIEW claim_verdicts_in_context AS
+SELECT v.system, v.task, t.benchmark, t.query,
+       c.claim_id, c.kind, c.section, c.text AS claim, c.citation_indices,
+       v.source, f.title AS source_title, f.sandbox_role, f.status AS fetch_status,
+       v.verdict, v.score, v.evidence, v.reason, v.na_reason, v.judge, v.template_hash
+FROM claim_verdicts v
+JOIN report_claims c USING (system, task, claim_id)
+JOIN tasks t USING (task)
+LEFT JOIN fetched_references f ON f.system = v.system AND f.task = v.task AND f.url = v.source;
+
+-- Every N/A score with its reason, for triage.
+CREATE OR REPLACE VIEW na_scores AS
+SELECT system, task, suite, metric, na_reason, detail, judge
+FROM metric_scores
+WHERE na_reason IS NOT NULL;

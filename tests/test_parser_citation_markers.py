@@ -1,0 +1,117 @@
+"""Inline citation markers: each form, and the things that must not count."""
+from __future__ import annotations
+
+import pytest
+
+from dreval_assets.core.citation_markers import clean_url, parse_indices, tokenize_inline
+
+
+def cited(markup: str, known: set[int] = frozenset()) -> list[tuple]:
+    tokenized = tokenize_inline(markup, known)
+    return [(c.indices, c.url, c.title) for c in tokenized.citations_in()]
+
+
+@pytest.mark.parametrize(
+    ("markup", "indices"),
+    [
+        ("Fact [3].", [3]),
+        ("Fact [3, 5].", [3, 5]),
+        ("Fact [3,5,7].", [3, 5, 7]),
+        ("Fact [3-5].", [3, 4, 5]),
+        ("Fact [3–5].", [3, 4, 5]),
+        ("Fact [5-3].", [3, 4, 5]),
+        ("Fact [1, 4-6; 9].", [1, 4, 5, 6, 9]),
+        ("Fact [15†L10].", [15]),
+        ("Fact 【15†L10-L20】.", [15]),
+        ("Fact 【7】.", [7]),
+        ('Fact <a href="#ref3">[3]</a>.', [3]),
+        ('Fact <a href="#cite-note-12">12</a>.', [12]),
+        ("Fact <sup>[3]</sup>.", [3]),
+        ('Fact <sup><a href="#ref4">[4]</a></sup>.', [4]),
+        ("Fact [^3].", [3]),
+        ("Fact [3](#ref3).", [3]),
+    ],
+)
+def test_numbered_marker_forms(markup, indices):
+    tokenized = tokenize_inline(markup)
+    assert [c.indices for c in tokenized.citations_in()] == [indices]
+    assert tokenized.plain() == "Fact."
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "- [x] done item",
+        "- [ ] open item",
+        "In [2023] the law passed.",
+        "From [1990-2020] prices rose.",
+        "![Chart 1](https://cdn.example/chart1.png)",
+        "Run `arr[1]` now.",
+        "Run <code>arr[2]</code> now.",
+        "An escaped \\[1\\] bracket.",
+        "A named footnote[^note].",
+        "[docs](./local/page.md)",
+    ],
+)
+def test_not_citations(markup):
+    assert cited(markup) == []
+
+
+def test_year_is_a_citation_only_when_the_reference_exists():
+    assert cited("In [2023] it passed.", known={2023}) == [([2023], None, "")]
+
+
+def test_absurd_range_is_refused_with_warning():
+    tokenized = tokenize_inline("Everything agrees [1-200].")
+    assert tokenized.citations_in() == []
+    assert tokenized.plain() == "Everything agrees [1-200]."
+    assert tokenized.warnings == ["citation range [1-200] spans more than 50 sources: ignored"]
+
+
+def test_partially_absurd_marker_keeps_the_sane_part():
+    warnings: list[str] = []
+    assert parse_indices("2, 10-90", set(), warnings) == [2]
+    assert len(warnings) == 1
+
+
+def test_inline_link_keeps_title_and_drops_url():
+    tokenized = tokenize_inline("Per [the *IEA* report](https://www.iea.org/reports/x), demand rose.")
+    assert [(c.url, c.title, c.marker) for c in tokenized.citations_in()] == [
+        ("https://www.iea.org/reports/x", "the IEA report", "[the *IEA* report](https://www.iea.org/reports/x)")
+    ]
+    assert tokenized.plain() == "Per the IEA report, demand rose."
+
+
+def test_link_with_parentheses_in_url():
+    assert cited("See [Wiki](https://en.wikipedia.org/wiki/Mercury_(planet)).") == [
+        ([], "https://en.wikipedia.org/wiki/Mercury_(planet)", "Wiki")
+    ]
+
+
+def test_bare_url_trailing_punctuation_is_not_part_of_url():
+    assert cited("Source: https://example.com/a/b.") == [([], "https://example.com/a/b", "")]
+    assert cited("(see https://example.com/x)") == [([], "https://example.com/x", "")]
+    assert cited("来源：https://example.cn/news。") == [([], "https://example.cn/news", "")]
+
+
+def test_url_inside_html_attribute_is_not_cited():
+    assert cited('<iframe src="https://video.example/embed/1"></iframe> Watch it.') == []
+
+
+def test_html_link_with_url_text_is_invisible():
+    tokenized = tokenize_inline('Data: <a href="https://d.example/x">https://d.example/x</a>.')
+    assert [(c.url, c.title) for c in tokenized.citations_in()] == [("https://d.example/x", "")]
+    assert tokenized.plain() == "Data:."
+
+
+def test_images_are_recorded_not_cited():
+    tokenized = tokenize_inline('Look ![Sales chart](img/s.png) and <img src="a.png" alt="Map">.')
+    assert [(t.image_alt, t.image_src) for t in tokenized.images()] == [("Sales chart", "img/s.png"), ("Map", "a.png")]
+    assert tokenized.citations_in() == []
+    assert tokenized.plain() == "Look and."
+
+
+def test_clean_url():
+    assert clean_url("https://a.example/x).") == "https://a.example/x"
+    assert clean_url("https://a.example/f_(x)") == "https://a.example/f_(x)"
+    assert clean_url("https://") == ""

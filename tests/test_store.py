@@ -1,0 +1,122 @@
+"""The DuckDB store: partition rewrites are exact, atomic, by column name, and never duplicate."""
+import subprocess
+import sys
+import time
+
+import duckdb
+import polars as pl
+import pytest
+
+from dreval_assets.stages.frames import frame
+from dreval_assets.store.db import MissingUpstreamError, Store, StoreError
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "t.duckdb")
+    s.ensure_schema()
+    return s
+
+
+def score_rows(system, task, values):
+    return frame("metric_scores", [
+        {"system": system, "task": task, "suite": "core", "metric": f"m{i}", "value": v, "scale": "count",
+         "n_items": 1, "na_reason": None, "detail": "", "policy": "", "judge": "none"}
+        for i, v in enumerate(values)])
+
+
+def count(store, table="metric_scores"):
+    return store.query(f"SELECT count(*) AS n FROM {table}").item()
+
+
+def test_schema_is_idempotent_and_versioned(store):
+    store.ensure_schema()
+    assert store.query("SELECT version FROM schema_migrations").to_series().to_list() == [1]
+    views = set(store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal").to_series())
+    assert {"leaderboard_live", "claim_verdicts_in_context", "na_scores"} <= views
+
+
+def test_rewrite_replaces_only_the_given_partitions(store):
+    store.replace_partitions("metric_scores", [("a", "t1"), ("a", "t2")],
+                             {"metric_scores": pl.concat([score_rows("a", "t1", [1, 2]), score_rows("a", "t2", [3])])}, "r1")
+    store.replace_partitions("metric_scores", [("a", "t1")], {"metric_scores": score_rows("a", "t1", [9])}, "r2")
+    store.replace_partitions("metric_scores", [("a", "t1")], {"metric_scores": score_rows("a", "t1", [9])}, "r3")
+    rows = store.query("SELECT task, value FROM metric_scores ORDER BY task").rows()
+    assert rows == [("t1", 9.0), ("t2", 3.0)]
+    runs = dict(store.query("SELECT task, run_id FROM materialized_partitions").iter_rows())
+    assert runs == {"t1": "r3", "t2": "r1"}
+
+
+def test_insert_is_by_column_name(store):
+    shuffled = score_rows("a", "t", [5]).select(pl.all().reverse())  # reversed column order
+    store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": shuffled}, "r")
+    assert store.query("SELECT system, task, value FROM metric_scores").rows() == [("a", "t", 5.0)]
+
+
+def test_rows_outside_the_partitions_are_refused(store):
+    with pytest.raises(StoreError, match="not asked to write"):
+        store.replace_partitions("metric_scores", [("a", "t1")], {"metric_scores": score_rows("b", "t1", [1])}, "r")
+    assert count(store) == 0
+
+
+def test_failed_write_leaves_previous_rows(store):
+    store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": score_rows("a", "t", [1, 2])}, "r1")
+    bad = score_rows("a", "t", [7]).with_columns(scale=pl.lit(None, pl.String))  # violates NOT NULL
+    with pytest.raises(duckdb.ConstraintException):
+        store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": bad}, "r2")
+    assert store.query("SELECT value FROM metric_scores ORDER BY value").to_series().to_list() == [1.0, 2.0]
+    assert store.query("SELECT run_id FROM materialized_partitions").item() == "r1"
+
+
+def test_reading_an_unmaterialised_partition_fails_loudly(store):
+    store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": score_rows("a", "t", [1])}, "r")
+    assert store.read_partitions("metric_scores", [("a", "t")])["metric_scores"].height == 1
+    with pytest.raises(MissingUpstreamError, match="b|t"):
+        store.read_partitions("metric_scores", [("a", "t"), ("b", "t")])
+
+
+def test_empty_partition_is_recorded_and_readable(store):
+    store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": frame("metric_scores", [])}, "r")
+    assert store.read_partitions("metric_scores", [("a", "t")])["metric_scores"].height == 0
+
+
+def test_page_texts_are_stored_once(store):
+    texts = frame("page_texts", [{"text_hash": "h1", "text": "x", "n_chars": 1}])
+    tasks = frame("tasks", [])
+    for run in ("r1", "r2"):
+        store.replace_partitions("tasks", [("t",)], {"tasks": tasks, "page_texts": texts}, run)
+    assert count(store, "page_texts") == 1
+    assert store.texts(["h1", "nope"]) == {"h1": "x"}
+
+
+def test_lock_held_by_another_process_is_retried(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    Store(path).ensure_schema()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(1.0)",
+         str(path)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    store = Store(path, base_delay_s=0.1, max_attempts=10)
+    started = time.monotonic()
+    store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": score_rows("a", "t", [1])}, "r")
+    waited = time.monotonic() - started
+    holder.wait()
+    assert count(store) == 1
+    assert waited > 0.1  # it really had to wait for the other process
+
+
+def test_lock_held_too_long_raises(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    Store(path).ensure_schema()
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(3)",
+         str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(duckdb.Error, match="lock"):
+            Store(path, base_delay_s=0.01, max_attempts=2).ensure_schema()
+    finally:
+        holder.kill()
+        holder.wait()
