@@ -11,28 +11,35 @@ FORMATS = ("table", "md", "csv", "json")
 
 
 def wide_leaderboard(board: pl.DataFrame, suite: str | None = None) -> pl.DataFrame:
+    """One row per system, one column per suite.metric (suffixed @judge only when judges differ)."""
     if suite:
         board = board.filter(pl.col("suite") == suite)
     if board.height == 0:
         return pl.DataFrame()
-    cells = board.with_columns(
-        column=pl.col("suite") + "." + pl.col("metric"),
-        cell=pl.when(pl.col("mean").is_null()).then(pl.lit("N/A"))
-        .otherwise(pl.col("mean").round(2).cast(pl.String)
-                   + pl.when(pl.col("coverage") < 1).then(
-                       pl.lit(" (") + (pl.col("coverage") * 100).round(0).cast(pl.Int32).cast(pl.String) + pl.lit("%)")
-                   ).otherwise(pl.lit(""))),
-    )
-    wide = cells.pivot(on="column", index=["system", "judge"], values="cell", aggregate_function="first")
-    tasks = board.group_by("system").agg(pl.col("n_tasks").max().alias("tasks"))
-    wide = wide.join(tasks, on="system")
-    rank_suite = suite or "core"
-    headline = f"{rank_suite}.{HEADLINE.get(rank_suite, '')}"
-    if headline in board.select(pl.col("suite") + "." + pl.col("metric")).to_series().to_list():
-        order = board.filter((pl.col("suite") + "." + pl.col("metric")) == headline).select("system", "judge", rank=pl.col("mean"))
-        wide = wide.join(order, on=["system", "judge"], how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
+    board = board.with_columns(column=pl.col("suite") + "." + pl.col("metric"))
+    judges_per_column = board.group_by("column").agg(pl.col("judge").n_unique().alias("n_judges"))
+    board = board.join(judges_per_column, on="column").with_columns(
+        column=pl.when(pl.col("n_judges") > 1).then(pl.col("column") + "@" + pl.col("judge")).otherwise(pl.col("column")))
+    cells = board.with_columns(cell=_cell_text())
+    wide = cells.pivot(on="column", index="system", values="cell", aggregate_function="first")
+    summary = board.group_by("system").agg(
+        pl.col("n_tasks").max().alias("tasks"),
+        pl.col("judge").filter(pl.col("judge") != "none").unique().sort().str.join(",").alias("judge"))
+    wide = wide.join(summary, on="system")
+    headline = f"{suite or 'core'}.{HEADLINE.get(suite or 'core', '')}"
+    ranked = board.filter(pl.col("column") == headline).select("system", rank=pl.col("mean"))
+    if ranked.height:
+        wide = wide.join(ranked, on="system", how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
     first = ["system", "judge", "tasks"]
     return wide.select(first + sorted(c for c in wide.columns if c not in first))
+
+
+def _cell_text() -> pl.Expr:
+    """Mean rounded to 2 places; coverage in brackets when some tasks were N/A."""
+    coverage = pl.lit(" (") + (pl.col("coverage") * 100).round(0).cast(pl.Int32).cast(pl.String) + pl.lit("% scored)")
+    return (pl.when(pl.col("mean").is_null()).then(pl.lit("N/A"))
+            .otherwise(pl.col("mean").round(2).cast(pl.String)
+                       + pl.when(pl.col("coverage") < 1).then(coverage).otherwise(pl.lit(""))))
 
 
 def render(wide: pl.DataFrame, fmt: str) -> str:

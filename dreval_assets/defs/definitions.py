@@ -5,12 +5,10 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from ..config import Settings
 from .assets import ALL_ASSETS, PER_REPORT_ASSETS, leaderboard, tasks
-from .partitions import system_task_partitions, task_partitions
 from .resources import DrevalResource, PartitionedDuckDBIOManager
 
-tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks), partitions_def=task_partitions)
-evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS),
-                                partitions_def=system_task_partitions)
+tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks))
+evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS))
 leaderboard_job = define_asset_job("leaderboard_job", AssetSelection.assets(leaderboard))
 
 

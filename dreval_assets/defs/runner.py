@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -22,6 +23,8 @@ from ..store.registry import load_systems, load_tasks, task_hashes
 from .partitions import system_task_key
 
 DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+# The event log keeps every event; the console shows only warnings and errors.
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def open_instance(settings: Settings) -> DagsterInstance:
@@ -159,13 +162,25 @@ def _launch(defs, instance, job_name, first, last, description, echo) -> RunOutc
     if first is not None:
         tags = {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
     echo(f"run {job_name}: {description}")
-    result = defs.resolve_job_def(job_name).execute_in_process(instance=instance, tags=tags, raise_on_error=False)
+    started = time.monotonic()
+    result = defs.resolve_job_def(job_name).execute_in_process(
+        run_config=QUIET_LOGS, instance=instance, tags=tags, raise_on_error=False)
     error = ""
-    if not result.success:
+    if result.success:
+        n = len(result.get_asset_materialization_events())
+        echo(f"  ok: {n} partition materialisation(s) in {time.monotonic() - started:.1f}s")
+    else:
         failures = [e for e in result.all_events if e.is_step_failure]
-        error = "; ".join(str(e.event_specific_data.error.message).strip() for e in failures) or "run failed"
+        error = "; ".join(_root_cause(e.event_specific_data.error) for e in failures) or "run failed"
         echo(f"  FAILED: {error}")
     return RunOutcome(job_name, description, result.success, result.run_id, error)
+
+
+def _root_cause(error) -> str:
+    """Dagster wraps our exception (e.g. a load-input error); the innermost message says what to do."""
+    while getattr(error, "cause", None) is not None:
+        error = error.cause
+    return str(error.message).strip()
 
 
 def demo_root() -> Path:

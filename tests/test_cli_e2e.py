@@ -1,0 +1,203 @@
+"""End to end through the CLI on the bundled demo: real DuckDB file, real Dagster runs."""
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from dagster import DagsterEventType, DagsterInstance
+
+from dreval_assets.cli import main
+from dreval_assets.defs.runner import demo_root
+from dreval_assets.store.db import Store
+
+ALL_TABLES = ["tasks", "task_sandbox", "page_texts", "reports", "parsed_reports", "report_claims",
+              "fetched_references", "claim_verdicts", "metric_scores", "leaderboard",
+              "registered_tasks", "registered_systems", "materialized_partitions"]
+PER_REPORT_ASSETS = {"reports", "parsed_reports", "fetched_references", "claim_verdicts", "metric_scores"}
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("demo") / "home"
+    assert main(["--home", str(home), "demo"]) == 0
+    return home
+
+
+@pytest.fixture
+def home_copy(demo_home, tmp_path) -> Path:
+    """A private copy of the demo home for tests that change it."""
+    target = tmp_path / "home"
+    shutil.copytree(demo_home, target)
+    (target / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return target
+
+
+def store(home: Path) -> Store:
+    return Store(home / "dreval.duckdb")
+
+
+def row_counts(home: Path) -> dict[str, int]:
+    s = store(home)
+    return {t: s.query(f'SELECT count(*) FROM "{t}"').item() for t in ALL_TABLES}
+
+
+def materialisations(home: Path, since_runs: set[str]) -> Counter:
+    """(asset, partition) -> materialisation events in runs that are not in `since_runs`."""
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    counts = Counter()
+    for run_id in set(instance.get_run_ids()) - since_runs:
+        for event in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION):
+            mat = event.asset_materialization
+            counts[(mat.asset_key.path[-1], mat.partition)] += 1
+    return counts
+
+
+def run_ids(home: Path) -> set[str]:
+    return set(DagsterInstance.from_config(str(home / "dagster")).get_run_ids())
+
+
+def leaderboard(home: Path, suite: str, metric: str) -> dict[str, float]:
+    frame = store(home).query(
+        "SELECT system, mean FROM leaderboard WHERE suite = ? AND metric = ?", [suite, metric])
+    return dict(frame.iter_rows())
+
+
+def test_demo_fills_every_table(demo_home):
+    counts = row_counts(demo_home)
+    assert all(n > 0 for n in counts.values()), counts
+    assert counts["tasks"] == 8 and counts["reports"] == 24
+    judges = store(demo_home).query("SELECT DISTINCT judge FROM claim_verdicts").to_series().to_list()
+    assert judges == ["heuristic-v1"]
+
+
+@pytest.mark.parametrize("suite, metric", [("core", "supported_ratio"), ("tvir", "cs")])
+def test_demo_ranks_systems_as_a_reader_would(demo_home, suite, metric):
+    means = leaderboard(demo_home, suite, metric)
+    assert means["careful-scholar"] > means["loose-cannon"] > means["quiet-summarizer"], means
+
+
+def test_hallucinating_system_is_contradicted_most(demo_home):
+    means = leaderboard(demo_home, "core", "contradicted_ratio")
+    assert means["loose-cannon"] > 10 > means["careful-scholar"], means
+
+
+def test_demo_planted_problems_are_reported_not_dropped(demo_home):
+    s = store(demo_home)
+    unresolved = s.query("SELECT source, verdict, na_reason FROM claim_verdicts "
+                         "WHERE system = 'loose-cannon' AND task = 'dr3.dr3-en-004' AND source = '[4]'")
+    assert unresolved.height >= 1 and set(unresolved["na_reason"]) == {"model_failure"}
+    missing_page = s.query("SELECT status, na_reason FROM fetched_references WHERE url LIKE '%missing-page%'")
+    assert missing_page.rows() == [("unknown", "data_accessibility")]
+    bib_only = s.query("SELECT bibliography_only FROM parsed_reports "
+                       "WHERE system = 'quiet-summarizer' AND task = 'wlc.harrowgate-tidal-barrage'").item()
+    assert bib_only is True
+
+
+def test_second_run_materialises_nothing(home_copy, capsys):
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+    assert materialisations(home_copy, before) == Counter()
+
+
+def test_adding_a_system_runs_only_its_partitions(home_copy, capsys):
+    extra = demo_root() / "extra_systems" / "steady-analyst"
+    assert main(["--home", str(home_copy), "add-system", "steady-analyst", "--reports", str(extra)]) == 0
+    untouched = store(home_copy).query(
+        "SELECT * FROM metric_scores WHERE system <> 'steady-analyst' ORDER BY ALL")
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run"]) == 0
+    counts = materialisations(home_copy, before)
+    per_report = {k: n for k, n in counts.items() if k[0] in PER_REPORT_ASSETS}
+    assert len(per_report) == 8 * len(PER_REPORT_ASSETS)
+    assert all(p.startswith("steady-analyst|") for _, p in per_report)
+    assert all(n == 1 for n in per_report.values())
+    assert counts[("leaderboard", None)] == 1 and ("tasks", "tvir.100001") not in counts
+    assert "steady-analyst" in leaderboard(home_copy, "core", "supported_ratio")
+    after = store(home_copy).query("SELECT * FROM metric_scores WHERE system <> 'steady-analyst' ORDER BY ALL")
+    assert after.equals(untouched)
+    # and a further run has nothing left to do
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run"]) == 0
+    assert materialisations(home_copy, before) == Counter()
+
+
+def test_forced_rerun_keeps_row_counts_identical(home_copy):
+    counts = row_counts(home_copy)
+    scores = store(home_copy).query("SELECT * EXCLUDE (detail) FROM metric_scores ORDER BY ALL")
+    assert main(["--home", str(home_copy), "run", "--force", "--system", "loose-cannon"]) == 0
+    assert row_counts(home_copy) == counts
+    assert store(home_copy).query("SELECT * EXCLUDE (detail) FROM metric_scores ORDER BY ALL").equals(scores)
+
+
+def test_changed_report_reruns_only_its_partition(home_copy, tmp_path):
+    folder = tmp_path / "edited"
+    shutil.copytree(demo_root() / "systems" / "careful-scholar", folder)
+    assert main(["--home", str(home_copy), "add-system", "careful-scholar", "--reports", str(folder)]) == 0
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run"]) == 0
+    assert materialisations(home_copy, before) == Counter()  # same content, nothing stale
+    report = folder / "100001.md"
+    report.write_text(report.read_text() + "\nThe Meridian operator added 2 new sites in 2031.\n")
+    assert main(["--home", str(home_copy), "run"]) == 0
+    partitions = {p for (a, p) in materialisations(home_copy, before) if a in PER_REPORT_ASSETS}
+    assert partitions == {"careful-scholar|tvir.100001"}
+
+
+def test_unknown_system_is_a_clear_error(home_copy, capsys):
+    assert main(["--home", str(home_copy), "run", "--system", "nope"]) == 2
+    assert "unknown system(s): nope" in capsys.readouterr().err
+
+
+def test_sql_is_read_only(demo_home, capsys):
+    assert main(["--home", str(demo_home), "sql", "SELECT count(*) AS n FROM claim_verdicts_in_context"]) == 0
+    assert main(["--home", str(demo_home), "sql", "DELETE FROM tasks"]) == 2
+    assert "read-only" in capsys.readouterr().err.lower()
+
+
+@pytest.mark.parametrize("fmt", ["table", "md", "csv", "json"])
+def test_leaderboard_formats(demo_home, capsys, fmt):
+    assert main(["--home", str(demo_home), "leaderboard", "--suite", "tvir", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "careful-scholar" in out and "tvir.cs" in out
+    assert out.index("careful-scholar") < out.index("loose-cannon") < out.index("quiet-summarizer")
+
+
+def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tmp_path):
+    """What `dagster dev` shows: every asset, with the registered partitions."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DREVAL_HOME": str(demo_home), "DAGSTER_HOME": str(demo_home / "dagster")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dagster_webserver", "-w", str(root / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    query = "{ assetNodes { assetKey { path } partitionKeysByDimension { name partitionKeys } } }"
+    try:
+        nodes = None
+        deadline = time.monotonic() + 90
+        while nodes is None and time.monotonic() < deadline:
+            try:
+                reply = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": query}, timeout=5)
+                nodes = reply.json()["data"]["assetNodes"]
+            except (httpx.HTTPError, KeyError, ValueError, TypeError):
+                time.sleep(0.5)
+        assert nodes is not None, "webserver did not answer"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    dims = {n["assetKey"]["path"][-1]: {d["name"]: len(d["partitionKeys"]) for d in n["partitionKeysByDimension"]}
+            for n in nodes}
+    assert set(dims) == {"tasks", "reports", "parsed_reports", "fetched_references", "claim_verdicts",
+                         "metric_scores", "leaderboard"}
+    assert dims["metric_scores"] == {"system": 3, "task": 8}
+    assert list(dims["tasks"].values()) == [8]
