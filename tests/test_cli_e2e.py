@@ -124,10 +124,13 @@ def test_adding_a_system_runs_only_its_partitions(home_copy, capsys):
 
 def test_forced_rerun_keeps_row_counts_identical(home_copy):
     counts = row_counts(home_copy)
-    scores = store(home_copy).query("SELECT * EXCLUDE (detail) FROM metric_scores ORDER BY ALL")
+    scores = store(home_copy).query("SELECT * FROM metric_scores ORDER BY ALL")
     assert main(["--home", str(home_copy), "run", "--force", "--system", "loose-cannon"]) == 0
     assert row_counts(home_copy) == counts
-    assert store(home_copy).query("SELECT * EXCLUDE (detail) FROM metric_scores ORDER BY ALL").equals(scores)
+    assert store(home_copy).query("SELECT * FROM metric_scores ORDER BY ALL").equals(scores)
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run"]) == 0  # forcing one system left no one else stale
+    assert materialisations(home_copy, before) == Counter()
 
 
 def test_changed_report_reruns_only_its_partition(home_copy, tmp_path):
@@ -201,3 +204,15 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
                          "metric_scores", "leaderboard"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}
     assert list(dims["tasks"].values()) == [8]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--task", "tvir.*", "--system", "careful-scholar"], {"careful-scholar|tvir.100001", "careful-scholar|tvir.100002"}),
+    (["--suite", "wlc", "--system", "loose-cannon"], {"loose-cannon|wlc.harrowgate-tidal-barrage"}),
+    (["--task", "Q7", "--system", "quiet-summarizer"], {"quiet-summarizer|mmdr.q7"}),  # original id
+])
+def test_run_selection_narrows_forced_runs(home_copy, args, expected):
+    before = run_ids(home_copy)
+    assert main(["--home", str(home_copy), "run", "--force", *args]) == 0
+    partitions = {p for (a, p) in materialisations(home_copy, before) if a in PER_REPORT_ASSETS}
+    assert partitions == expected

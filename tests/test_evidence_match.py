@@ -298,3 +298,14 @@ def test_large_page_still_finds_the_supporting_passage() -> None:
     result = match_claim(claim, page)
     assert result.verdict == "supported", result.reason
     assert match_claim(claim, page) == result
+
+
+def test_four_character_decimals_are_quantities_not_years() -> None:
+    # "21.5" and "14.2" are four characters long; they once crashed the year detector.
+    page = ("The Harbour Line runs 14.2 kilometres from Northgate Interchange to the Saltmarket terminal. "
+            "The operator reported that its batteries stored 21.5 gigawatt-hours across the network in 2024, "
+            "a figure confirmed by the regional system operator in its annual review of storage assets.")
+    supported = match_claim("The Harbour Line runs 14.2 kilometres from Northgate Interchange to the Saltmarket terminal.", page)
+    changed = match_claim("The Harbour Line runs 19.7 kilometres from Northgate Interchange to the Saltmarket terminal.", page)
+    assert supported.verdict == "supported", supported.reason
+    assert changed.verdict == "contradicted", changed.reason

@@ -254,7 +254,7 @@ def _number_mention(text: str, match: re.Match) -> _Mention | None:
     if currency:
         currency_code = _CURRENCIES.get(currency.lower(), currency)
         return _Mention("quantity", value, precision, frozenset([currency_code]), *span)
-    if len(digits) == 4 and not (scale_word or match.group("ordinal")) and int(digits) in _YEAR_RANGE:
+    if digits.isdigit() and len(digits) == 4 and not (scale_word or match.group("ordinal")) and int(digits) in _YEAR_RANGE:
         return _Mention("year", value, 1.0, _NO_UNIT, *span)
     return _Mention("quantity", value, precision, _unit_after(text, match.end()), *span)
 

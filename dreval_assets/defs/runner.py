@@ -82,7 +82,10 @@ def plan(store: Store, selection: Selection) -> Plan:
     stored_task_hash = dict(store.query("SELECT task, content_hash FROM tasks").iter_rows())
     registry_hash = task_hashes(store)
     result = Plan()
-    result.tasks = [k for k in chosen_tasks if selection.force or ("", k) not in done_tasks
+    # --force re-runs task partitions only when no system is named: re-materialising a task
+    # makes every system's partitions of it stale, which `--system S --force` must not do.
+    force_tasks = selection.force and not selection.systems
+    result.tasks = [k for k in chosen_tasks if force_tasks or ("", k) not in done_tasks
                     or stored_task_hash.get(k) != registry_hash[k]]
 
     done_scores = store.materialised("metric_scores")
