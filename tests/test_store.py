@@ -89,14 +89,20 @@ def test_page_texts_are_stored_once(store):
     assert store.texts(["h1", "nope"]) == {"h1": "x"}
 
 
+def hold_lock(path, seconds):
+    """Another process that opens the file for writing and keeps it for `seconds`."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); "
+         "time.sleep(float(sys.argv[2]))", str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
 def test_lock_held_by_another_process_is_retried(tmp_path):
     path = tmp_path / "locked.duckdb"
     Store(path).ensure_schema()
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(1.0)",
-         str(path)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
+    holder = hold_lock(path, 1.0)
     store = Store(path, base_delay_s=0.1, max_attempts=10)
     started = time.monotonic()
     store.replace_partitions("metric_scores", [("a", "t")], {"metric_scores": score_rows("a", "t", [1])}, "r")
@@ -109,12 +115,8 @@ def test_lock_held_by_another_process_is_retried(tmp_path):
 def test_lock_held_too_long_raises(tmp_path):
     path = tmp_path / "locked.duckdb"
     Store(path).ensure_schema()
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(3)",
-         str(path)], stdout=subprocess.PIPE, text=True)
+    holder = hold_lock(path, 3)
     try:
-        assert holder.stdout.readline().strip() == "held"
         with pytest.raises(duckdb.Error, match="lock"):
             Store(path, base_delay_s=0.01, max_attempts=2).ensure_schema()
     finally:
