@@ -21,7 +21,7 @@ from ..stages.scores import score_reports
 from ..stages.tasks import sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.registry import load_systems, load_tasks
-from .partitions import from_task, split_system_task, system_task_partitions, task_partitions
+from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
 from .resources import DrevalResource
 
 SINGLE_RUN = BackfillPolicy.single_run()
@@ -61,6 +61,7 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
 
 
 @asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
+       ins={"reports": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("no_orphan_claims", asset="parsed_reports")])
 def parsed_reports(context: AssetExecutionContext, reports: pl.DataFrame):
     """Sections, references, figures, tables and claims from the deterministic parser."""
@@ -71,7 +72,8 @@ def parsed_reports(context: AssetExecutionContext, reports: pl.DataFrame):
                  "claims whose report has no parsed_reports row")
 
 
-@asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task)})
+@asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task),
+                                                 "parsed_reports": AssetIn(partition_mapping=same_report)})
 def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
                        parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
     """Every cited URL: where its text came from, or why it could not be read."""
@@ -85,6 +87,8 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
 
 
 @asset(**PER_REPORT, group_name="evidence",
+       ins={"parsed_reports": AssetIn(partition_mapping=same_report),
+            "fetched_references": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("verdict_labels_valid", asset="claim_verdicts")])
 def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
                    parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame):
@@ -100,6 +104,7 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
 
 
 @asset(**PER_REPORT, group_name="scores",
+       ins={name: AssetIn(partition_mapping=same_report) for name in ("reports", "parsed_reports", "claim_verdicts")},
        check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
                     AssetCheckSpec("na_has_reason", asset="metric_scores")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,

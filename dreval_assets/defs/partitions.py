@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dagster import (
     DynamicPartitionsDefinition,
+    IdentityPartitionMapping,
     MultiPartitionKey,
     MultiPartitionsDefinition,
     MultiToSingleDimensionPartitionMapping,
@@ -13,6 +14,8 @@ system_partitions = DynamicPartitionsDefinition(name="system")
 system_task_partitions = MultiPartitionsDefinition({"system": system_partitions, "task": task_partitions})
 # A system x task partition reads the task partition of the same task.
 from_task = MultiToSingleDimensionPartitionMapping(partition_dimension_name="task")
+# Stages of one report read the same system x task partition upstream.
+same_report = IdentityPartitionMapping()
 
 
 def split_system_task(key: str) -> tuple[str, str]:

@@ -1,0 +1,36 @@
+"""The asset-check functions catch what they are meant to catch."""
+from dreval_assets.stages import checks
+from dreval_assets.stages.frames import frame
+
+
+def verdict(label, na_reason=None, reason=""):
+    return {"system": "s", "task": "t", "claim_id": "c1", "source": "u", "verdict": label, "score": None,
+            "evidence": "", "reason": reason, "na_reason": na_reason, "judge": "j", "template": "x", "template_hash": "h"}
+
+
+def score(value, scale="0-100", na_reason=None):
+    return {"system": "s", "task": "t", "suite": "core", "metric": "m", "value": value, "scale": scale,
+            "n_items": 1, "na_reason": na_reason, "detail": "", "policy": "", "judge": "j"}
+
+
+def test_invalid_and_unexplained_verdicts_are_counted():
+    good = frame("claim_verdicts", [verdict("supported"), verdict("unknown", "data_accessibility")])
+    bad = frame("claim_verdicts", [verdict("true"), verdict("unknown")])
+    assert checks.invalid_verdicts(good) == 0 and checks.unknown_without_reason(good) == 0
+    assert checks.invalid_verdicts(bad) == 1 and checks.unknown_without_reason(bad) == 1
+
+
+def test_out_of_range_scores_and_bad_na_rows_are_counted():
+    good = frame("metric_scores", [score(0.0), score(100.0), score(3.0, "count"), score(None, na_reason="model_failure")])
+    assert checks.scores_out_of_range(good) == 0 and checks.na_rows_without_valid_reason(good) == 0
+    bad = frame("metric_scores", [score(101.0), score(-1.0, "count"), score(None), score(None, na_reason="oops"),
+                                   score(5.0, na_reason="model_failure")])
+    assert checks.scores_out_of_range(bad) == 2
+    assert checks.na_rows_without_valid_reason(bad) == 3
+
+
+def test_orphan_claims_are_counted():
+    parsed = frame("parsed_reports", [])
+    claims = frame("report_claims", [{"system": "s", "task": "t", "claim_id": "c1", "kind": "uncited", "text": "x",
+                                      "section": "", "citation_indices": [], "urls": [], "unresolved_indices": []}])
+    assert checks.orphan_claims(parsed, claims) == 1
