@@ -84,7 +84,7 @@ def cmd_demo(args, settings: Settings) -> int:
     code = cmd_run(argparse.Namespace(system=None, task=None, suite=None, force=False), settings)
     if code == 0:
         print()
-        cmd_leaderboard(argparse.Namespace(suite="core", format="table"), settings)
+        cmd_leaderboard(argparse.Namespace(suite=None, format="table"), settings)
         print(f"\nresults: {settings.db_path}")
     return code
 

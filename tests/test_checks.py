@@ -34,3 +34,22 @@ def test_orphan_claims_are_counted():
     claims = frame("report_claims", [{"system": "s", "task": "t", "claim_id": "c1", "kind": "uncited", "text": "x",
                                       "section": "", "citation_indices": [], "urls": [], "unresolved_indices": []}])
     assert checks.orphan_claims(parsed, claims) == 1
+
+
+def test_unexplained_report_and_fetch_failures_are_counted():
+    def report(status, text, na_reason):
+        return {"system": "s", "task": "t", "status": status, "text": text, "n_chars": 0, "content_hash": None,
+                "source_path": None, "na_reason": na_reason, "detail": ""}
+
+    reports = frame("reports", [report("ok", "x", None), report("empty", None, "model_failure"),
+                                report("binary", None, None), report("ok", None, None)])
+    assert checks.unexplained_report_status(reports) == 2
+
+    def fetched(status, page_hash, na_reason):
+        return {"system": "s", "task": "t", "url": "u", "url_norm": "u", "status": status, "backend": "sandbox",
+                "final_url": None, "title": "", "content_type": "", "page_hash": page_hash, "sandbox_role": None,
+                "na_reason": na_reason, "detail": ""}
+
+    rows = frame("fetched_references", [fetched("ok", "h", None), fetched("unknown", None, "data_accessibility"),
+                                        fetched("unknown", None, None), fetched("ok", None, None)])
+    assert checks.unexplained_fetch_failures(rows) == 2

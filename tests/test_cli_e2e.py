@@ -216,3 +216,17 @@ def test_run_selection_narrows_forced_runs(home_copy, args, expected):
     assert main(["--home", str(home_copy), "run", "--force", *args]) == 0
     partitions = {p for (a, p) in materialisations(home_copy, before) if a in PER_REPORT_ASSETS}
     assert partitions == expected
+
+
+def test_every_asset_check_ran_and_passed_on_the_demo(demo_home):
+    instance = DagsterInstance.from_config(str(demo_home / "dagster"))
+    results = Counter()
+    for run_id in instance.get_run_ids():
+        for event in instance.all_logs(run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION):
+            data = event.dagster_event.event_specific_data
+            results[(data.asset_key.path[-1], data.check_name, data.passed)] += 1
+    assert {(asset, check) for asset, check, _ in results} == {
+        ("reports", "status_explained"), ("parsed_reports", "no_orphan_claims"),
+        ("fetched_references", "failures_explained"), ("claim_verdicts", "verdict_labels_valid"),
+        ("metric_scores", "scores_within_range"), ("metric_scores", "na_has_reason")}
+    assert all(passed for _, _, passed in results), results

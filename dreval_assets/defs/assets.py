@@ -51,13 +51,15 @@ def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, p
     return frames
 
 
-@asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)})
-def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]) -> pl.DataFrame:
+@asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)},
+       check_specs=[AssetCheckSpec("status_explained", asset="reports")])
+def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
     frame = read_reports(_keys(context), load_systems(dreval.store()), original_ids)
-    context.add_output_metadata({"not_ok": frame.filter(pl.col("status") != "ok").height})
-    return frame
+    yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height})
+    yield _check("status_explained", "reports", checks.unexplained_report_status(frame),
+                 "unreadable reports without a reason, or readable ones without text")
 
 
 @asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
@@ -73,7 +75,8 @@ def parsed_reports(context: AssetExecutionContext, reports: pl.DataFrame):
 
 
 @asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task),
-                                                 "parsed_reports": AssetIn(partition_mapping=same_report)})
+                                                 "parsed_reports": AssetIn(partition_mapping=same_report)},
+       check_specs=[AssetCheckSpec("failures_explained", asset="fetched_references")])
 def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
                        parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
     """Every cited URL: where its text came from, or why it could not be read."""
@@ -81,9 +84,10 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
     pages = sandbox_pages(sandbox, dreval.store().texts(sandbox.get_column("text_hash").to_list()))
     frames = fetch_references(parsed_reports["report_claims"], pages, dreval.fetcher(), _keys(context))
     fetched = frames["fetched_references"]
-    context.add_output_metadata({"urls": fetched.height,
-                                 "unknown": fetched.filter(pl.col("status") != "ok").height})
-    return frames
+    yield Output(frames, metadata={"urls": fetched.height,
+                                   "unknown": fetched.filter(pl.col("status") != "ok").height})
+    yield _check("failures_explained", "fetched_references", checks.unexplained_fetch_failures(fetched),
+                 "unreadable URLs without a reason, or readable ones without stored text")
 
 
 @asset(**PER_REPORT, group_name="evidence",

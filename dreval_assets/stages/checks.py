@@ -32,3 +32,17 @@ def na_rows_without_valid_reason(scores: pl.DataFrame) -> int:
                            & (pl.col("na_reason").is_null() | ~pl.col("na_reason").is_in(list(NA_REASONS))))
     both = scores.filter(pl.col("value").is_not_null() & pl.col("na_reason").is_not_null())
     return bad_na.height + both.height
+
+
+def unexplained_report_status(reports: pl.DataFrame) -> int:
+    """A report that is not `ok` must say why; an `ok` one must have text."""
+    unexplained = reports.filter((pl.col("status") != "ok") & pl.col("na_reason").is_null())
+    textless = reports.filter((pl.col("status") == "ok") & pl.col("text").is_null())
+    return unexplained.height + textless.height
+
+
+def unexplained_fetch_failures(fetched: pl.DataFrame) -> int:
+    """A URL that could not be read must carry a reason; a readable one must point at its text."""
+    unexplained = fetched.filter((pl.col("status") != "ok") & pl.col("na_reason").is_null())
+    textless = fetched.filter((pl.col("status") == "ok") & pl.col("page_hash").is_null())
+    return unexplained.height + textless.height
