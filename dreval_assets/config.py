@@ -18,6 +18,7 @@ class Settings:
     home: Path
     judge: str = "heuristic"
     fetch: str = "sandbox"
+    judge_batch_size: int = 8  # claims citing one source verified per judge call (1 = per claim)
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -25,6 +26,7 @@ class Settings:
             home=Path(home or os.environ.get("DREVAL_HOME") or ".dreval").resolve(),
             judge=os.environ.get("DREVAL_JUDGE", "heuristic"),
             fetch=os.environ.get("DREVAL_FETCH", "sandbox"),
+            judge_batch_size=_positive_int("DREVAL_JUDGE_BATCH_SIZE", 8),
         )
         settings.validate()
         return settings
@@ -42,3 +44,12 @@ class Settings:
     @property
     def dagster_home(self) -> Path:
         return self.home / "dagster"
+
+
+def _positive_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "")
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name}={value!r}: expected a whole number >= 1")
+    return int(value)

@@ -26,3 +26,27 @@ CREATE OR REPLACE VIEW na_scores AS
 SELECT system, task, suite, metric, na_reason, detail, judge
 FROM metric_scores
 WHERE na_reason IS NOT NULL;
+
+-- Which judged metrics each prompt template feeds (a call feeding several metrics counts for each).
+CREATE OR REPLACE VIEW metric_templates AS
+SELECT * FROM (VALUES
+    ('core', 'supported_ratio', 'claim_verdict'), ('core', 'supported_ratio', 'claim_verdicts_batch'),
+    ('core', 'contradicted_ratio', 'claim_verdict'), ('core', 'contradicted_ratio', 'claim_verdicts_batch'),
+    ('tvir', 'cs', 'claim_verdict'), ('tvir', 'cs', 'claim_verdicts_batch')
+) AS t(suite, metric, template);
+
+-- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table).
+CREATE OR REPLACE VIEW judge_cost_by_system AS
+SELECT system, judge_id, model,
+       count(*) AS calls, count(*) FILTER (WHERE cache_hit) AS cache_hits,
+       sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
+       sum(cost) AS cost, count(*) FILTER (WHERE cost IS NULL AND NOT cache_hit) AS unpriced_calls
+FROM judge_ledger
+GROUP BY ALL;
+
+-- Judge spend per metric it feeds.
+CREATE OR REPLACE VIEW judge_cost_by_metric AS
+SELECT m.suite, m.metric, l.judge_id, l.model,
+       count(*) AS calls, sum(l.tokens_in) AS tokens_in, sum(l.tokens_out) AS tokens_out, sum(l.cost) AS cost
+FROM judge_ledger l JOIN metric_templates m USING (template)
+GROUP BY ALL;

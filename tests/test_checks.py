@@ -5,7 +5,8 @@ from dreval_assets.stages.frames import frame
 
 def verdict(label, na_reason=None, reason=""):
     return {"system": "s", "task": "t", "claim_id": "c1", "source": "u", "verdict": label, "score": None,
-            "evidence": "", "reason": reason, "na_reason": na_reason, "judge": "j", "template": "x", "template_hash": "h"}
+            "evidence": "", "reason": reason, "na_reason": na_reason, "judge": "j", "template": "x", "template_hash": "h",
+            "model": None, "temperature": None, "seed": None, "cache_key": None, "batch_size": 1, "source_truncated": False}
 
 
 def score(value, scale="0-100", na_reason=None):

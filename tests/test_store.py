@@ -31,9 +31,10 @@ def count(store, table="metric_scores"):
 
 def test_schema_is_idempotent_and_versioned(store):
     store.ensure_schema()
-    assert store.query("SELECT version FROM schema_migrations").to_series().to_list() == [1]
+    assert store.query("SELECT version FROM schema_migrations ORDER BY version").to_series().to_list() == [1, 2]
     views = set(store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal").to_series())
-    assert {"leaderboard_live", "claim_verdicts_in_context", "na_scores"} <= views
+    assert {"leaderboard_live", "claim_verdicts_in_context", "na_scores", "judge_cost_by_system",
+            "judge_cost_by_metric"} <= views
 
 
 def test_rewrite_replaces_only_the_given_partitions(store):

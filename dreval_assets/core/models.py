@@ -118,3 +118,13 @@ class ClaimVerdict(BaseModel):
     verdict: Verdict
     evidence: str = ""
     reason: str = ""
+
+
+class ItemVerdict(ClaimVerdict):
+    """One claim's verdict inside a batch that checks several claims against one source."""
+
+    claim_id: str
+
+
+class ClaimVerdictBatch(BaseModel):
+    verdicts: list[ItemVerdict]

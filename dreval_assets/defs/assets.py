@@ -99,9 +99,11 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
     """Per claim x cited source: the judge's verdict, evidence and provenance."""
     texts = dreval.store().texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
     judge = dreval.judge()
-    frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge)
+    frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
+                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run_id, "asset": "claim_verdicts"})
     counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
-    yield Output(frame, metadata={"judge": judge.judge_id, **{f"n_{k}": v for k, v in counts.items()}})
+    yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),
+                                  **{f"n_{k}": v for k, v in counts.items()}})
     yield _check("verdict_labels_valid", "claim_verdicts",
                  checks.invalid_verdicts(frame) + checks.unknown_without_reason(frame),
                  "labels outside the five verdicts, or unknown without a reason")

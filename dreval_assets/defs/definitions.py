@@ -19,7 +19,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         assets=ALL_ASSETS,
         jobs=[tasks_job, evaluate_job, leaderboard_job],
         resources={
-            "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch),
+            "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,
+                                     judge_batch_size=settings.judge_batch_size),
             "dreval_io": PartitionedDuckDBIOManager(home=home),
         },
     )

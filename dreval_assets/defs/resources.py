@@ -21,12 +21,13 @@ class DrevalResource(ConfigurableResource):
     home: str
     judge_kind: str = "heuristic"
     fetch_kind: str = "sandbox"
+    judge_batch_size: int = 8
 
     def store(self) -> Store:
         return Store(Settings(Path(self.home)).db_path)
 
     def judge(self) -> Judge:
-        return make_judge(self.judge_kind)
+        return make_judge(self.judge_kind, self.store(), Path(self.home))
 
     def fetcher(self) -> Fetcher:
         return make_fetcher(self.fetch_kind)

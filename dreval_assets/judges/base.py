@@ -14,6 +14,7 @@ class JudgmentRequest:
     template: str  # a prompt file `prompts/<template>.md`
     variables: Mapping[str, Any]
     response_model: type[BaseModel]
+    labels: Mapping[str, str] = field(default_factory=dict)  # run_id, asset, system, task: for the ledger only
 
 
 @dataclass
@@ -43,8 +44,35 @@ class Judgment:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class JudgeStats:
+    """What a judge spent; assets report it as materialisation metadata."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    calls: int = 0  # requests that reached the endpoint
+    failures: int = 0
+    validation_retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: float | None = 0.0  # None once any call had no price
+
+    def add_cost(self, cost: float | None) -> None:
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+
+    def metadata(self) -> dict[str, Any]:
+        hit_rate = self.cache_hits / self.requests if self.requests else 0.0
+        return {"judge_requests": self.requests, "judge_calls": self.calls, "judge_cache_hits": self.cache_hits,
+                "judge_cache_hit_rate": round(hit_rate, 4), "judge_failures": self.failures,
+                "judge_validation_retries": self.validation_retries, "judge_tokens_in": self.tokens_in,
+                "judge_tokens_out": self.tokens_out,
+                "judge_cost": "unpriced" if self.cost is None else round(self.cost, 6)}
+
+
 class Judge(Protocol):
     judge_id: str
+    stats: JudgeStats
+    source_char_budget: int | None  # how much of a source page fits a prompt (None: all of it)
 
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         """Answer every request, in order. Never raises for one bad item: returns N/A instead."""

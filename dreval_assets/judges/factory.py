@@ -1,14 +1,21 @@
 """Pick the judge named by configuration."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..config import ConfigError
+from ..store.db import Store
+from ..store.judge_calls import JudgeCallStore
 from .base import Judge
 from .heuristic import HeuristicJudge
 
 
-def make_judge(kind: str) -> Judge:
+def make_judge(kind: str, store: Store | None = None, home: Path | None = None) -> Judge:
     if kind == "heuristic":
         return HeuristicJudge()
     if kind == "openai":
-        raise ConfigError("DREVAL_JUDGE=openai: the OpenAI-compatible judge is not built yet; use heuristic")
+        from .openai_config import OpenAIJudgeConfig
+        from .openai_judge import OpenAIJudge
+
+        return OpenAIJudge(OpenAIJudgeConfig.from_env(home), JudgeCallStore(store) if store else None)
     raise ConfigError(f"unknown judge {kind!r}")

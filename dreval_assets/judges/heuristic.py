@@ -12,8 +12,8 @@ from typing import Any, Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
-from ..core.models import ClaimVerdict
-from .base import Judgment, JudgmentRequest, Provenance
+from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict
+from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
 JUDGE_ID = "heuristic-v1"
@@ -28,8 +28,21 @@ def answer_claim_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
     return verdict, {"score": match.score}
 
 
+def answer_claim_verdicts_batch(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`claim_verdicts_batch`: the same matching for every claim of the batch against one source."""
+    source = str(variables.get("source_text") or "")
+    verdicts, scores = [], {}
+    for item in variables["items"]:
+        match = match_claim(str(item["claim"]), source)
+        verdicts.append(ItemVerdict(claim_id=item["claim_id"], verdict=match.verdict,
+                                    evidence=match.evidence, reason=match.reason))
+        scores[item["claim_id"]] = match.score
+    return ClaimVerdictBatch(verdicts=verdicts), {"scores": scores}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
     "claim_verdict": answer_claim_verdict,
+    "claim_verdicts_batch": answer_claim_verdicts_batch,
 }
 
 
@@ -37,9 +50,16 @@ class HeuristicJudge:
     """Implements the `Judge` protocol with the handlers of `TEMPLATE_HANDLERS`."""
 
     judge_id = JUDGE_ID
+    source_char_budget = None  # reads whole pages: it is fast and free
+
+    def __init__(self) -> None:
+        self.stats = JudgeStats()
 
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
-        return [self._judge_one(request) for request in requests]
+        judgments = [self._judge_one(request) for request in requests]
+        self.stats.requests += len(judgments)
+        self.stats.failures += sum(1 for j in judgments if j.answer is None)
+        return judgments
 
     def _judge_one(self, request: JudgmentRequest) -> Judgment:
         started = time.perf_counter()

@@ -1,26 +1,40 @@
-"""claim_verdicts: every cited claim against every source it cites, through the judge."""
+"""claim_verdicts: every cited claim against every source it cites, through the judge.
+
+Claims citing the same source are verified together in batches of `batch_size` (one call per
+chunk, template `claim_verdicts_batch`); a lone claim, and every claim when `batch_size=1`, is
+asked on its own (`claim_verdict`).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 import polars as pl
 
-from ..core.models import ClaimVerdict
-from ..judges.base import Judge, JudgmentRequest
-from ..judges.prompts import load_template
+from ..core.models import ClaimVerdict, ClaimVerdictBatch
+from ..judges.base import Judge, Judgment, JudgmentRequest
 from .frames import frame
 
-TEMPLATE = "claim_verdict"
+SINGLE_TEMPLATE = "claim_verdict"
+BATCH_TEMPLATE = "claim_verdicts_batch"
 
 
-def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge) -> pl.DataFrame:
-    _, template_hash = load_template(TEMPLATE)
-    provenance = {"judge": judge.judge_id, "template": TEMPLATE, "template_hash": template_hash}
+@dataclass(frozen=True)
+class _Pair:
+    system: str
+    task: str
+    claim_id: str
+    claim: str
+    url: str
+
+
+def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
+                 batch_size: int = 1, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
     rows: list[dict] = []
-    pending: list[tuple[dict, JudgmentRequest]] = []
+    pending: list[_Pair] = []
     for claim in claims.filter(pl.col("kind") != "uncited").iter_rows(named=True):
-        base = {"system": claim["system"], "task": claim["task"], "claim_id": claim["claim_id"], **provenance}
+        base = _base(claim["system"], claim["task"], claim["claim_id"], judge.judge_id)
         for index in claim["unresolved_indices"] or []:
             rows.append(_unknown(base, f"[{index}]", "model_failure",
                                  f"citation [{index}] has no URL in the report's reference list"))
@@ -31,19 +45,71 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                 detail = page["detail"] if page else "URL missing from fetched_references"
                 rows.append(_unknown(base, url, reason or "data_accessibility", detail))
                 continue
-            request = JudgmentRequest(TEMPLATE, {
-                "claim": claim["text"], "source_url": url, "source_title": page["title"] or "",
-                "source_text": texts[page["page_hash"]]}, ClaimVerdict)
-            pending.append(({**base, "source": url}, request))
-    judgments = judge.judge_many([request for _, request in pending])
-    for (base, _), judgment in zip(pending, judgments, strict=True):
-        if judgment.answer is None:
-            rows.append(_unknown(base, base["source"], judgment.na_reason or "pipeline_failure", judgment.error))
-            continue
-        answer: ClaimVerdict = judgment.answer  # type: ignore[assignment]
-        rows.append({**base, "verdict": answer.verdict, "score": judgment.extra.get("score"),
-                     "evidence": answer.evidence, "reason": answer.reason, "na_reason": None})
+            pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], url))
+    groups = _group_by_source(pending, max(1, batch_size))
+    requests = [_request(group, pages, texts, judge.source_char_budget, labels or {}) for group in groups]
+    judgments = judge.judge_many([request for request, _ in requests])
+    for group, (request, truncated), judgment in zip(groups, requests, judgments, strict=True):
+        rows.extend(_rows_from_judgment(group, judgment, truncated, batch_size))
     return frame("claim_verdicts", rows)
+
+
+def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
+    by_source: dict[tuple[str, str, str], list[_Pair]] = {}
+    for pair in pairs:
+        by_source.setdefault((pair.system, pair.task, pair.url), []).append(pair)
+    return [group[i:i + batch_size] for group in by_source.values() for i in range(0, len(group), batch_size)]
+
+
+def _request(group: list[_Pair], pages, texts, budget: int | None, labels) -> tuple[JudgmentRequest, bool]:
+    first = group[0]
+    page = pages[(first.system, first.task, first.url)]
+    text = texts[page["page_hash"]]
+    truncated = budget is not None and len(text) > budget
+    if truncated:
+        text = f"{text[:budget]}\n[... truncated: {budget} of {len(text)} characters shown]"
+    source = {"source_url": first.url, "source_title": page["title"] or "", "source_text": text}
+    call_labels = {**labels, "system": first.system, "task": first.task}
+    if len(group) == 1:
+        return JudgmentRequest(SINGLE_TEMPLATE, {"claim": first.claim, **source}, ClaimVerdict, call_labels), truncated
+    items = [{"claim_id": p.claim_id, "claim": p.claim} for p in group]
+    listing = "\n".join(f"- [{p.claim_id}] {p.claim}" for p in group)
+    return JudgmentRequest(BATCH_TEMPLATE, {"items": items, "claims": listing, **source},
+                           ClaimVerdictBatch, call_labels), truncated
+
+
+def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool, batch_size: int) -> list[dict]:
+    prov = judgment.provenance
+    provenance = {"judge": prov.judge_id, "template": prov.template, "template_hash": prov.template_hash,
+                  "model": prov.model or None, "temperature": prov.temperature, "seed": prov.seed,
+                  "cache_key": prov.cache_key or None, "batch_size": len(group), "source_truncated": truncated}
+    rows = []
+    answers: dict[str, ClaimVerdict] = {}
+    scores: Mapping[str, float] = {}
+    if isinstance(judgment.answer, ClaimVerdictBatch):
+        answers = {v.claim_id: v for v in judgment.answer.verdicts}
+        scores = judgment.extra.get("scores", {})
+    elif isinstance(judgment.answer, ClaimVerdict):
+        answers = {group[0].claim_id: judgment.answer}
+        scores = {group[0].claim_id: judgment.extra.get("score")}
+    for pair in group:
+        base = {**_base(pair.system, pair.task, pair.claim_id, prov.judge_id), **provenance, "source": pair.url}
+        answer = answers.get(pair.claim_id)
+        if answer is None:
+            reason = judgment.na_reason or "pipeline_failure"
+            detail = judgment.error or "the judge returned no verdict for this claim"
+            rows.append({**base, "verdict": "unknown", "score": None, "evidence": "", "reason": detail,
+                         "na_reason": reason})
+            continue
+        rows.append({**base, "verdict": answer.verdict, "score": scores.get(pair.claim_id),
+                     "evidence": answer.evidence, "reason": answer.reason, "na_reason": None})
+    return rows
+
+
+def _base(system: str, task: str, claim_id: str, judge_id: str) -> dict:
+    return {"system": system, "task": task, "claim_id": claim_id, "judge": judge_id, "template": "",
+            "template_hash": "", "model": None, "temperature": None, "seed": None, "cache_key": None,
+            "batch_size": None, "source_truncated": None}
 
 
 def _unknown(base: dict, source: str, na_reason: str, detail: str) -> dict:

@@ -1,0 +1,105 @@
+"""Configuration of the OpenAI-compatible judge, from the environment. The key never leaves here."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import ConfigError
+
+MODES = ("tools", "json", "json_schema", "md_json")
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * self.input_per_mtok + tokens_out * self.output_per_mtok) / 1_000_000
+
+
+@dataclass(frozen=True)
+class OpenAIJudgeConfig:
+    model: str
+    base_url: str | None = None
+    api_key: str = field(default="", repr=False)
+    mode: str = "tools"
+    concurrency: int = 8
+    temperature: float = 0.0
+    seed: int | None = 0
+    timeout_s: float = 120.0
+    max_attempts: int = 6  # HTTP attempts of our single retry layer
+    validation_retries: int = 1  # instructor re-asks after an invalid answer (bounded, counted)
+    backoff_base_s: float = 1.0
+    backoff_cap_s: float = 60.0
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    prices: dict[str, Price] = field(default_factory=dict)
+    source_chars: int = 12_000  # source text budget per prompt until passage selection lands
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ConfigError("DREVAL_JUDGE=openai needs DREVAL_JUDGE_MODEL (the model name to call)")
+        if self.mode not in MODES:
+            raise ConfigError(f"DREVAL_JUDGE_MODE={self.mode!r}: choose one of {', '.join(MODES)}")
+        if self.concurrency < 1 or self.max_attempts < 1 or self.validation_retries < 0:
+            raise ConfigError("judge concurrency and attempts must be >= 1, validation retries >= 0")
+
+    @classmethod
+    def from_env(cls, home: Path | None = None) -> "OpenAIJudgeConfig":
+        env = os.environ
+        return cls(
+            model=env.get("DREVAL_JUDGE_MODEL", ""),
+            base_url=env.get("OPENAI_BASE_URL") or None,
+            api_key=env.get("OPENAI_API_KEY", ""),
+            mode=env.get("DREVAL_JUDGE_MODE", "tools"),
+            concurrency=_int(env, "DREVAL_JUDGE_CONCURRENCY", 8),
+            seed=_int(env, "DREVAL_JUDGE_SEED", 0),
+            timeout_s=_float(env, "DREVAL_JUDGE_TIMEOUT", 120.0),
+            max_attempts=_int(env, "DREVAL_JUDGE_MAX_ATTEMPTS", 6),
+            validation_retries=_int(env, "DREVAL_JUDGE_VALIDATION_RETRIES", 1),
+            backoff_base_s=_float(env, "DREVAL_JUDGE_BACKOFF", 1.0),
+            requests_per_minute=_int(env, "DREVAL_JUDGE_RPM", None),
+            tokens_per_minute=_int(env, "DREVAL_JUDGE_TPM", None),
+            prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
+        )
+
+
+def load_prices(setting: str | None, home: Path | None) -> dict[str, Price]:
+    """Prices per million tokens: DREVAL_JUDGE_PRICES (a JSON file path or inline JSON), else
+    `<home>/judge_prices.json`. Format: {"model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}."""
+    text = None
+    if setting:
+        text = Path(setting).read_text() if not setting.lstrip().startswith("{") else setting
+    elif home is not None and (home / "judge_prices.json").is_file():
+        text = (home / "judge_prices.json").read_text()
+    if not text:
+        return {}
+    try:
+        table = json.loads(text)
+        return {model: Price(float(p["input_per_mtok"]), float(p["output_per_mtok"])) for model, p in table.items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"judge price table is malformed ({exc}); expected "
+                          '{"model": {"input_per_mtok": x, "output_per_mtok": y}}') from exc
+
+
+def _int(env, name: str, default: int | None) -> int | None:
+    value = env.get(name)
+    if value in (None, ""):
+        return default
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not an integer") from exc
+
+
+def _float(env, name: str, default: float) -> float:
+    value = env.get(name)
+    if value in (None, ""):
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not a number") from exc

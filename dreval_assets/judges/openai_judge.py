@@ -1,0 +1,267 @@
+"""A judge on any OpenAI-compatible endpoint: instructor for structured answers, our own retry
+layer (openai `max_retries=0`), a concurrency limit, a rate limiter, a call cache and a ledger."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+import instructor
+import openai
+from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
+from instructor.v2.core.hooks import Hooks
+from pydantic import BaseModel, ValidationError
+
+from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
+from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
+from .limits import RateLimiter, backoff_seconds, retry_after_seconds
+from .openai_config import OpenAIJudgeConfig
+from .prompts import load_template, render
+
+INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
+                    "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
+EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
+
+
+@dataclass
+class _Prepared:
+    request: JudgmentRequest
+    messages: list[dict[str, str]]
+    template_hash: str
+    cache_key: str
+    prompt_chars: int
+
+
+@dataclass
+class _CallOutcome:
+    answer: BaseModel | None
+    na_reason: str | None = None
+    error: str = ""
+    attempts: int = 0
+    validation_retries: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    cache_hit: bool = False
+
+
+class _RetryableError(Exception):
+    def __init__(self, message: str, wait_hint: float | None):
+        super().__init__(message)
+        self.wait_hint = wait_hint
+
+
+class _FinalError(Exception):
+    def __init__(self, message: str, na_reason: str):
+        super().__init__(message)
+        self.na_reason = na_reason
+
+
+class OpenAIJudge:
+    def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
+        self.config = config
+        self.judge_id = config.model
+        self.source_char_budget = config.source_chars
+        self.calls = calls
+        self.stats = JudgeStats()
+
+    # -- public -----------------------------------------------------------------------
+    def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
+        if not requests:
+            return []
+        return asyncio.run(self._judge_all(list(requests)))
+
+    def cache_key(self, request: JudgmentRequest) -> str:
+        return self._prepare(request).cache_key
+
+    # -- internals --------------------------------------------------------------------
+    def _prepare(self, request: JudgmentRequest) -> _Prepared:
+        _, template_hash = load_template(request.template)
+        messages = [{"role": "user", "content": render(request.template, dict(request.variables))}]
+        identity = {
+            "model": self.config.model, "template_hash": template_hash, "messages": messages,
+            "params": {"temperature": self.config.temperature, "seed": self.config.seed, "mode": self.config.mode},
+            "schema": request.response_model.model_json_schema(),
+        }
+        key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+        return _Prepared(request, messages, template_hash, key, len(messages[0]["content"]))
+
+    async def _judge_all(self, requests: list[JudgmentRequest]) -> list[Judgment]:
+        prepared = [self._prepare(r) for r in requests]
+        session = self.calls.store.session() if self.calls else nullcontext()
+        with session:
+            hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
+            client = openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "unset",
+                                        max_retries=0, timeout=self.config.timeout_s)
+            patched = instructor.from_openai(client, mode=INSTRUCTOR_MODES[self.config.mode])
+            semaphore = asyncio.Semaphore(self.config.concurrency)
+            limiter = RateLimiter(self.config.requests_per_minute, self.config.tokens_per_minute)
+            in_flight: dict[str, asyncio.Task] = {}
+
+            async def judge_one(p: _Prepared) -> _CallOutcome:
+                if p.cache_key in hits:
+                    return _from_cache(p, hits[p.cache_key].answer_json)
+                first = p.cache_key not in in_flight
+                if first:
+                    in_flight[p.cache_key] = asyncio.ensure_future(self._call(p, patched, semaphore, limiter))
+                outcome = await in_flight[p.cache_key]
+                if first or outcome.answer is None:
+                    return outcome
+                # an identical request in this batch already paid for the answer
+                return _CallOutcome(outcome.answer, cache_hit=True)
+
+            try:
+                outcomes = await asyncio.gather(*(judge_one(p) for p in prepared))
+            finally:
+                await client.close()
+            self._account(prepared, outcomes)
+        return [self._judgment(p, o) for p, o in zip(prepared, outcomes)]
+
+    async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
+        outcome = _CallOutcome(answer=None)
+        started = time.perf_counter()
+        async with semaphore:
+            for attempt in range(1, self.config.max_attempts + 1):
+                outcome.attempts = attempt
+                await limiter.acquire(p.prompt_chars // 4 + EXPECTED_ANSWER_TOKENS)
+                try:
+                    outcome.answer = await self._attempt(p, patched, outcome)
+                    break
+                except _RetryableError as exc:
+                    outcome.error = self._redact(str(exc))
+                    if attempt == self.config.max_attempts:
+                        outcome.na_reason = "provider_failure"
+                        outcome.error = f"gave up after {attempt} attempts: {outcome.error}"
+                        break
+                    wait = self._wait_before_retry(attempt, exc.wait_hint)
+                    if wait is None:
+                        outcome.na_reason = "provider_failure"
+                        outcome.error = (f"server asked to wait {exc.wait_hint:.0f}s, more than the "
+                                         f"{self.config.backoff_cap_s:.0f}s cap: {outcome.error}")
+                        break
+                    await asyncio.sleep(wait)
+                except _FinalError as exc:
+                    outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
+                    break
+        outcome.latency_s = time.perf_counter() - started
+        if outcome.answer is not None and self.calls:
+            self.calls.remember(CacheEntry(
+                p.cache_key, self.judge_id, self.config.model, p.request.template, p.template_hash,
+                outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
+        return outcome
+
+    async def _attempt(self, p: _Prepared, patched, outcome: _CallOutcome) -> BaseModel:
+        hooks = Hooks()
+
+        def count_usage(response: Any) -> None:
+            usage = getattr(response, "usage", None)
+            outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
+            outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+
+        def count_reask(*_: Any, **__: Any) -> None:
+            outcome.validation_retries += 1
+
+        hooks.on("completion:response", count_usage)
+        hooks.on("parse:error", count_reask)
+        params: dict[str, Any] = {"temperature": self.config.temperature}
+        if self.config.seed is not None:
+            params["seed"] = self.config.seed
+        try:
+            answer, _ = await patched.chat.completions.create_with_completion(
+                model=self.config.model, messages=p.messages, response_model=p.request.response_model,
+                max_retries=self.config.validation_retries, hooks=hooks, **params)
+            return answer
+        except InstructorRetryException as exc:
+            if exc.failed_attempts:  # every answer failed validation: a schema mismatch, not the network
+                outcome.validation_retries = max(0, len(exc.failed_attempts) - 1)
+                raise _FinalError(f"answer failed validation after {len(exc.failed_attempts)} "
+                                  f"attempt(s): {_first_line(exc)}", "pipeline_failure") from exc
+            raise _classify_api_error(exc.__cause__ or exc) from exc
+        except IncompleteOutputException as exc:
+            raise _FinalError(f"answer was cut off (max tokens): {_first_line(exc)}", "pipeline_failure") from exc
+        except (ValidationError, json.JSONDecodeError) as exc:
+            raise _FinalError(f"answer failed validation: {_first_line(exc)}", "pipeline_failure") from exc
+        except openai.OpenAIError as exc:
+            raise _classify_api_error(exc) from exc
+
+    def _wait_before_retry(self, attempt: int, hint: float | None) -> float | None:
+        if hint is not None:
+            return hint if hint <= self.config.backoff_cap_s else None
+        return backoff_seconds(attempt, self.config.backoff_base_s, self.config.backoff_cap_s)
+
+    def _redact(self, text: str) -> str:
+        key = self.config.api_key
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    def _cost(self, outcome: _CallOutcome) -> float | None:
+        if outcome.cache_hit:
+            return 0.0
+        price = self.config.prices.get(self.config.model)
+        return price.cost(outcome.tokens_in, outcome.tokens_out) if price else None
+
+    def _account(self, prepared: list[_Prepared], outcomes: list[_CallOutcome]) -> None:
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        rows = []
+        for p, o in zip(prepared, outcomes):
+            cost = self._cost(o)
+            self.stats.requests += 1
+            self.stats.cache_hits += o.cache_hit
+            self.stats.calls += not o.cache_hit
+            self.stats.failures += o.answer is None
+            self.stats.validation_retries += o.validation_retries
+            self.stats.tokens_in += o.tokens_in
+            self.stats.tokens_out += o.tokens_out
+            self.stats.add_cost(cost)
+            labels = p.request.labels
+            rows.append(LedgerRow(
+                call_id=str(uuid.uuid4()), called_at=now, run_id=labels.get("run_id"), asset=labels.get("asset"),
+                system=labels.get("system"), task=labels.get("task"), judge_id=self.judge_id,
+                model=self.config.model, template=p.request.template, template_hash=p.template_hash,
+                cache_key=p.cache_key, cache_hit=o.cache_hit,
+                outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
+                attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
+                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=o.error))
+        if self.calls:
+            self.calls.record(rows)
+
+    def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
+        provenance = Provenance(
+            judge_id=self.judge_id, template=p.request.template, template_hash=p.template_hash,
+            model=self.config.model, temperature=self.config.temperature, seed=self.config.seed,
+            tokens_in=o.tokens_in, tokens_out=o.tokens_out, cost=self._cost(o) or 0.0,
+            latency_s=o.latency_s, cache_hit=o.cache_hit, cache_key=p.cache_key)
+        return Judgment(answer=o.answer, provenance=provenance,
+                        na_reason=None if o.answer is not None else (o.na_reason or "pipeline_failure"),
+                        error=o.error)
+
+
+def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:
+    try:
+        return _CallOutcome(p.request.response_model.model_validate_json(answer_json), cache_hit=True)
+    except ValidationError as exc:  # the response model changed under the same key: treat as absent
+        return _CallOutcome(None, na_reason="pipeline_failure", error=f"cached answer no longer valid: {exc}")
+
+
+def _classify_api_error(exc: BaseException) -> Exception:
+    message = _first_line(exc)
+    if isinstance(exc, openai.RateLimitError):
+        return _RetryableError(f"429 rate limited: {message}", retry_after_seconds(exc.response.headers))
+    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
+        return _RetryableError(f"{type(exc).__name__}: {message}", None)
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code >= 500:
+            return _RetryableError(f"{exc.status_code} server error: {message}",
+                                   retry_after_seconds(exc.response.headers))
+        return _FinalError(f"{exc.status_code} {type(exc).__name__}: {message}", "provider_failure")
+    return _FinalError(f"{type(exc).__name__}: {message}", "provider_failure")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:500]

@@ -1,0 +1,467 @@
+"""A loopback HTTP server speaking the OpenAI chat-completions protocol.
+
+For tests and benchmarks: point the real ``openai`` client (and ``instructor``
+on top of it) at ``LoopbackLLM().base_url`` and get deterministic structured
+answers, injectable faults and exact, reproducible token usage -- with no
+network and no API key.
+
+Usage::
+
+    with LoopbackLLM(answer=lambda req, schema: {"verdict": "supported"}) as llm:
+        client = openai.AsyncOpenAI(base_url=llm.base_url, api_key="x", max_retries=0)
+        llm.fail_next(status(429, headers={"Retry-After": "1"}))
+        ...
+
+Response shape, chosen from the request:
+
+* ``tools`` present -> one tool call to the requested function (``tool_choice``
+  if it names one, else ``tools[0]``) whose ``arguments`` are the answer as a
+  JSON string; ``content`` is null; ``finish_reason`` is ``"tool_calls"``.
+* else ``response_format`` present (json_object / json_schema) -> ``content``
+  is the answer as a JSON string; ``finish_reason`` is ``"stop"``.
+* else (e.g. instructor's MD_JSON mode) -> ``content`` is the JSON inside a
+  fenced ```json block.
+
+Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``,
+``completion_tokens = ceil(len(answer JSON text) / 4)`` (for a ``raw_content``
+fault: the raw text; for MD_JSON: the JSON without the fences).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Mapping, Union
+
+__all__ = [
+    "LoopbackLLM",
+    "Fault",
+    "StatusFault",
+    "DelayFault",
+    "RawContentFault",
+    "AnswerOverrideFault",
+    "status",
+    "delay",
+    "raw_content",
+    "answer_override",
+    "CHAT_PATHS",
+]
+
+CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+
+AnswerFn = Callable[[dict, Union[dict, None]], Any]
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@dataclass(frozen=True)
+class StatusFault:
+    """Reply with HTTP ``code`` and an OpenAI-style error body (or ``body``)."""
+
+    code: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None  # dict/list -> JSON-encoded; str/bytes -> sent verbatim; None -> default error
+
+
+@dataclass(frozen=True)
+class DelayFault:
+    """Sleep ``seconds`` (on top of ``latency_s``), then answer normally."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RawContentFault:
+    """Answer normally, but with ``text`` verbatim as content / tool-call arguments."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerOverrideFault:
+    """Answer with ``obj`` instead of calling the ``answer`` callable."""
+
+    obj: Any
+
+
+Fault = Union[StatusFault, DelayFault, RawContentFault, AnswerOverrideFault]
+
+
+def status(code: int, headers: Mapping[str, str] | None = None, body: Any = None) -> StatusFault:
+    return StatusFault(int(code), dict(headers or {}), body)
+
+
+def delay(seconds: float) -> DelayFault:
+    return DelayFault(float(seconds))
+
+
+def raw_content(text: str) -> RawContentFault:
+    return RawContentFault(str(text))
+
+
+def answer_override(obj: Any) -> AnswerOverrideFault:
+    return AnswerOverrideFault(obj)
+
+
+# OpenAI-ish (type, code) per status, for the default error body.
+_ERROR_KINDS: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_denied", None),
+    404: ("invalid_request_error", "not_found"),
+    408: ("timeout", None),
+    409: ("conflict", None),
+    422: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    502: ("server_error", None),
+    503: ("server_error", "service_unavailable"),
+}
+
+
+def _error_body(code: int, message: str | None = None) -> dict:
+    kind, err_code = _ERROR_KINDS.get(code, ("server_error" if code >= 500 else "invalid_request_error", None))
+    return {
+        "error": {
+            "message": message or f"loopback fault: HTTP {code}",
+            "type": kind,
+            "param": None,
+            "code": err_code,
+        }
+    }
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _ceil4(n: int) -> int:
+    return math.ceil(n / 4)
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):  # multi-part content: count the text parts
+        total = 0
+        for part in content:
+            if isinstance(part, str):
+                total += len(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                total += len(part["text"])
+        return total
+    return 0
+
+
+def _prompt_chars(request: dict) -> int:
+    messages = request.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    return sum(_content_chars(m.get("content")) for m in messages if isinstance(m, dict))
+
+
+def _chosen_tool(request: dict) -> dict:
+    """The function the client asked for: ``tool_choice`` if it names one, else tools[0]."""
+    tools = [t for t in request.get("tools") or [] if isinstance(t, dict)]
+    choice = request.get("tool_choice")
+    if isinstance(choice, dict):
+        wanted = (choice.get("function") or {}).get("name")
+        for tool in tools:
+            if (tool.get("function") or {}).get("name") == wanted:
+                return tool.get("function") or {}
+    return (tools[0].get("function") or {}) if tools else {}
+
+
+def _schema_of(request: dict) -> dict | None:
+    if request.get("tools"):
+        params = _chosen_tool(request).get("parameters")
+        return params if isinstance(params, dict) else None
+    fmt = request.get("response_format")
+    if isinstance(fmt, dict):
+        js = fmt.get("json_schema")
+        if isinstance(js, dict) and isinstance(js.get("schema"), dict):
+            return js["schema"]
+    return None
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128  # many clients connect at once in concurrency benchmarks
+
+    def __init__(self, llm: "LoopbackLLM") -> None:
+        self.llm = llm
+        self.open_sockets: set[socket.socket] = set()
+        self.open_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request, client_address) -> None:  # noqa: D401 - silence tracebacks
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "LoopbackLLM/1.0"
+    sys_version = ""
+    timeout = 60  # idle keep-alive connections are dropped after this long
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.open_lock:
+            self.server.open_sockets.add(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            with self.server.open_lock:
+                self.server.open_sockets.discard(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence per-request logging
+        pass
+
+    # -- plumbing
+
+    def _read_body(self) -> bytes:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = 0
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(self, code: int, payload: Any, headers: Mapping[str, str] | None = None) -> bool:
+        if isinstance(payload, bytes):
+            data = payload
+        elif isinstance(payload, str):
+            data = payload.encode("utf-8")
+        else:
+            data = json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, str(value))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+            self.close_connection = True
+            return False
+
+    # -- verbs
+
+    def do_POST(self) -> None:
+        body = self._read_body()
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path not in CHAT_PATHS:
+            self._send(404, _error_body(404, f"unknown path {self.path!r}"))
+            return
+        try:
+            request = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            self._send(400, _error_body(400, "request body is not valid JSON"))
+            return
+        if not isinstance(request, dict):
+            self._send(400, _error_body(400, "request body must be a JSON object"))
+            return
+        code, payload, headers, usage = self.server.llm._handle(request)
+        if self._send(code, payload, headers) and usage is not None:
+            self.server.llm._add_usage(*usage)
+
+    def do_GET(self) -> None:
+        self._read_body()
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path in CHAT_PATHS:
+            self._send(405, _error_body(405, "use POST"), {"Allow": "POST"})
+        else:
+            self._send(404, _error_body(404, f"unknown path {self.path!r}"))
+
+    do_PUT = do_DELETE = do_PATCH = do_GET
+
+
+class LoopbackLLM:
+    """In-process fake of the OpenAI chat-completions endpoint (see module doc)."""
+
+    def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0) -> None:
+        self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
+        self.latency_s = float(latency_s)
+        self.requests: list[dict] = []
+        self._faults: deque[Fault] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+
+    def start(self) -> "LoopbackLLM":
+        if self._server is not None:
+            raise RuntimeError("LoopbackLLM already started")
+        self._stopping.clear()
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+            name=f"LoopbackLLM:{self.port}", daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()  # wake handlers sleeping in latency / delay faults
+        server.shutdown()
+        server.server_close()
+        with server.open_lock:
+            conns = list(server.open_sockets)
+        for conn in conns:  # drop idle keep-alive connections so handler threads exit
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> "LoopbackLLM":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- introspection
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("LoopbackLLM is not running")
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def n_calls(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    @property
+    def prompt_tokens_total(self) -> int:
+        with self._lock:
+            return self._prompt_tokens
+
+    @property
+    def completion_tokens_total(self) -> int:
+        with self._lock:
+            return self._completion_tokens
+
+    def fail_next(self, *faults: Fault) -> None:
+        """Queue faults; each following request consumes one (FIFO) before normal answers resume."""
+        for f in faults:
+            if not isinstance(f, (StatusFault, DelayFault, RawContentFault, AnswerOverrideFault)):
+                raise TypeError(f"not a fault: {f!r}")
+        with self._lock:
+            self._faults.extend(faults)
+
+    @property
+    def pending_faults(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    # -- request handling (runs on handler threads)
+
+    def _add_usage(self, prompt: int, completion: int) -> None:
+        with self._lock:
+            self._prompt_tokens += prompt
+            self._completion_tokens += completion
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _handle(self, request: dict) -> tuple[int, Any, dict, tuple[int, int] | None]:
+        """Return (status, payload, extra headers, usage-to-record-if-sent)."""
+        with self._lock:
+            self.requests.append(request)
+            n = len(self.requests)
+            fault = self._faults.popleft() if self._faults else None
+
+        self._sleep(self.latency_s)
+
+        if isinstance(fault, StatusFault):
+            payload = fault.body if fault.body is not None else _error_body(fault.code)
+            return fault.code, payload, dict(fault.headers), None
+        if isinstance(fault, DelayFault):
+            self._sleep(fault.seconds)
+            if self._stopping.is_set():
+                return 503, _error_body(503, "loopback server stopping"), {}, None
+
+        schema = _schema_of(request)
+        if isinstance(fault, RawContentFault):
+            text = fault.text
+        else:
+            if isinstance(fault, AnswerOverrideFault):
+                obj = fault.obj
+            else:
+                try:
+                    obj = self.answer(request, schema)
+                except Exception as exc:  # surface answer-callable bugs as a 500, not a hang
+                    msg = f"answer callable raised {type(exc).__name__}: {exc}"
+                    return 500, _error_body(500, msg), {}, None
+            try:
+                text = json.dumps(obj, ensure_ascii=False)
+            except (TypeError, ValueError) as exc:
+                return 500, _error_body(500, f"answer is not JSON-serialisable: {exc}"), {}, None
+
+        prompt_tokens = _ceil4(_prompt_chars(request))
+        completion_tokens = _ceil4(len(text))
+
+        if request.get("tools"):
+            name = _chosen_tool(request).get("name") or "answer"
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": text}}
+                ],
+            }
+            finish_reason = "tool_calls"
+        elif request.get("response_format") is not None:
+            message = {"role": "assistant", "content": text}
+            finish_reason = "stop"
+        else:
+            message = {"role": "assistant", "content": "```json\n" + text + "\n```"}
+            finish_reason = "stop"
+
+        payload = {
+            "id": f"chatcmpl-loopback-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model") or "loopback",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        return 200, payload, {}, (prompt_tokens, completion_tokens)
