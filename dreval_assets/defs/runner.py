@@ -93,6 +93,9 @@ def plan(store: Store, selection: Selection) -> Plan:
         "SELECT system, task, content_hash FROM reports").iter_rows()}
     parser_versions = {(s, t): v for s, t, v in store.query(
         "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
+    # provider failures are transient: their partitions are due again (successful calls come from the cache)
+    provider_failed = {(s, t) for s, t in store.query(
+        "SELECT DISTINCT system, task FROM claim_verdicts WHERE na_reason = 'provider_failure'").iter_rows()}
     for system in chosen_systems:
         todo = []
         for task in chosen_tasks:
@@ -101,6 +104,7 @@ def plan(store: Store, selection: Selection) -> Plan:
                 selection.force or task in result.tasks or key not in done_scores
                 or done_scores[key] < done_tasks.get(("", task), done_scores[key])
                 or parser_versions.get(key) != PARSER_VERSION
+                or key in provider_failed
                 or stored_report_hash.get(key) != report_source_hash(systems[system], task, tasks[task].original_id)
             )
             if stale:

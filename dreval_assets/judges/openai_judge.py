@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 import uuid
 from contextlib import nullcontext
@@ -27,6 +28,9 @@ from .prompts import load_template, render
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
                     "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
 EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
+# instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
+# every outcome, so its lines would only repeat ours on the console.
+logging.getLogger("instructor").setLevel(logging.CRITICAL)
 
 
 @dataclass
@@ -176,7 +180,8 @@ class OpenAIJudge:
             answer, _ = await patched.chat.completions.create_with_completion(
                 model=self.config.model, messages=p.messages, response_model=p.request.response_model,
                 max_retries=self.config.validation_retries, hooks=hooks, **params)
-            return answer
+            # a clean copy: instructor attaches the raw completion, which we neither need nor keep
+            return p.request.response_model.model_validate(answer.model_dump())
         except InstructorRetryException as exc:
             if exc.failed_attempts:  # every answer failed validation: a schema mismatch, not the network
                 outcome.validation_retries = max(0, len(exc.failed_attempts) - 1)

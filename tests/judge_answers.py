@@ -1,0 +1,34 @@
+"""A deterministic stand-in model for the loopback server: reads our rendered prompts and answers
+them with the heuristic matcher, so an OpenAI-judge run gives meaningful, reproducible verdicts."""
+from __future__ import annotations
+
+import re
+
+from dreval_assets.core.evidence_match import match_claim
+
+_SOURCE_RE = re.compile(r"<<<SOURCE\n(.*?)\nSOURCE>>>", re.S)
+_SINGLE_RE = re.compile(r"Statement:\n(.*?)\n\nSource title:", re.S)
+_ITEM_RE = re.compile(r"^- \[([^\]]+)\] (.*)$", re.M)
+
+
+def prompt_text(request: dict) -> str:
+    """The message holding our rendered template (instructor may add its own system message)."""
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str) and "<<<SOURCE" in content:
+            return content
+    raise ValueError("no dreval prompt in the request")
+
+
+def dreval_answer(request: dict, schema: dict | None) -> dict:
+    text = prompt_text(request)
+    source = _SOURCE_RE.search(text).group(1)
+    single = _SINGLE_RE.search(text)
+    if single:
+        return _verdict(single.group(1), source)
+    return {"verdicts": [{"claim_id": cid, **_verdict(claim, source)} for cid, claim in _ITEM_RE.findall(text)]}
+
+
+def _verdict(claim: str, source: str) -> dict:
+    match = match_claim(claim, source)
+    return {"verdict": match.verdict, "evidence": match.evidence, "reason": match.reason}

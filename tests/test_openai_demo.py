@@ -1,0 +1,74 @@
+"""The demo materialised with the OpenAI judge pointed at our loopback server: twice, the second
+time without a single call, with identical scores and no secret anywhere."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from judge_answers import dreval_answer  # noqa: E402
+from loopback_llm import LoopbackLLM  # noqa: E402
+
+from dreval_assets.cli import main  # noqa: E402
+from dreval_assets.store.db import Store  # noqa: E402
+
+SECRET = "sk-demo-secret-9f8e7d6c5b4a"
+
+
+@pytest.fixture
+def openai_env(monkeypatch):
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        monkeypatch.setenv("DREVAL_JUDGE", "openai")
+        monkeypatch.setenv("DREVAL_JUDGE_MODEL", "loopback-model")
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+        monkeypatch.setenv("DREVAL_JUDGE_PRICES", json.dumps({"loopback-model": {"input_per_mtok": 0.5, "output_per_mtok": 1.5}}))
+        yield llm
+
+
+def all_tables_as_text(store: Store) -> str:
+    names = store.query("SELECT table_name FROM duckdb_tables()").to_series().to_list()
+    return "".join(repr(store.query(f'SELECT * FROM "{n}"').rows()) for n in names)
+
+
+def last_metadata(home: Path, asset: str) -> dict:
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    event = instance.get_latest_materialization_event(AssetKey(asset))
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def test_demo_with_openai_judge_twice(openai_env, home, capsys):
+    llm = openai_env
+    assert main(["--home", str(home), "demo"]) == 0
+    store = Store(home / "dreval.duckdb")
+    first_calls = llm.n_calls
+    assert first_calls > 0
+    scores = store.query("SELECT * FROM metric_scores ORDER BY ALL")
+    judges = set(store.query("SELECT DISTINCT judge FROM claim_verdicts WHERE template <> ''").to_series())
+    assert judges == {"loopback-model"}
+    means = dict(store.query("SELECT system, mean FROM leaderboard WHERE metric = 'supported_ratio'").iter_rows())
+    assert means["careful-scholar"] > means["loose-cannon"] > means["quiet-summarizer"]
+
+    # batching: calls are per source chunk, fewer than the judged claim x source pairs
+    judged = store.query("SELECT count(*) FROM claim_verdicts WHERE template <> ''").item()
+    assert first_calls < judged
+
+    assert main(["--home", str(home), "run", "--force"]) == 0
+    assert llm.n_calls == first_calls  # every answer came from the cache
+    assert store.query("SELECT * FROM metric_scores ORDER BY ALL").equals(scores)
+    meta = last_metadata(home, "claim_verdicts")
+    assert meta["judge_cache_hit_rate"] == 1.0 and meta["judge_calls"] == 0
+
+    cost = store.query("SELECT system, calls, cache_hits, cost FROM judge_cost_by_system ORDER BY system")
+    assert cost.height == 3 and all(c > 0 for c in cost["cost"])
+    by_metric = store.query("SELECT cost FROM judge_cost_by_metric WHERE suite = 'tvir' AND metric = 'cs'").item()
+    assert by_metric == pytest.approx(sum(cost["cost"]))
+
+    assert SECRET not in all_tables_as_text(store)
+    for path in (home / "dagster").rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in capsys.readouterr().out
