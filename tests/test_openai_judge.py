@@ -197,3 +197,25 @@ def test_the_api_key_never_reaches_storage_or_errors(llm, calls):
     dump = calls.store.query("SELECT * FROM judge_ledger").write_csv() + \
         calls.store.query("SELECT * FROM judge_cache").write_csv()
     assert SECRET not in dump and "***" in dump
+
+
+def test_an_interrupted_run_resumes_from_the_cache(llm, calls):
+    requests = [claim_request(f"The ferry made crossing number {i} in 2023.") for i in range(5)]
+    answered = [0]
+
+    def dies_after_two(request, schema):
+        if answered[0] >= 2:
+            raise RuntimeError("endpoint went away")
+        answered[0] += 1
+        return dreval_answer(request, schema)
+
+    llm.answer = dies_after_two
+    first = make_judge(llm, calls, concurrency=1, max_attempts=1).judge_many(requests)
+    assert [j.answer is not None for j in first] == [True, True, False, False, False]
+    assert {j.na_reason for j in first[2:]} == {"provider_failure"}
+    llm.answer = dreval_answer
+    before = llm.n_calls
+    second = make_judge(llm, calls).judge_many(requests)
+    assert llm.n_calls - before == 3  # only the three that failed
+    assert all(j.answer is not None for j in second)
+    assert [j.provenance.cache_hit for j in second] == [True, True, False, False, False]
