@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .benchmarks.generic import load_generic
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--task", help="only tasks whose key or original id matches this glob")
     run.add_argument("--suite", help="only tasks of this benchmark (each task is scored under its own suite)")
     run.add_argument("--force", action="store_true", help="re-materialise the selection even if up to date")
+    run.add_argument("--refetch-failed", action="store_true",
+                     help="fetch again the cited URLs that failed before (only those), and re-evaluate their reports")
     run.set_defaults(handler=cmd_run)
 
     board = sub.add_parser("leaderboard", help="print the leaderboard")
@@ -118,7 +121,9 @@ def cmd_run(args, settings: Settings) -> int:
     from .defs.runner import Selection, execute, open_instance, plan, sync_partitions
 
     store = _store(settings)
-    selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force)
+    refetch = getattr(args, "refetch_failed", False)
+    selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force,
+                          refetch_failed=refetch)
     the_plan = plan(store, selection)
     if the_plan.empty:
         print("nothing to do: every selected partition is up to date")
@@ -127,7 +132,7 @@ def cmd_run(args, settings: Settings) -> int:
           f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}")
     instance = open_instance(settings)
     sync_partitions(instance, store)
-    outcomes = execute(build_definitions(settings), instance, the_plan)
+    outcomes = execute(build_definitions(replace(settings, refetch_failed=refetch)), instance, the_plan)
     failed = [o for o in outcomes if not o.success]
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
     return 1 if failed else 0

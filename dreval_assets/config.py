@@ -19,6 +19,7 @@ class Settings:
     judge: str = "heuristic"
     fetch: str = "sandbox"
     judge_batch_size: int = 8  # claims citing one source verified per judge call (1 = per claim)
+    refetch_failed: bool = False  # set by `dreval run --refetch-failed`, not by the environment
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -26,7 +27,7 @@ class Settings:
             home=Path(home or os.environ.get("DREVAL_HOME") or ".dreval").resolve(),
             judge=os.environ.get("DREVAL_JUDGE", "heuristic"),
             fetch=os.environ.get("DREVAL_FETCH", "sandbox"),
-            judge_batch_size=_positive_int("DREVAL_JUDGE_BATCH_SIZE", 8),
+            judge_batch_size=env_int("DREVAL_JUDGE_BATCH_SIZE", 8, minimum=1),
         )
         settings.validate()
         return settings
@@ -46,10 +47,26 @@ class Settings:
         return self.home / "dagster"
 
 
-def _positive_int(name: str, default: int) -> int:
+
+def env_int(name: str, default: int | None, minimum: int | None = None) -> int | None:
+    """An integer setting from the environment; a malformed value is an error, not a default."""
     value = os.environ.get(name, "")
-    if not value:
+    if value == "":
         return default
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"{name}={value!r}: expected a whole number >= 1")
-    return int(value)
+    try:
+        number = int(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not a whole number") from exc
+    if minimum is not None and number < minimum:
+        raise ConfigError(f"{name}={value!r}: expected a whole number >= {minimum}")
+    return number
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    if value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not a number") from exc

@@ -49,7 +49,8 @@ def test_unexplained_report_and_fetch_failures_are_counted():
     def fetched(status, page_hash, na_reason):
         return {"system": "s", "task": "t", "url": "u", "url_norm": "u", "status": status, "backend": "sandbox",
                 "final_url": None, "title": "", "content_type": "", "page_hash": page_hash, "sandbox_role": None,
-                "na_reason": na_reason, "detail": ""}
+                "na_reason": na_reason, "detail": "", "http_status": None, "charset": None, "blocked": None,
+                "truncated": False}
 
     rows = frame("fetched_references", [fetched("ok", "h", None), fetched("unknown", None, "data_accessibility"),
                                         fetched("unknown", None, None), fetched("ok", None, None)])

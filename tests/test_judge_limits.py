@@ -5,7 +5,8 @@ from email.utils import formatdate
 
 import pytest
 
-from dreval_assets.judges.limits import RateLimiter, backoff_seconds, retry_after_seconds
+from dreval_assets.core.backoff import backoff_seconds, retry_after_seconds
+from dreval_assets.judges.limits import RateLimiter
 
 
 class FakeClock:

@@ -104,3 +104,11 @@ def test_unnumbered_bullets_continue_the_numbering():
 
 def test_bracket_index_followed_by_a_dot():
     assert parse_reference_entries([f"[3]. Annual report. {URL}"]) == [Reference(index=3, url=URL, title="Annual report")]
+
+
+def test_non_web_locators_are_kept_for_the_fetcher_to_refuse():
+    from dreval_assets.core.reference_list import split_url_and_title
+
+    assert split_url_and_title("Local file file:///etc/passwd") == ("file:///etc/passwd", "Local file")
+    assert split_url_and_title("Archive - ftp://files.example/a.pdf.") == ("ftp://files.example/a.pdf", "Archive")
+    assert split_url_and_title("Plain title only") == (None, "Plain title only")

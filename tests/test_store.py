@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from dreval_assets.stages.frames import frame
-from dreval_assets.store.db import MissingUpstreamError, Store, StoreError
+from dreval_assets.store.db import SQL_DIR, MissingUpstreamError, Store, StoreError
 
 
 @pytest.fixture
@@ -31,7 +31,9 @@ def count(store, table="metric_scores"):
 
 def test_schema_is_idempotent_and_versioned(store):
     store.ensure_schema()
-    assert store.query("SELECT version FROM schema_migrations ORDER BY version").to_series().to_list() == [1, 2]
+    migrations = sorted(int(p.name[:3]) for p in (SQL_DIR / "migrations").glob("[0-9][0-9][0-9]_*.sql"))
+    assert migrations[:2] == [2, 3]
+    assert store.query("SELECT version FROM schema_migrations ORDER BY version").to_series().to_list() == [1, *migrations]
     views = set(store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal").to_series())
     assert {"leaderboard_live", "claim_verdicts_in_context", "na_scores", "judge_cost_by_system",
             "judge_cost_by_metric"} <= views

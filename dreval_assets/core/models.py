@@ -112,6 +112,12 @@ class FetchResult(BaseModel):
     role: str | None = None  # sandbox role when known
     na_reason: NaReason | None = None
     detail: str = ""
+    http_status: int | None = None
+    charset: str | None = None
+    n_bytes: int = 0
+    truncated: bool = False  # the body hit the byte cap
+    blocked: str | None = None  # bot_wall, captcha, login_wall, paywall, cookie_wall, empty, error_page, ...
+    attempts: int = 0
 
 
 class ClaimVerdict(BaseModel):

@@ -145,10 +145,19 @@ def _to_reference(entry: _RawEntry) -> Reference:
     return Reference(index=entry.index or 0, url=url, title=title)
 
 
+# Non-web locators are kept as the entry's URL, so the fetch layer can refuse them by name
+# ("scheme file: is not fetched") instead of the citation looking unresolved.
+_OTHER_SCHEME_RE = re.compile(r"\b(?:file|ftp|ftps|sftp|smb|gopher|data|javascript):[^\s<>\"']{1,2000}", re.I)
+
+
 def split_url_and_title(text: str) -> tuple[str | None, str]:
     """`Title - https://x` -> ("https://x", "Title"); the first web link wins."""
     link = first_link(text)
     if link is None:
+        other = _OTHER_SCHEME_RE.search(text)
+        if other:
+            rest = clean_inline_text(text[:other.start()] + " " + text[other.end():])
+            return other.group(0).rstrip(".,;)"), _trim_title(rest)
         return None, _trim_title(clean_inline_text(text))
     title = clean_inline_text(link.title)
     if not title or is_web_url(title):

@@ -20,7 +20,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         jobs=[tasks_job, evaluate_job, leaderboard_job],
         resources={
             "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,
-                                     judge_batch_size=settings.judge_batch_size),
+                                     judge_batch_size=settings.judge_batch_size,
+                                     refetch_failed=settings.refetch_failed),
             "dreval_io": PartitionedDuckDBIOManager(home=home),
         },
     )

@@ -22,6 +22,7 @@ class DrevalResource(ConfigurableResource):
     judge_kind: str = "heuristic"
     fetch_kind: str = "sandbox"
     judge_batch_size: int = 8
+    refetch_failed: bool = False
 
     def store(self) -> Store:
         return Store(Settings(Path(self.home)).db_path)
@@ -30,7 +31,7 @@ class DrevalResource(ConfigurableResource):
         return make_judge(self.judge_kind, self.store(), Path(self.home))
 
     def fetcher(self) -> Fetcher:
-        return make_fetcher(self.fetch_kind)
+        return make_fetcher(self.fetch_kind, self.store(), self.refetch_failed)
 
 
 class PartitionedDuckDBIOManager(ConfigurableIOManager):

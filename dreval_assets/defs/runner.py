@@ -52,6 +52,7 @@ class Selection:
     task_glob: str | None = None
     benchmark: str | None = None
     force: bool = False
+    refetch_failed: bool = False
 
 
 @dataclass
@@ -96,6 +97,9 @@ def plan(store: Store, selection: Selection) -> Plan:
     # provider failures are transient: their partitions are due again (successful calls come from the cache)
     provider_failed = {(s, t) for s, t in store.query(
         "SELECT DISTINCT system, task FROM claim_verdicts WHERE na_reason = 'provider_failure'").iter_rows()}
+    fetch_failed = {(s, t) for s, t in store.query(
+        "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
+    ).iter_rows()} if selection.refetch_failed else set()
     for system in chosen_systems:
         todo = []
         for task in chosen_tasks:
@@ -105,6 +109,7 @@ def plan(store: Store, selection: Selection) -> Plan:
                 or done_scores[key] < done_tasks.get(("", task), done_scores[key])
                 or parser_versions.get(key) != PARSER_VERSION
                 or key in provider_failed
+                or key in fetch_failed
                 or stored_report_hash.get(key) != report_source_hash(systems[system], task, tasks[task].original_id)
             )
             if stale:

@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 from ..config import ConfigError
+from ..store.db import Store
+from ..store.pages import PageStore
 from .base import Fetcher
-from .sandbox import SandboxFetcher
+from .chain import ChainFetcher
 
 
-def make_fetcher(kind: str) -> Fetcher:
+def make_fetcher(kind: str, store: Store | None = None, refetch_failed: bool = False) -> Fetcher:
+    pages = PageStore(store) if store else None
     if kind == "sandbox":
-        return SandboxFetcher()
+        return ChainFetcher(pages=pages)
     if kind == "live":
-        raise ConfigError("DREVAL_FETCH=live: the live web fetcher is not built yet; use sandbox")
+        from .live import LiveFetcher, LiveFetchConfig
+
+        return ChainFetcher(pages=pages, live=LiveFetcher(LiveFetchConfig.from_env()), refetch_failed=refetch_failed)
     raise ConfigError(f"unknown fetcher {kind!r}")

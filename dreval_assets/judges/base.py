@@ -72,7 +72,7 @@ class JudgeStats:
 class Judge(Protocol):
     judge_id: str
     stats: JudgeStats
-    source_char_budget: int | None  # how much of a source page fits a prompt (None: all of it)
+    source_token_budget: int | None  # how much of a source page fits a prompt (None: all of it)
 
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         """Answer every request, in order. Never raises for one bad item: returns N/A instead."""

@@ -50,7 +50,7 @@ class HeuristicJudge:
     """Implements the `Judge` protocol with the handlers of `TEMPLATE_HANDLERS`."""
 
     judge_id = JUDGE_ID
-    source_char_budget = None  # reads whole pages: it is fast and free
+    source_token_budget = None  # reads whole pages: it is fast and free
 
     def __init__(self) -> None:
         self.stats = JudgeStats()

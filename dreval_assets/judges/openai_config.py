@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ConfigError
+from ..config import ConfigError, env_float, env_int
 
 MODES = ("tools", "json", "json_schema", "md_json")
 
@@ -37,7 +37,7 @@ class OpenAIJudgeConfig:
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
     prices: dict[str, Price] = field(default_factory=dict)
-    source_chars: int = 12_000  # source text budget per prompt until passage selection lands
+    source_tokens: int = 3_000  # source passages per prompt (BM25-selected for the claims asked about)
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -55,15 +55,16 @@ class OpenAIJudgeConfig:
             base_url=env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY", ""),
             mode=env.get("DREVAL_JUDGE_MODE", "tools"),
-            concurrency=_int(env, "DREVAL_JUDGE_CONCURRENCY", 8),
-            seed=_int(env, "DREVAL_JUDGE_SEED", 0),
-            timeout_s=_float(env, "DREVAL_JUDGE_TIMEOUT", 120.0),
-            max_attempts=_int(env, "DREVAL_JUDGE_MAX_ATTEMPTS", 6),
-            validation_retries=_int(env, "DREVAL_JUDGE_VALIDATION_RETRIES", 1),
-            backoff_base_s=_float(env, "DREVAL_JUDGE_BACKOFF", 1.0),
-            requests_per_minute=_int(env, "DREVAL_JUDGE_RPM", None),
-            tokens_per_minute=_int(env, "DREVAL_JUDGE_TPM", None),
+            concurrency=env_int("DREVAL_JUDGE_CONCURRENCY", 8),
+            seed=env_int("DREVAL_JUDGE_SEED", 0),
+            timeout_s=env_float("DREVAL_JUDGE_TIMEOUT", 120.0),
+            max_attempts=env_int("DREVAL_JUDGE_MAX_ATTEMPTS", 6),
+            validation_retries=env_int("DREVAL_JUDGE_VALIDATION_RETRIES", 1),
+            backoff_base_s=env_float("DREVAL_JUDGE_BACKOFF", 1.0),
+            requests_per_minute=env_int("DREVAL_JUDGE_RPM", None),
+            tokens_per_minute=env_int("DREVAL_JUDGE_TPM", None),
             prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
+            source_tokens=env_int("DREVAL_JUDGE_SOURCE_TOKENS", 3_000, minimum=100),
         )
 
 
@@ -84,22 +85,3 @@ def load_prices(setting: str | None, home: Path | None) -> dict[str, Price]:
         raise ConfigError(f"judge price table is malformed ({exc}); expected "
                           '{"model": {"input_per_mtok": x, "output_per_mtok": y}}') from exc
 
-
-def _int(env, name: str, default: int | None) -> int | None:
-    value = env.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return int(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r} is not an integer") from exc
-
-
-def _float(env, name: str, default: float) -> float:
-    value = env.get(name)
-    if value in (None, ""):
-        return default
-    try:
-        return float(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r} is not a number") from exc

@@ -21,7 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
-from .limits import RateLimiter, backoff_seconds, retry_after_seconds
+from ..core.backoff import backoff_seconds, retry_after_seconds
+from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
 from .prompts import load_template, render
 
@@ -71,7 +72,7 @@ class OpenAIJudge:
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
         self.judge_id = config.model
-        self.source_char_budget = config.source_chars
+        self.source_token_budget = config.source_tokens
         self.calls = calls
         self.stats = JudgeStats()
 

@@ -18,6 +18,17 @@ def load_template(name: str) -> tuple[str, str]:
     return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+# Fetched text sits between these markers in prompts; a page must not be able to close them early.
+UNTRUSTED_MARKERS = ("<<<SOURCE", "SOURCE>>>")
+
+
+def fence_untrusted(text: str) -> str:
+    """Defuse our delimiter markers inside untrusted text, so the page cannot end its own quote."""
+    for marker in UNTRUSTED_MARKERS:
+        text = text.replace(marker, marker.replace("SOURCE", "S0URCE"))
+    return text
+
+
 def render(name: str, variables: dict) -> str:
     text, _ = load_template(name)
     return text.format(**variables)

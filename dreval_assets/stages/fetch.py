@@ -28,6 +28,8 @@ def fetch_references(
                 "status": result.status, "backend": result.backend, "final_url": result.final_url,
                 "title": result.title, "content_type": result.content_type, "page_hash": page_hash,
                 "sandbox_role": result.role, "na_reason": result.na_reason, "detail": result.detail,
+                "http_status": result.http_status, "charset": result.charset, "blocked": result.blocked,
+                "truncated": result.truncated,
             })
     return {"fetched_references": frame("fetched_references", rows), "page_texts": frame("page_texts", texts.values())}
 

@@ -12,7 +12,9 @@ from typing import Mapping
 import polars as pl
 
 from ..core.models import ClaimVerdict, ClaimVerdictBatch
+from ..core.passages import select_passages
 from ..judges.base import Judge, Judgment, JudgmentRequest
+from ..judges.prompts import fence_untrusted
 from .frames import frame
 
 SINGLE_TEMPLATE = "claim_verdict"
@@ -47,7 +49,7 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                 continue
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], url))
     groups = _group_by_source(pending, max(1, batch_size))
-    requests = [_request(group, pages, texts, judge.source_char_budget, labels or {}) for group in groups]
+    requests = [_request(group, pages, texts, judge.source_token_budget, labels or {}) for group in groups]
     judgments = judge.judge_many([request for request, _ in requests])
     for group, (request, truncated), judgment in zip(groups, requests, judgments, strict=True):
         rows.extend(_rows_from_judgment(group, judgment, truncated, batch_size))
@@ -64,11 +66,12 @@ def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
 def _request(group: list[_Pair], pages, texts, budget: int | None, labels) -> tuple[JudgmentRequest, bool]:
     first = group[0]
     page = pages[(first.system, first.task, first.url)]
-    text = texts[page["page_hash"]]
-    truncated = budget is not None and len(text) > budget
-    if truncated:
-        text = f"{text[:budget]}\n[... truncated: {budget} of {len(text)} characters shown]"
-    source = {"source_url": first.url, "source_title": page["title"] or "", "source_text": text}
+    text, truncated = texts[page["page_hash"]], False
+    if budget is not None:  # the passages that matter for these claims, within the prompt budget
+        selection = select_passages(text, [p.claim for p in group], budget)
+        text, truncated = selection.text, selection.truncated
+    source = {"source_url": first.url, "source_title": fence_untrusted(page["title"] or ""),
+              "source_text": fence_untrusted(text)}
     call_labels = {**labels, "system": first.system, "task": first.task}
     if len(group) == 1:
         return JudgmentRequest(SINGLE_TEMPLATE, {"claim": first.claim, **source}, ClaimVerdict, call_labels), truncated

@@ -145,11 +145,11 @@ class Store:
             for table in storage.tables:
                 self._delete_partitions(con, table, storage.key_columns, keys_frame)
                 frame = frames.get(table)
-                written[table] = self._insert_by_name(con, table, frame)
+                written[table] = self.insert_by_name(con, table, frame)
             for table, hash_column in CONTENT_ADDRESSED.items():
                 frame = frames.get(table)
                 if frame is not None and frame.height:
-                    written[table] = self._insert_new_content(con, table, hash_column, frame)
+                    written[table] = self.insert_new_content(con, table, hash_column, frame)
             self._record_partitions(con, asset, storage.key_columns, keys, frames, run_id, now)
 
         self.write(work)
@@ -176,7 +176,7 @@ class Store:
         con.unregister("_dreval_keys")
 
     @staticmethod
-    def _insert_by_name(con, table, frame: pl.DataFrame | None) -> int:
+    def insert_by_name(con, table, frame: pl.DataFrame | None) -> int:
         if frame is None or frame.height == 0:
             return 0
         con.register("_dreval_rows", frame)
@@ -185,7 +185,7 @@ class Store:
         return frame.height
 
     @staticmethod
-    def _insert_new_content(con, table, hash_column, frame: pl.DataFrame) -> int:
+    def insert_new_content(con, table, hash_column, frame: pl.DataFrame) -> int:
         frame = frame.unique(subset=[hash_column], keep="first")
         con.register("_dreval_blobs", frame)
         con.execute(

@@ -1,9 +1,11 @@
 """Judge call cache and ledger in DuckDB (tables of sql/migrations/002_judge_calls.sql)."""
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, fields
 from datetime import datetime
 from typing import Sequence
+
+import polars as pl
 
 from .db import Store
 
@@ -76,7 +78,6 @@ class JudgeCallStore:
     def record(self, rows: Sequence[LedgerRow]) -> None:
         if not rows:
             return
+        frame = pl.DataFrame([astuple(r) for r in rows], schema=[f.name for f in fields(LedgerRow)], orient="row")
         with self.store.connect() as con:
-            con.executemany(
-                "INSERT INTO judge_ledger VALUES (" + ", ".join("?" * len(astuple(rows[0]))) + ")",
-                [list(astuple(r)) for r in rows])
+            Store.insert_by_name(con, "judge_ledger", frame)

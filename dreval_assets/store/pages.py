@@ -1,0 +1,67 @@
+"""The `pages` store: one fetch per normalised URL, texts once by content hash."""
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from typing import Sequence
+
+import polars as pl
+
+from ..core.models import FetchResult
+from .db import Store
+
+_COLUMNS = ("url_norm", "url", "status", "backend", "final_url", "http_status", "content_type", "charset",
+            "title", "text_hash", "n_bytes", "truncated", "blocked", "na_reason", "detail", "attempts", "fetched_at")
+
+
+class PageStore:
+    def __init__(self, store: Store):
+        self.store = store
+
+    def get(self, url_norms: Sequence[str]) -> dict[str, FetchResult]:
+        """Stored outcomes by normalised URL, with their text when it was readable."""
+        wanted = sorted(set(url_norms))
+        if not wanted:
+            return {}
+        with self.store.connect() as con:
+            rows = con.execute(
+                f"SELECT {', '.join('p.' + c for c in _COLUMNS)}, t.text FROM pages p "
+                "LEFT JOIN page_texts t USING (text_hash) WHERE p.url_norm IN (SELECT unnest(?))", [wanted]).fetchall()
+        found = {}
+        for row in rows:
+            r = dict(zip(_COLUMNS + ("text",), row))
+            found[r["url_norm"]] = FetchResult(
+                url=r["url"], status=r["status"], backend="cache", final_url=r["final_url"], title=r["title"] or "",
+                content_type=r["content_type"] or "", text=r["text"], na_reason=r["na_reason"],
+                detail=r["detail"] or "", http_status=r["http_status"], charset=r["charset"],
+                n_bytes=r["n_bytes"] or 0, truncated=bool(r["truncated"]), blocked=r["blocked"],
+                attempts=r["attempts"] or 0)
+        return found
+
+    def put(self, results: Sequence[tuple[str, FetchResult]]) -> None:
+        """Upsert (url_norm, result) pairs; a refetch replaces the earlier outcome."""
+        if not results:
+            return
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        page_rows, text_rows = [], []
+        for url_norm, r in results:
+            text_hash = None
+            if r.status == "ok" and r.text:
+                text_hash = hashlib.sha256(r.text.encode("utf-8")).hexdigest()
+                text_rows.append((text_hash, r.text, len(r.text)))
+            page_rows.append((url_norm, r.url, r.status, r.backend, r.final_url, r.http_status, r.content_type,
+                              r.charset, r.title, text_hash, r.n_bytes, r.truncated, r.blocked, r.na_reason,
+                              r.detail, r.attempts, now))
+
+        pages = pl.DataFrame(page_rows, schema=list(_COLUMNS), orient="row").unique("url_norm", keep="last")
+        texts = pl.DataFrame(text_rows, schema=["text_hash", "text", "n_chars"], orient="row")
+
+        def work(con) -> None:  # frames, not executemany: one statement for any number of pages
+            if texts.height:
+                Store.insert_new_content(con, "page_texts", "text_hash", texts)
+            con.register("_dreval_pages", pages)
+            con.execute("DELETE FROM pages WHERE url_norm IN (SELECT url_norm FROM _dreval_pages)")
+            con.unregister("_dreval_pages")
+            Store.insert_by_name(con, "pages", pages)
+
+        self.store.write(work)
