@@ -108,3 +108,14 @@ def test_live_pipeline_refuses_inward_urls_without_contacting_them(web, home, tm
     assert "loopback" in reasons[0] and "metadata" in reasons[1] and "scheme file:" in reasons[2]
     assert all(r.startswith("refused: ") for r in reasons)
     assert web.total_hits == 0
+
+
+def test_groups_share_one_fetch_per_url_and_keep_their_own_sandbox(web, pages):
+    sandbox = [SandboxPage(url=web.url("/b"), title="Sandbox b", role="distractor", text="sandbox words " * 30)]
+    first, second = chain(web, pages).fetch_groups([
+        ([web.url("/a"), web.url("/b")], sandbox),
+        ([web.url("/b"), web.url("/a#x")], []),
+    ])
+    assert [r.backend for r in first] == ["live", "sandbox"]
+    assert [r.backend for r in second] == ["live", "live"] and second[1].url == web.url("/a#x")
+    assert web.hits == {"/a": 1, "/b": 1}

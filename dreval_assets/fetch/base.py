@@ -12,3 +12,7 @@ class Fetcher(Protocol):
     def fetch_many(self, urls: Sequence[str], sandbox: Sequence[SandboxPage]) -> list[FetchResult]:
         """One result per URL, in order. Never raises for one bad URL: returns `unknown` instead."""
         ...
+
+    def fetch_groups(self, groups: Sequence[tuple[Sequence[str], Sequence[SandboxPage]]]) -> list[list[FetchResult]]:
+        """`fetch_many` for several (urls, sandbox) groups at once, sharing one fetch per URL."""
+        ...

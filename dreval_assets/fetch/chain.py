@@ -22,24 +22,32 @@ class ChainFetcher:
         self.name = "live" if live else "sandbox"
 
     def fetch_many(self, urls: Sequence[str], sandbox: Sequence[SandboxPage]) -> list[FetchResult]:
-        results: list[FetchResult | None] = [
-            r if r.status == "ok" else None for r in self.sandbox.fetch_many(urls, sandbox)]
-        todo = {i: _key(url) for i, url in enumerate(urls) if results[i] is None}
-        stored = self.pages.get(list(todo.values())) if self.pages else {}
-        for i, key in todo.items():
+        return self.fetch_groups([(urls, sandbox)])[0]
+
+    def fetch_groups(self, groups: Sequence[tuple[Sequence[str], Sequence[SandboxPage]]]) -> list[list[FetchResult]]:
+        """Several reports' URLs at once: each sandbox first, then one store lookup and one live
+        fetch for everything left, so a run fetches concurrently across reports and once per URL."""
+        results = [[r if r.status == "ok" else None for r in self.sandbox.fetch_many(urls, sandbox)]
+                   for urls, sandbox in groups]
+        todo = [(g, i, _key(url)) for g, (urls, _) in enumerate(groups) for i, url in enumerate(urls)
+                if results[g][i] is None]
+        stored = self.pages.get([key for _, _, key in todo]) if self.pages else {}
+        for g, i, key in todo:
             hit = stored.get(key)
             if hit and (hit.status == "ok" or not (self.refetch_failed and self.live)):
-                results[i] = hit.model_copy(update={"url": urls[i]})
-        missing = [i for i in todo if results[i] is None]
+                results[g][i] = hit
+        missing = [(g, i, key) for g, i, key in todo if results[g][i] is None]
         if missing and self.live:
-            distinct = list(dict.fromkeys(todo[i] for i in missing))
-            first_url = {todo[i]: urls[i] for i in reversed(missing)}
-            fetched = dict(zip(distinct, self.live.fetch_many([first_url[k] for k in distinct])))
+            first_url: dict[str, str] = {}
+            for g, i, key in missing:
+                first_url.setdefault(key, groups[g][0][i])
+            fetched = dict(zip(first_url, self.live.fetch_many(list(first_url.values()))))
             if self.pages:
                 self.pages.put(list(fetched.items()))
-            for i in missing:
-                results[i] = fetched[todo[i]].model_copy(update={"url": urls[i]})
-        return [r or _offline(urls[i]) for i, r in enumerate(results)]
+            for g, i, key in missing:
+                results[g][i] = fetched[key]
+        return [[(r.model_copy(update={"url": url}) if r else _offline(url)) for r, url in zip(row, urls)]
+                for row, (urls, _) in zip(results, groups)]
 
 
 def _key(url: str) -> str:

@@ -16,9 +16,10 @@ def fetch_references(
     keys: Sequence[tuple[str, str]],
 ) -> dict[str, pl.DataFrame]:
     rows, texts = [], {}
-    for system, task in keys:
-        urls = cited_urls(claims, system, task)
-        for result in fetcher.fetch_many(urls, sandbox_by_task.get(task, [])):
+    cited = [cited_urls(claims, system, task) for system, task in keys]
+    outcomes = fetcher.fetch_groups([(urls, sandbox_by_task.get(task, [])) for urls, (_, task) in zip(cited, keys)])
+    for (system, task), results in zip(keys, outcomes):
+        for result in results:
             page_hash = None
             if result.status == "ok" and result.text:
                 page_hash = text_hash(result.text)
