@@ -8,25 +8,16 @@ Reports per-report parse time, per-verdict judge time, and the judge on one very
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timing import best_of  # noqa: E402
 from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
 from dreval_assets.core.evidence_match import match_claim  # noqa: E402
 from dreval_assets.core.report_parser import parse_report  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
-
-
-def best_of(repeats: int, work) -> float:
-    timings = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        work()
-        timings.append(time.perf_counter() - started)
-    return min(timings)
 
 
 def main() -> None:

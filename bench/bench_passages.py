@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from timing import best_of  # noqa: E402
 from dreval_assets.core.passages import estimate_tokens, select_passages, split_passages  # noqa: E402
 
 TOPICS = [
@@ -57,15 +57,6 @@ QUERIES = [
     "A reusable booster put the payload into orbit on launch 77.",
     "Hydrogen furnace plants cut steel emissions by 1,250 tonnes.",
 ]
-
-
-def best_of(repeats: int, work) -> float:
-    timings = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        work()
-        timings.append(time.perf_counter() - started)
-    return min(timings)
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+from pdf_fixture import make_pdf, wrap
+
 Handler = Callable[[BaseHTTPRequestHandler], None]
 
 
@@ -152,31 +154,5 @@ def sequence(*handlers: Handler) -> Handler:
 
 
 def minimal_pdf(text: str) -> bytes:
-    """A one-page PDF with `text` in Helvetica, one line per 80 characters, written by hand."""
-    words, lines, line = text.split(), [], ""
-    for word in words:
-        if line and len(line) + len(word) > 80:
-            lines.append(line)
-            line = ""
-        line = f"{line} {word}".strip()
-    lines.append(line)
-    shown = " T* ".join("(" + ln.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") Tj"
-                        for ln in lines)
-    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {shown} ET".encode("latin-1")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    """A one-page PDF holding `text`, 80 characters a line."""
+    return make_pdf(wrap(text))

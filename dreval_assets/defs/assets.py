@@ -7,7 +7,6 @@ from dagster import (
     AssetExecutionContext,
     AssetIn,
     BackfillPolicy,
-    MaterializeResult,
     Output,
     asset,
 )

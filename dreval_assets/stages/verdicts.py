@@ -49,10 +49,10 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                 continue
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], url))
     groups = _group_by_source(pending, max(1, batch_size))
-    requests = [_request(group, pages, texts, judge.source_token_budget, labels or {}) for group in groups]
-    judgments = judge.judge_many([request for request, _ in requests])
-    for group, (request, truncated), judgment in zip(groups, requests, judgments, strict=True):
-        rows.extend(_rows_from_judgment(group, judgment, truncated, batch_size))
+    prepared = [_request(group, pages, texts, judge.source_token_budget, labels or {}) for group in groups]
+    judgments = judge.judge_many([request for request, _ in prepared])
+    for group, (_, truncated), judgment in zip(groups, prepared, judgments, strict=True):
+        rows.extend(_rows_from_judgment(group, judgment, truncated))
     return frame("claim_verdicts", rows)
 
 
@@ -81,7 +81,7 @@ def _request(group: list[_Pair], pages, texts, budget: int | None, labels) -> tu
                            ClaimVerdictBatch, call_labels), truncated
 
 
-def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool, batch_size: int) -> list[dict]:
+def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool) -> list[dict]:
     prov = judgment.provenance
     provenance = {"judge": prov.judge_id, "template": prov.template, "template_hash": prov.template_hash,
                   "model": prov.model or None, "temperature": prov.temperature, "seed": prov.seed,
