@@ -10,6 +10,7 @@ from pathlib import Path
 from .benchmarks.generic import load_generic
 from .config import ConfigError, Settings
 from .core.keys import InvalidKeyError, slugify, validate_key
+from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import Store
 from .store.registry import SystemEntry, register_system, register_tasks
@@ -141,7 +142,16 @@ def cmd_run(args, settings: Settings) -> int:
 def cmd_leaderboard(args, settings: Settings) -> int:
     store = _store(settings)
     board = store.query("SELECT * FROM leaderboard")
-    print(render(wide_leaderboard(board, args.suite), args.format))
+    if args.suite and args.suite not in SUITES:
+        raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")
+    if args.suite or args.format in ("csv", "json"):
+        print(render(wide_leaderboard(board, args.suite), args.format))
+        return 0
+    present = set(board.get_column("suite").unique()) if board.height else set()
+    sections = [s for s in SUITES.values() if s.name in present] or [SUITES["core"]]
+    for index, suite in enumerate(sections):
+        print(("\n" if index else "") + f"{suite.title} (suite {suite.name}; ranked by {suite.headline[0]})")
+        print(render(wide_leaderboard(board, suite.name), args.format))
     return 0
 
 

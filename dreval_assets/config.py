@@ -1,6 +1,7 @@
 """Settings from the environment (see README, Configuration)."""
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,8 @@ class Settings:
     fetch: str = "sandbox"
     judge_batch_size: int = 8  # claims citing one source verified per judge call (1 = per claim)
     refetch_failed: bool = False  # set by `dreval run --refetch-failed`, not by the environment
+    extra_suites: tuple[str, ...] = ()  # suites applied to every task besides its own benchmark's
+    policies: str = "{}"  # JSON: metric policy overrides, e.g. {"wlc.ref_acc.denominator": "all"}
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -28,15 +31,30 @@ class Settings:
             judge=os.environ.get("DREVAL_JUDGE", "heuristic"),
             fetch=os.environ.get("DREVAL_FETCH", "sandbox"),
             judge_batch_size=env_int("DREVAL_JUDGE_BATCH_SIZE", 8, minimum=1),
+            extra_suites=tuple(s.strip() for s in os.environ.get("DREVAL_SUITES", "").split(",") if s.strip()),
+            policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
         )
         settings.validate()
         return settings
+
+    def policy_map(self) -> dict[str, str]:
+        try:
+            value = json.loads(self.policies)
+        except ValueError as exc:
+            raise ConfigError(f"DREVAL_POLICIES is not JSON: {exc}") from exc
+        if not isinstance(value, dict):
+            raise ConfigError('DREVAL_POLICIES must be a JSON object, e.g. {"dr3.fa.unknown": "exclude"}')
+        return {str(k): str(v) for k, v in value.items()}
 
     def validate(self) -> None:
         if self.judge not in JUDGES:
             raise ConfigError(f"DREVAL_JUDGE={self.judge!r}: choose one of {', '.join(JUDGES)}")
         if self.fetch not in FETCHERS:
             raise ConfigError(f"DREVAL_FETCH={self.fetch!r}: choose one of {', '.join(FETCHERS)}")
+        self.policy_map()
+        from .benchmarks.suites import suites_for
+
+        suites_for("generic", self.extra_suites)  # unknown suite names fail here, before any run
 
     @property
     def db_path(self) -> Path:

@@ -5,13 +5,17 @@ import json
 
 import polars as pl
 
-# The metric each suite ranks by (its headline number).
-HEADLINE = {"core": "supported_ratio", "tvir": "cs"}
+from .benchmarks.suites import SUITES
+
 FORMATS = ("table", "md", "csv", "json")
 
 
 def wide_leaderboard(board: pl.DataFrame, suite: str | None = None) -> pl.DataFrame:
-    """One row per system, one column per suite.metric (suffixed @judge only when judges differ)."""
+    """One row per system, one column per suite.metric (suffixed @judge only when judges differ).
+
+    Columns follow each suite's headline order; rows rank by the first headline number of `suite`
+    (or of `core` when no suite is given).
+    """
     if suite:
         board = board.filter(pl.col("suite") == suite)
     if board.height == 0:
@@ -26,12 +30,23 @@ def wide_leaderboard(board: pl.DataFrame, suite: str | None = None) -> pl.DataFr
         pl.col("n_tasks").max().alias("tasks"),
         pl.col("judge").filter(pl.col("judge") != "none").unique().sort().str.join(",").alias("judge"))
     wide = wide.join(summary, on="system")
-    headline = f"{suite or 'core'}.{HEADLINE.get(suite or 'core', '')}"
-    ranked = board.filter(pl.col("column") == headline).select("system", rank=pl.col("mean"))
-    if ranked.height:
-        wide = wide.join(ranked, on="system", how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
+    rank_suite = SUITES[suite or "core"] if (suite or "core") in SUITES else None
+    if rank_suite:
+        headline = f"{rank_suite.name}.{rank_suite.headline[0]}"
+        ranked = board.filter(pl.col("column") == headline).select("system", rank=pl.col("mean"))
+        if ranked.height:
+            wide = wide.join(ranked, on="system", how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
     first = ["system", "judge", "tasks"]
-    return wide.select(first + sorted(c for c in wide.columns if c not in first))
+    return wide.select(first + sorted((c for c in wide.columns if c not in first), key=_column_order))
+
+
+def _column_order(column: str) -> tuple[int, int, str]:
+    suite, _, metric = column.partition(".")
+    metric = metric.split("@")[0]
+    names = list(SUITES)
+    suite_rank = names.index(suite) if suite in SUITES else len(names)
+    headline = SUITES[suite].headline if suite in SUITES else ()
+    return suite_rank, headline.index(metric) if metric in headline else len(headline), column
 
 
 def _cell_text() -> pl.Expr:

@@ -32,10 +32,22 @@ CREATE OR REPLACE VIEW metric_templates AS
 SELECT * FROM (VALUES
     ('core', 'supported_ratio', 'claim_verdict'), ('core', 'supported_ratio', 'claim_verdicts_batch'),
     ('core', 'contradicted_ratio', 'claim_verdict'), ('core', 'contradicted_ratio', 'claim_verdicts_batch'),
-    ('tvir', 'cs', 'claim_verdict'), ('tvir', 'cs', 'claim_verdicts_batch')
+    ('tvir', 'cs', 'claim_verdict'), ('tvir', 'cs', 'claim_verdicts_batch'),
+    ('tvir', 'aec', 'claim_verdict'), ('tvir', 'aec', 'claim_verdicts_batch'),
+    ('mmdr', 'con', 'claim_verdict'), ('mmdr', 'con', 'claim_verdicts_batch'),
+    ('mmdr', 'cov', 'claim_verdict'), ('mmdr', 'cov', 'claim_verdicts_batch'),
+    ('mmdr', 'fid', 'claim_verdict'), ('mmdr', 'fid', 'claim_verdicts_batch'),
+    ('mmdr', 'trace', 'claim_verdict'), ('mmdr', 'trace', 'claim_verdicts_batch'), ('mmdr', 'trace', 'trace_weights'),
+    ('dr3', 'fa', 'claim_verdict'), ('dr3', 'fa', 'claim_verdicts_batch'),
+    ('wlc', 'ref_acc', 'claim_verdict'), ('wlc', 'ref_acc', 'claim_verdicts_batch'),
+    ('wlc', 'ref_conf', 'claim_verdict'), ('wlc', 'ref_conf', 'claim_verdicts_batch'),
+    ('drb', 'fact_accuracy', 'claim_verdict'), ('drb', 'fact_accuracy', 'claim_verdicts_batch'),
+    ('drb', 'effective_citations', 'claim_verdict'), ('drb', 'effective_citations', 'claim_verdicts_batch'),
+    ('miroeval', 'factuality', 'claim_verdict'), ('miroeval', 'factuality', 'claim_verdicts_batch')
 ) AS t(suite, metric, template);
 
--- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table).
+-- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;
+-- NULL system = task-level judgments shared by every system, e.g. MMDR's TRACE weights).
 CREATE OR REPLACE VIEW judge_cost_by_system AS
 SELECT system, judge_id, model,
        count(*) AS calls, count(*) FILTER (WHERE cache_hit) AS cache_hits,

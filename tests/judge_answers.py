@@ -11,16 +11,22 @@ _SINGLE_RE = re.compile(r"Statement:\n(.*?)\n\nSource title:", re.S)
 _ITEM_RE = re.compile(r"^- \[([^\]]+)\] (.*)$", re.M)
 
 
-def prompt_text(request: dict) -> str:
+WEIGHTS_PROMPT = "You set how much three properties"
+
+
+def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
     """The message holding our rendered template (instructor may add its own system message)."""
     for message in request.get("messages", []):
         content = message.get("content")
-        if isinstance(content, str) and "<<<SOURCE" in content:
+        if isinstance(content, str) and marker in content:
             return content
     raise ValueError("no dreval prompt in the request")
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
+        # numbers and dates matter most in the demo's tasks: lean on fidelity
+        return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task"}
     text = prompt_text(request)
     source = _SOURCE_RE.search(text).group(1)
     single = _SINGLE_RE.search(text)

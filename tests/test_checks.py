@@ -6,7 +6,8 @@ from dreval_assets.stages.frames import frame
 def verdict(label, na_reason=None, reason=""):
     return {"system": "s", "task": "t", "claim_id": "c1", "source": "u", "verdict": label, "score": None,
             "evidence": "", "reason": reason, "na_reason": na_reason, "judge": "j", "template": "x", "template_hash": "h",
-            "model": None, "temperature": None, "seed": None, "cache_key": None, "batch_size": 1, "source_truncated": False}
+            "model": None, "temperature": None, "seed": None, "cache_key": None, "batch_size": 1, "source_truncated": False,
+            "origin": "cited"}
 
 
 def score(value, scale="0-100", na_reason=None):

@@ -1,72 +1,185 @@
-"""Metric formulas, checked against hand-computed values."""
+"""Every suite's claim-level formulas, checked against hand-computed values."""
 import pytest
 
-from dreval_assets.core.metrics import ClaimFacts, merge_verdicts, report_metrics, unreadable_report_metrics
+from dreval_assets.benchmarks import mmdr, tvir
+from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
+from dreval_assets.benchmarks.suites import SUITES, suites_for
+from dreval_assets.config import ConfigError
+from dreval_assets.core.metrics import merge_verdicts
 from dreval_assets.core.stats import bootstrap_ci
 
+A, B, WIKI = "https://a.example/1", "https://b.example/2", "https://en.wikipedia.org/wiki/Ferry"
 
-def by_name(values):
-    return {(v.suite, v.metric): v for v in values}
+
+def claim(cid, kind="sentence", urls=(), verdicts=(), unresolved=(), text=None):
+    return ClaimEvidence(cid, kind, text or f"Statement {cid} about the ferry in 2023.", tuple(urls),
+                         tuple(unresolved), tuple(SourceVerdict(*v) if isinstance(v, tuple) else v for v in verdicts))
+
+
+def report(claims, benchmark="generic", **extra):
+    return ReportEvidence("s", "t", benchmark, "judge-x", claims=list(claims), **extra)
+
+
+def values(suite, evidence):
+    return {v.metric: v for v in SUITES[suite].score(evidence)}
+
+
+SAMPLE = [
+    claim("c1", urls=[A], verdicts=[(A, "supported")]),
+    claim("c2", urls=[A, B], verdicts=[(A, "partial"), (B, "unsupported")]),   # merges to partial
+    claim("c3", kind="table_row", urls=[B], verdicts=[(B, "contradicted")]),
+    claim("c4", urls=[B], verdicts=[(B, "unknown")]),
+    claim("c5", kind="figure_caption", urls=[A], verdicts=[(A, "supported")]),
+    claim("c6", kind="uncited"),
+    claim("c7", urls=[], unresolved=[9], verdicts=[("[9]", "unknown")]),
+]
 
 
 def test_merge_prefers_the_best_source():
     assert merge_verdicts(["unsupported", "partial"]) == "partial"
     assert merge_verdicts(["contradicted", "unsupported", "unknown"]) == "contradicted"
-    assert merge_verdicts(["unknown"]) == "unknown"
     with pytest.raises(ValueError):
         merge_verdicts(["true"])
 
 
-def test_first_metric_set_by_hand():
+def test_core_by_hand():
+    m = values("core", report(SAMPLE))
+    assert m["n_claims"].value == 7
+    assert m["supported_ratio"].value == pytest.approx(200 / 7)  # c1, c5
+    assert m["contradicted_ratio"].value == pytest.approx(100 / 7)  # c3
+    assert m["citations_per_claim"].value == pytest.approx((1 + 2 + 1 + 1 + 1 + 0 + 1) / 7)
+    assert m["unresolved_citations"].value == 1
+
+
+def test_tvir_cs_and_aec_by_hand():
+    m = values("tvir", report(SAMPLE))
+    # facts: c1 (1), c2 (0.5), c3 (0), c4 (0, unknown), c7 (0, unknown); caption c5 excluded
+    assert m["cs"].value == pytest.approx(100 * 1.5 / 5) and m["cs"].n_items == 5
+    assert m["aec"].value == pytest.approx(1.5)
+    assert "unknown=2" in m["cs"].detail
+
+
+def test_tvir_no_pairs_scores_zero_as_in_the_paper():
+    m = values("tvir", report([claim("c1", kind="uncited")]))
+    assert m["cs"].value == 0.0 and m["aec"].value == 0.0 and "no pairs => 0" in m["cs"].policy
+
+
+def test_tvir_duplicate_facts_count_once():
+    dup = [claim("c1", urls=[A], verdicts=[(A, "supported")], text="The ferry carried 41,200 passengers in 2023."),
+           claim("c2", urls=[B], verdicts=[(B, "contradicted")], text="The ferry carried 41,200 passengers in 2023."),
+           claim("c3", urls=[B], verdicts=[(B, "supported")], text="A third vessel, Curlew, joined in March 2023.")]
+    assert values("tvir", report(dup))["cs"].value == pytest.approx(100.0)
+
+
+def test_tvir_published_aggregation_reproduces_the_paper_row():
+    ta = tvir.textual_average(47.53, 79.32, 69.37, 70.52, 84.00)
+    va = tvir.visual_average(90.24, 63.85, 61.47, 53.43, 67.49)
+    assert round(ta, 2) == 70.15 and round(va, 2) == 67.30
+    assert round(tvir.overall(ta, va), 2) == 68.72
+    assert tvir.overall(ta, None) is None
+
+
+def test_mmdr_trace_citation_part_by_hand():
+    m = values("mmdr", report(SAMPLE))
+    # cited claims c1..c5, c7 -> merged: supported, partial, contradicted, unknown, supported, unknown
+    # judged (readable): supported, partial, contradicted, supported -> 4
+    assert m["con"].value == pytest.approx(100 * 2 / 4)
+    assert m["fid"].value == pytest.approx(100 * (1 - 1 / 4))
+    assert m["cov"].value == pytest.approx(100 * 2 / 7)
+    assert m["trace"].value == pytest.approx((50 + 75 + 200 / 7) / 3)
+    assert m["vef"].value is None and m["vef"].na_reason == "pipeline_failure"
+
+
+def test_mmdr_task_adaptive_weights_are_normalised():
+    ev = report(SAMPLE, trace_weights={"con": 2, "cov": 0, "fid": 2}, trace_weights_source="judge")
+    assert values("mmdr", ev)["trace"].value == pytest.approx((50 + 75) / 2)
+    assert mmdr.normalise_weights({"con": 0, "cov": 0, "fid": 0}) == mmdr.FALLBACK_WEIGHTS
+
+
+def test_mmdr_published_formulas():
+    assert mmdr.trace_total(1.0, 0.5, 0.5, 0.5, {"con": 1, "cov": 1, "fid": 1}) == pytest.approx(70.0)
+    assert mmdr.overall(60.0, 50.0, 40.0) == pytest.approx(0.2 * 60 + 0.5 * 50 + 0.3 * 40)
+    assert mmdr.overall(0.0, 50.0, 40.0) == pytest.approx(25.0)  # MOSAIC gated off when FLAE is 0
+
+
+def test_mmdr_uncited_report_scores_zero():
+    m = values("mmdr", report([claim("c1", kind="uncited")]))
+    assert m["con"].value == 0.0 and m["trace"].value == 0.0
+
+
+def test_dr3_fa_and_cc_by_hand():
+    sandbox = [SandboxDoc(A, "Ferry annual note", "supportive"), SandboxDoc("https://c.example", "Timetable", "supportive"),
+               SandboxDoc(B, "Old figures", "distractor")]
+    refs = [{"index": 1, "url": A, "title": "x"}, {"index": 2, "url": None, "title": "Timetable"}]
+    m = values("dr3", report(SAMPLE, sandbox=sandbox, references=refs))
+    # pairs with URLs: c1 A sup, c2 A partial, c2 B unsup, c3 B contra, c4 B unknown, c5 A sup -> 2 of 6
+    assert m["fa"].value == pytest.approx(100 * 2 / 6)
+    assert m["cc"].value == pytest.approx(100.0)  # A by URL, the timetable by title
+    exclude = values("dr3", report(SAMPLE, sandbox=sandbox, policies={"dr3.fa.unknown": "exclude"}))
+    assert exclude["fa"].value == pytest.approx(100 * 2 / 5)
+    assert values("dr3", report(SAMPLE))["cc"].na_reason == "pipeline_failure"
+
+
+def test_wlc_ref_accuracy_conflict_leakage_and_denominator_policy():
+    claims = SAMPLE + [claim("c8", urls=[WIKI], verdicts=[(WIKI, "supported")])]
+    m = values("wlc", report(claims))
+    # statements: c1 sup, c2 partial, c3 contra, c4 unknown, c7 unknown, c8 sup -> evaluated 4 (drop unreachable)
+    assert m["ref_acc"].value == pytest.approx(100 * 2 / 4) and m["ref_conf"].value == pytest.approx(100 / 4)
+    assert m["leakage"].value == pytest.approx(100 / 6)
+    everything = values("wlc", report(claims, policies={"wlc.ref_acc.denominator": "all"}))
+    assert everything["ref_acc"].value == pytest.approx(100 * 2 / 6)
+
+
+def test_wlc_bibliography_only_is_na_with_reason():
+    m = values("wlc", report([claim("c1", kind="uncited")], citation_style="bibliography_only"))
+    assert all(v.value is None and v.na_reason == "model_failure" for v in m.values())
+    assert "bibliography" in m["ref_acc"].detail
+
+
+def test_drb_fact_by_hand():
+    m = values("drb", report(SAMPLE))
+    # pairs (statement, URL): A: c1 sup, c2 unsup(partial), c5 sup; B: c2 unsup, c3 unsup, c4 unknown
+    assert m["fact_accuracy"].value == pytest.approx(100 * 2 / 5)
+    assert m["effective_citations"].value == 2
+    bib = values("drb", report([claim("c1", kind="uncited")], citation_style="bibliography_only"))
+    assert bib["fact_accuracy"].value is None and "bibliography" in bib["fact_accuracy"].detail
+    assert bib["effective_citations"].value == 0
+
+
+def test_miroeval_labels_and_factuality():
     claims = [
-        ClaimFacts("c1", "sentence", 1),   # supported
-        ClaimFacts("c2", "sentence", 2),   # partial + unsupported -> partial
-        ClaimFacts("c3", "table_row", 1),  # contradicted
-        ClaimFacts("c4", "sentence", 1),   # unknown (dead link)
-        ClaimFacts("c5", "figure_caption", 1),  # supported, excluded from TVIR CS
-        ClaimFacts("c6", "uncited", 0),
+        claim("c1", urls=[A], verdicts=[(A, "supported")]),                                       # RIGHT
+        claim("c2", urls=[A], verdicts=[(A, "contradicted")]),                                    # WRONG
+        claim("c3", kind="uncited", verdicts=[("s", "supported", "sandbox")]),                    # RIGHT via sandbox
+        claim("c4", urls=[B], verdicts=[(B, "unknown"), ("s", "contradicted", "sandbox")]),       # WRONG via sandbox
+        claim("c5", urls=[A], verdicts=[(A, "supported"), ("f", "contradicted", "attachment")]),  # CONFLICT
+        claim("c6", kind="uncited"),                                                              # UNKNOWN
+        claim("c7", urls=[A], verdicts=[(A, "partial")]),                                         # UNKNOWN (policy)
     ]
-    verdicts = {"c1": ["supported"], "c2": ["partial", "unsupported"], "c3": ["contradicted"],
-                "c4": ["unknown"], "c5": ["supported"]}
-    m = by_name(report_metrics(claims, verdicts, [7, 7, 9], "heuristic-v1"))
-    # TVIR CS over c1..c4: (1 + 0.5 + 0 + 0) / 4
-    assert m["tvir", "cs"].value == pytest.approx(37.5)
-    assert m["tvir", "cs"].n_items == 4
-    assert "unknown=1" in m["tvir", "cs"].detail
-    # supported claims / all claims: c1 and c5 of 6
-    assert m["core", "supported_ratio"].value == pytest.approx(200 / 6)
-    assert m["core", "contradicted_ratio"].value == pytest.approx(100 / 6)
-    assert m["core", "n_claims"].value == 6
-    assert m["core", "citations_per_claim"].value == pytest.approx(6 / 6)
-    assert m["core", "unresolved_citations"].value == 2
-    assert m["core", "supported_ratio"].judge == "heuristic-v1"
-    assert m["core", "n_claims"].judge == "none"
+    m = values("miroeval", report(claims))
+    assert (m["right"].value, m["wrong"].value, m["conflict"].value, m["unknown"].value) == (2, 2, 1, 2)
+    assert m["factuality"].value == pytest.approx(100 * 2 / 7)
+    lenient = values("miroeval", report(claims, policies={"miroeval.partial": "RIGHT"}))
+    assert lenient["right"].value == 3
 
 
-def test_no_claims_is_na_with_reason_but_tvir_cs_follows_the_paper():
-    m = by_name(report_metrics([], {}, [], "heuristic-v1"))
-    assert m["core", "supported_ratio"].value is None
-    assert m["core", "supported_ratio"].na_reason == "model_failure"
-    assert m["tvir", "cs"].value == 0.0 and m["tvir", "cs"].n_items == 0
-    assert "no pairs => 0" in m["tvir", "cs"].policy
+def test_unreadable_reports_are_na_in_every_suite():
+    for suite in SUITES.values():
+        rows = suite.unreadable("model_failure", "report is empty", "judge-x")
+        assert {r.metric for r in rows} == {m.metric for m in suite.metrics}
+        assert all(r.value is None and r.na_reason == "model_failure" for r in rows)
 
 
-def test_uncited_only_report_scores_zero_support():
-    claims = [ClaimFacts("c1", "uncited", 0), ClaimFacts("c2", "uncited", 0)]
-    m = by_name(report_metrics(claims, {}, [], "h"))
-    assert m["core", "supported_ratio"].value == 0.0
-    assert m["core", "citations_per_claim"].value == 0.0
-
-
-def test_unreadable_report_gives_na_for_every_metric():
-    rows = unreadable_report_metrics("model_failure", "report is empty", "h")
-    assert rows and all(r.value is None and r.na_reason == "model_failure" for r in rows)
-    assert {(r.suite, r.metric) for r in rows} == set(by_name(report_metrics([], {}, [], "h")))
+def test_suites_for_a_task_and_extra_suites():
+    assert [s.name for s in suites_for("tvir")] == ["core", "tvir"]
+    assert [s.name for s in suites_for("generic", ["tvir"])] == ["core", "tvir"]
+    assert [s.name for s in suites_for("miroeval", ["tvir", "miroeval"])] == ["core", "miroeval", "tvir"]
+    with pytest.raises(ConfigError):
+        suites_for("tvir", ["nope"])
 
 
 def test_bootstrap_ci_brackets_the_mean_and_is_reproducible():
-    values = [10.0, 20.0, 30.0, 40.0, 50.0]
-    lo, hi = bootstrap_ci(values)
+    values_ = [10.0, 20.0, 30.0, 40.0, 50.0]
+    lo, hi = bootstrap_ci(values_)
     assert lo < 30 < hi and 10 <= lo and hi <= 50
-    assert bootstrap_ci(values) == (lo, hi)
-    assert bootstrap_ci([5.0]) is None
+    assert bootstrap_ci(values_) == (lo, hi) and bootstrap_ci([5.0]) is None

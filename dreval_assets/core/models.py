@@ -134,3 +134,12 @@ class ItemVerdict(ClaimVerdict):
 
 class ClaimVerdictBatch(BaseModel):
     verdicts: list[ItemVerdict]
+
+
+class TraceWeights(BaseModel):
+    """MMDR task-adaptive weights over CON, COV and FID (normalised by the suite)."""
+
+    con: float = Field(ge=0)
+    cov: float = Field(ge=0)
+    fid: float = Field(ge=0)
+    rationale: str = ""

@@ -17,7 +17,7 @@ from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
-from ..stages.tasks import sandbox_pages, task_frames
+from ..stages.tasks import sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.registry import load_systems, load_tasks
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
@@ -91,15 +91,19 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
 
 @asset(**PER_REPORT, group_name="evidence",
        ins={"parsed_reports": AssetIn(partition_mapping=same_report),
-            "fetched_references": AssetIn(partition_mapping=same_report)},
+            "fetched_references": AssetIn(partition_mapping=same_report),
+            "tasks": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("verdict_labels_valid", asset="claim_verdicts")])
-def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
-                   parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame):
-    """Per claim x cited source: the judge's verdict, evidence and provenance."""
-    texts = dreval.store().texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
+def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parsed_reports: dict[str, pl.DataFrame],
+                   fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame]):
+    """Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the
+    sandbox where a suite looks beyond them)."""
+    store = dreval.store()
+    texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
     judge = dreval.judge()
     frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
-                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run_id, "asset": "claim_verdicts"})
+                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run_id, "asset": "claim_verdicts"},
+                         sandbox_evidence=sandbox_for_suites(tasks, store, dreval.extra_suites))
     counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
     yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),
                                   **{f"n_{k}": v for k, v in counts.items()}})
@@ -109,15 +113,21 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource,
 
 
 @asset(**PER_REPORT, group_name="scores",
-       ins={name: AssetIn(partition_mapping=same_report) for name in ("reports", "parsed_reports", "claim_verdicts")},
+       ins={**{name: AssetIn(partition_mapping=same_report) for name in ("reports", "parsed_reports", "claim_verdicts")},
+            "tasks": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
                     AssetCheckSpec("na_has_reason", asset="metric_scores")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                  parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame):
-    """Long format: suite, metric, value or N/A with a reason, policy and judge."""
-    frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"],
-                          parsed_reports["report_claims"], claim_verdicts, dreval.judge().judge_id)
-    yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height})
+                  parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
+                  tasks: dict[str, pl.DataFrame]):
+    """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
+    judge = dreval.judge()
+    frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
+                          claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
+                          dreval.extra_suites, dreval.policy_map())
+    yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height,
+                                  "suites": ", ".join(sorted(frame.get_column("suite").unique())) if frame.height else "",
+                                  **judge.stats.metadata()})
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),
                  "0-100 values outside [0, 100] or negative counts")
     yield _check("na_has_reason", "metric_scores", checks.na_rows_without_valid_reason(frame),

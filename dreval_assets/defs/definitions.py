@@ -21,7 +21,8 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
         resources={
             "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,
                                      judge_batch_size=settings.judge_batch_size,
-                                     refetch_failed=settings.refetch_failed),
+                                     refetch_failed=settings.refetch_failed,
+                                     extra_suites=list(settings.extra_suites), policies=settings.policies),
             "dreval_io": PartitionedDuckDBIOManager(home=home),
         },
     )

@@ -23,6 +23,11 @@ class DrevalResource(ConfigurableResource):
     fetch_kind: str = "sandbox"
     judge_batch_size: int = 8
     refetch_failed: bool = False
+    extra_suites: list[str] = []
+    policies: str = "{}"
+
+    def policy_map(self) -> dict[str, str]:
+        return Settings(Path(self.home), policies=self.policies).policy_map()
 
     def store(self) -> Store:
         return Store(Settings(Path(self.home)).db_path)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
-from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict
+from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict, TraceWeights
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -40,7 +40,13 @@ def answer_claim_verdicts_batch(variables: Mapping[str, Any]) -> tuple[BaseModel
     return ClaimVerdictBatch(verdicts=verdicts), {"scores": scores}
 
 
+def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
+    return TraceWeights(con=1 / 3, cov=1 / 3, fid=1 / 3, rationale="fixed fallback: equal weights"), {"fallback": True}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "trace_weights": answer_trace_weights,
     "claim_verdict": answer_claim_verdict,
     "claim_verdicts_batch": answer_claim_verdicts_batch,
 }

@@ -35,6 +35,13 @@ def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
             "report_claims": frame("report_claims", claim_rows)}
 
 
+def citation_style(parsed: ParsedReport) -> str:
+    """inline: the text carries citations; bibliography_only: a source list nobody cites; none."""
+    if parsed.has_inline_citations:
+        return "inline"
+    return "bibliography_only" if parsed.has_reference_list else "none"
+
+
 _CLAIM_FIELDS = {"claim_id", "kind", "text", "section", "citation_indices", "urls", "unresolved_indices"}
 
 
@@ -52,6 +59,7 @@ def _report_row(system: str, task: str, parsed: ParsedReport) -> dict:
         "has_inline_citations": parsed.has_inline_citations,
         "has_reference_list": parsed.has_reference_list,
         "bibliography_only": parsed.has_reference_list and not parsed.has_inline_citations,
+        "citation_style": citation_style(parsed),
         "unresolved_indices": parsed.unresolved_indices,
         "sections": as_json(parsed.sections), "references": as_json(parsed.references),
         "figures": as_json(parsed.figures), "tables": as_json(parsed.tables),

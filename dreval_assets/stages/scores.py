@@ -1,38 +1,91 @@
-"""metric_scores: verdicts and parser output -> long-format metric rows, N/A with reasons."""
+"""metric_scores: verdicts and parser output -> long-format rows of every applicable suite."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..core.metrics import ClaimFacts, report_metrics, unreadable_report_metrics
+from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
+from ..benchmarks.suites import suites_for
+from ..core.models import TraceWeights
+from ..judges.base import Judge, JudgmentRequest
 from .frames import frame
+
+Key = tuple[str, str]
 
 
 def score_reports(
-    keys: Sequence[tuple[str, str]], reports: pl.DataFrame, parsed: pl.DataFrame, claims: pl.DataFrame,
-    verdicts: pl.DataFrame, judge_id: str,
+    keys: Sequence[Key], reports: pl.DataFrame, parsed: pl.DataFrame, claims: pl.DataFrame,
+    verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
+    extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
+    task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
-    parsed_by_key = {(r["system"], r["task"]): r for r in parsed.iter_rows(named=True)}
-    claims_by_key: dict[tuple[str, str], list[ClaimFacts]] = {}
-    for c in claims.iter_rows(named=True):
-        n_targets = len(set(c["urls"] or [])) + len(set(c["unresolved_indices"] or []))
-        claims_by_key.setdefault((c["system"], c["task"]), []).append(ClaimFacts(c["claim_id"], c["kind"], n_targets))
-    verdicts_by_key: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for v in verdicts.iter_rows(named=True):
-        verdicts_by_key.setdefault((v["system"], v["task"]), {}).setdefault(v["claim_id"], []).append(v["verdict"])
-
+    weights = _trace_weights(keys, task_rows, judge, extra_suites)
+    evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     rows = []
     for key in keys:
         report = report_by_key.get(key)
-        if report is None or report["status"] != "ok":
-            detail = report["detail"] if report else "no reports row"
-            reason = (report["na_reason"] if report else None) or "pipeline_failure"
-            values = unreadable_report_metrics(reason, detail, judge_id)
-        else:
-            unresolved = (parsed_by_key.get(key) or {}).get("unresolved_indices") or []
-            values = report_metrics(claims_by_key.get(key, []), verdicts_by_key.get(key, {}), unresolved, judge_id)
-        rows.extend({"system": key[0], "task": key[1], **asdict(v)} for v in values)
+        benchmark = task_rows[key[1]]["benchmark"] if key[1] in task_rows else "generic"
+        for suite in suites_for(benchmark, extra_suites):
+            if report is None or report["status"] != "ok":
+                detail = report["detail"] if report else "no reports row"
+                reason = (report["na_reason"] if report else None) or "pipeline_failure"
+                values = suite.unreadable(reason, detail, judge.judge_id)
+            else:
+                values = suite.score(evidence[key])
+            rows.extend({"system": key[0], "task": key[1], **asdict(v)} for v in values)
     return frame("metric_scores", rows)
+
+
+def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weights, policies) -> dict[Key, ReportEvidence]:
+    docs: dict[str, list[SandboxDoc]] = {}
+    for r in sandbox.iter_rows(named=True):
+        docs.setdefault(r["task"], []).append(SandboxDoc(r["url"], r["title"] or "", r["role"]))
+    by_claim: dict[tuple[str, str, str], list[SourceVerdict]] = {}
+    for v in verdicts.iter_rows(named=True):
+        by_claim.setdefault((v["system"], v["task"], v["claim_id"]), []).append(
+            SourceVerdict(v["source"], v["verdict"], v.get("origin") or "cited"))
+    parsed_by_key = {(r["system"], r["task"]): r for r in parsed.iter_rows(named=True)}
+    result = {}
+    for key in keys:
+        system, task = key
+        row = parsed_by_key.get(key) or {}
+        task_row = task_rows.get(task) or {}
+        result[key] = ReportEvidence(
+            system=system, task=task, benchmark=task_row.get("benchmark", "generic"), judge=judge_id,
+            references=json.loads(row.get("references") or "[]"),
+            citation_style=row.get("citation_style") or "inline",
+            sandbox=docs.get(task, []), attachments=list(task_row.get("attachments") or []),
+            trace_weights=weights.get(task, (None, ""))[0], trace_weights_source=weights.get(task, (None, ""))[1],
+            policies=dict(policies))
+    for c in claims.iter_rows(named=True):
+        key = (c["system"], c["task"])
+        if key in result:
+            result[key].claims.append(ClaimEvidence(
+                c["claim_id"], c["kind"], c["text"], tuple(c["urls"] or ()), tuple(c["unresolved_indices"] or ()),
+                tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
+    return result
+
+
+def _trace_weights(keys, task_rows, judge: Judge, extra_suites) -> dict[str, tuple[dict | None, str]]:
+    """MMDR's task-adaptive CON/COV/FID weights: one judgment per task (cached, shared by systems)."""
+    tasks = sorted({t for _, t in keys if t in task_rows and any(
+        s.name == "mmdr" for s in suites_for(task_rows[t]["benchmark"], extra_suites))})
+    if not tasks:
+        return {}
+    judgments = judge.judge_many([JudgmentRequest("trace_weights", {"query": task_rows[t]["query"]}, TraceWeights,
+                                                  {"asset": "metric_scores", "task": t}) for t in tasks])
+    result = {}
+    for task, judgment in zip(tasks, judgments):
+        answer = judgment.answer
+        if isinstance(answer, TraceWeights) and not judgment.extra.get("fallback"):
+            result[task] = ({"con": answer.con, "cov": answer.cov, "fid": answer.fid},
+                            f"proposed by {judgment.provenance.judge_id}: {answer.rationale}"[:300])
+        elif isinstance(answer, TraceWeights):
+            result[task] = (None, f"fixed fallback 1/3 each ({judgment.provenance.judge_id})")
+        else:
+            result[task] = (None, f"fixed fallback 1/3 each (judge failed: {judgment.na_reason})")
+    return result

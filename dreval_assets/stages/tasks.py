@@ -42,6 +42,18 @@ def sandbox_pages(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str
     return pages
 
 
+def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -> dict[str, list[SandboxPage]]:
+    """The sandbox corpora of the tasks whose suites look for evidence beyond the citations."""
+    from ..benchmarks.suites import NEEDS_SANDBOX_EVIDENCE, suites_for
+
+    wanted = [row["task"] for row in tasks["tasks"].iter_rows(named=True)
+              if {s.name for s in suites_for(row["benchmark"], extra_suites)} & NEEDS_SANDBOX_EVIDENCE]
+    if not wanted:
+        return {}
+    sandbox = tasks["task_sandbox"].filter(pl.col("task").is_in(wanted))
+    return sandbox_pages(sandbox, store.texts(sandbox.get_column("text_hash").to_list()))
+
+
 def _safe_norm(url: str) -> str:
     try:
         return normalise_url(url)

@@ -2,16 +2,19 @@
 
 Claims citing the same source are verified together in batches of `batch_size` (one call per
 chunk, template `claim_verdicts_batch`); a lone claim, and every claim when `batch_size=1`, is
-asked on its own (`claim_verdict`).
+asked on its own (`claim_verdict`). For tasks whose suites want evidence beyond the citations
+(MiroEval), a claim that is uncited, or whose cited sources decided nothing, is also checked against
+the best-matching page of the task's sandbox (rows with origin `sandbox`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..core.models import ClaimVerdict, ClaimVerdictBatch
+from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.prompts import fence_untrusted
@@ -19,6 +22,15 @@ from .frames import frame
 
 SINGLE_TEMPLATE = "claim_verdict"
 BATCH_TEMPLATE = "claim_verdicts_batch"
+MIN_SANDBOX_OVERLAP = 0.3  # share of a claim's words a sandbox page must contain to be asked at all
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class _Source:
+    url: str
+    title: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -27,12 +39,16 @@ class _Pair:
     task: str
     claim_id: str
     claim: str
-    url: str
+    source: _Source
+    origin: str
 
 
 def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
-                 batch_size: int = 1, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+                 batch_size: int = 1, labels: Mapping[str, str] | None = None,
+                 sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None) -> pl.DataFrame:
     pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
+    # a stable order makes the same batches, hence the same prompts and cache keys, on every run
+    claims = claims.sort("system", "task", "claim_id")
     rows: list[dict] = []
     pending: list[_Pair] = []
     for claim in claims.filter(pl.col("kind") != "uncited").iter_rows(named=True):
@@ -47,30 +63,69 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                 detail = page["detail"] if page else "URL missing from fetched_references"
                 rows.append(_unknown(base, url, reason or "data_accessibility", detail))
                 continue
-            pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], url))
-    groups = _group_by_source(pending, max(1, batch_size))
-    prepared = [_request(group, pages, texts, judge.source_token_budget, labels or {}) for group in groups]
-    judgments = judge.judge_many([request for request, _ in prepared])
-    for group, (_, truncated), judgment in zip(groups, prepared, judgments, strict=True):
-        rows.extend(_rows_from_judgment(group, judgment, truncated))
+            source = _Source(url, page["title"] or "", texts[page["page_hash"]])
+            pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], source, "cited"))
+    rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}))
+    if sandbox_evidence:
+        extra = _sandbox_pairs(claims, rows, sandbox_evidence)
+        rows.extend(_judge_pairs(extra, judge, batch_size, labels or {}))
     return frame("claim_verdicts", rows)
 
 
+def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapping[str, str]) -> list[dict]:
+    groups = _group_by_source(pairs, max(1, batch_size))
+    prepared = [_request(group, judge.source_token_budget, labels) for group in groups]
+    judgments = judge.judge_many([request for request, _ in prepared])
+    rows = []
+    for group, (_, truncated), judgment in zip(groups, prepared, judgments, strict=True):
+        rows.extend(_rows_from_judgment(group, judgment, truncated))
+    return rows
+
+
+def _sandbox_pairs(claims: pl.DataFrame, cited_rows: list[dict],
+                   sandbox_evidence: Mapping[str, Sequence[SandboxPage]]) -> list[_Pair]:
+    """Claims of the listed tasks that no cited source decided, each with its best sandbox page."""
+    decided = {(r["system"], r["task"], r["claim_id"]) for r in cited_rows
+               if r["verdict"] in ("supported", "contradicted", "partial")}
+    pairs = []
+    for claim in claims.filter(pl.col("kind") != "figure_caption").iter_rows(named=True):
+        key = (claim["system"], claim["task"], claim["claim_id"])
+        corpus = sandbox_evidence.get(claim["task"])
+        if not corpus or key in decided:
+            continue
+        page = best_page(claim["text"], corpus)
+        if page is not None:
+            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), "sandbox"))
+    return pairs
+
+
+def best_page(claim: str, corpus: Sequence[SandboxPage]) -> SandboxPage | None:
+    """The page containing most of the claim's words (ties: corpus order); None below the floor."""
+    words = {w.casefold() for w in _WORD_RE.findall(claim) if len(w) > 2}
+    if not words:
+        return None
+    scored = [(len(words & {w.casefold() for w in _WORD_RE.findall(p.text)}) / len(words), -i, p)
+              for i, p in enumerate(corpus) if p.text.strip()]
+    if not scored:
+        return None
+    share, _, page = max(scored, key=lambda s: (s[0], s[1]))
+    return page if share >= MIN_SANDBOX_OVERLAP else None
+
+
 def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
-    by_source: dict[tuple[str, str, str], list[_Pair]] = {}
+    by_source: dict[tuple[str, str, str, str], list[_Pair]] = {}
     for pair in pairs:
-        by_source.setdefault((pair.system, pair.task, pair.url), []).append(pair)
+        by_source.setdefault((pair.system, pair.task, pair.source.url, pair.origin), []).append(pair)
     return [group[i:i + batch_size] for group in by_source.values() for i in range(0, len(group), batch_size)]
 
 
-def _request(group: list[_Pair], pages, texts, budget: int | None, labels) -> tuple[JudgmentRequest, bool]:
+def _request(group: list[_Pair], budget: int | None, labels) -> tuple[JudgmentRequest, bool]:
     first = group[0]
-    page = pages[(first.system, first.task, first.url)]
-    text, truncated = texts[page["page_hash"]], False
+    text, truncated = first.source.text, False
     if budget is not None:  # the passages that matter for these claims, within the prompt budget
         selection = select_passages(text, [p.claim for p in group], budget)
         text, truncated = selection.text, selection.truncated
-    source = {"source_url": first.url, "source_title": fence_untrusted(page["title"] or ""),
+    source = {"source_url": first.source.url, "source_title": fence_untrusted(first.source.title),
               "source_text": fence_untrusted(text)}
     call_labels = {**labels, "system": first.system, "task": first.task}
     if len(group) == 1:
@@ -86,7 +141,6 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
     provenance = {"judge": prov.judge_id, "template": prov.template, "template_hash": prov.template_hash,
                   "model": prov.model or None, "temperature": prov.temperature, "seed": prov.seed,
                   "cache_key": prov.cache_key or None, "batch_size": len(group), "source_truncated": truncated}
-    rows = []
     answers: dict[str, ClaimVerdict] = {}
     scores: Mapping[str, float] = {}
     if isinstance(judgment.answer, ClaimVerdictBatch):
@@ -95,8 +149,10 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
     elif isinstance(judgment.answer, ClaimVerdict):
         answers = {group[0].claim_id: judgment.answer}
         scores = {group[0].claim_id: judgment.extra.get("score")}
+    rows = []
     for pair in group:
-        base = {**_base(pair.system, pair.task, pair.claim_id, prov.judge_id), **provenance, "source": pair.url}
+        base = {**_base(pair.system, pair.task, pair.claim_id, prov.judge_id), **provenance,
+                "source": pair.source.url, "origin": pair.origin}
         answer = answers.get(pair.claim_id)
         if answer is None:
             reason = judgment.na_reason or "pipeline_failure"
@@ -112,7 +168,7 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
 def _base(system: str, task: str, claim_id: str, judge_id: str) -> dict:
     return {"system": system, "task": task, "claim_id": claim_id, "judge": judge_id, "template": "",
             "template_hash": "", "model": None, "temperature": None, "seed": None, "cache_key": None,
-            "batch_size": None, "source_truncated": None}
+            "batch_size": None, "source_truncated": None, "origin": "cited"}
 
 
 def _unknown(base: dict, source: str, na_reason: str, detail: str) -> dict:

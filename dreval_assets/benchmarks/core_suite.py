@@ -1,0 +1,48 @@
+"""Our own suite `core`: the claim counts and ratios every report gets, whatever its benchmark."""
+from __future__ import annotations
+
+from ..core.metrics import MERGE_POLICY, MetricValue, not_available
+from ..core.models import VERDICTS
+from .evidence import ReportEvidence
+from .suite import MetricSpec, Suite
+
+
+def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    j = evidence.judge
+    claims = evidence.claims
+    n = len(claims)
+    unresolved = {i for c in claims for i in c.unresolved}
+    rows = [
+        MetricValue("core", "n_claims", float(n), "count", n, policy="parser claims of every kind"),
+        MetricValue("core", "unresolved_citations", float(len(unresolved)), "count", len(unresolved),
+                    policy="distinct cited indices with no URL"),
+    ]
+    if n == 0:
+        reason = "the report has no claims to check"
+        return rows + [not_available("core", "supported_ratio", "0-100", "model_failure", reason, j),
+                       not_available("core", "contradicted_ratio", "0-100", "model_failure", reason, j),
+                       not_available("core", "citations_per_claim", "ratio", "model_failure", reason)]
+    merged = [c.merged() for c in claims]
+    counts = {v: merged.count(v) for v in VERDICTS}
+    policy = f"denominator=all claims incl. uncited; {MERGE_POLICY}"
+    detail = ", ".join(f"{v}={counts[v]}" for v in VERDICTS) + f", uncited={merged.count(None)}"
+    targets = sum(len(set(c.urls)) + len(set(c.unresolved)) for c in claims)
+    return rows + [
+        MetricValue("core", "supported_ratio", 100 * counts["supported"] / n, "0-100", n, detail=detail,
+                    policy=policy, judge=j),
+        MetricValue("core", "contradicted_ratio", 100 * counts["contradicted"] / n, "0-100", n, detail=detail,
+                    policy=policy, judge=j),
+        MetricValue("core", "citations_per_claim", targets / n, "ratio", n,
+                    policy="distinct cited targets per claim, all claims"),
+    ]
+
+
+SUITE = Suite(
+    "core", "dreval core",
+    (MetricSpec("n_claims", "count", False, "claims the parser found"),
+     MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL"),
+     MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims"),
+     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims"),
+     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim")),
+    compute, headline=("supported_ratio", "contradicted_ratio", "n_claims", "citations_per_claim",
+                       "unresolved_citations"))

@@ -1,0 +1,57 @@
+"""DR³-Eval citation metrics (methods/dr3.md): FA over claim-source pairs, CC over the necessary docs."""
+from __future__ import annotations
+
+from ..core.metrics import MetricValue, not_available
+from ..fetch.urls import normalise_title, normalise_url
+from .evidence import ReportEvidence
+from .suite import MetricSpec, Suite
+
+
+def _norm_url(url: str) -> str:
+    try:
+        return normalise_url(url)
+    except ValueError:
+        return url
+
+
+def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
+    """FA: 1 per supported (claim, source) pair, else 0; unknown pairs count 0 by default."""
+    pairs = [v for c in evidence.cited_claims for v in c.cited_verdicts() if not v.source.startswith("[")]
+    if not pairs:
+        return not_available("dr3", "fa", "0-100", "model_failure", "no claim-source pairs to check", evidence.judge)
+    policy = evidence.policy("dr3.fa.unknown", "zero")
+    counted = pairs if policy == "zero" else [v for v in pairs if v.verdict != "unknown"]
+    unknown = sum(1 for v in pairs if v.verdict == "unknown")
+    if not counted:
+        return not_available("dr3", "fa", "0-100", "data_accessibility", "every cited source was unreadable",
+                             evidence.judge)
+    value = 100 * sum(1 for v in counted if v.verdict == "supported") / len(counted)
+    return MetricValue("dr3", "fa", value, "0-100", len(counted), detail=f"pairs={len(pairs)}, unknown={unknown}",
+                       policy=f"unknown pairs: {policy} (dr3.fa.unknown = zero | exclude)", judge=evidence.judge)
+
+
+def citation_coverage(evidence: ReportEvidence) -> MetricValue:
+    """CC: share of the supportive sandbox documents the report cites, by URL then normalised title."""
+    necessary = [d for d in evidence.sandbox if d.role == "supportive"]
+    if not necessary:
+        return not_available("dr3", "cc", "0-100", "pipeline_failure",
+                             "the task has no supportive documents to cover")
+    cited_urls = {_norm_url(r["url"]) for r in evidence.references if r.get("url")}
+    cited_urls |= {_norm_url(u) for c in evidence.claims for u in c.urls}
+    cited_titles = {normalise_title(r.get("title") or "") for r in evidence.references} - {""}
+    covered = [d for d in necessary
+               if _norm_url(d.url) in cited_urls or (d.title and normalise_title(d.title) in cited_titles)]
+    return MetricValue("dr3", "cc", 100 * len(covered) / len(necessary), "0-100", len(necessary),
+                       detail=f"cited {len(covered)} of {len(necessary)} supportive documents",
+                       policy="match by normalised URL, then normalised title; no judge")
+
+
+def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    return [factual_accuracy(evidence), citation_coverage(evidence)]
+
+
+SUITE = Suite(
+    "dr3", "DR³-Eval (citation metrics)",
+    (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs"),
+     MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents")),
+    compute, headline=("fa", "cc"))

@@ -1,0 +1,55 @@
+"""DeepResearch Bench FACT (methods/drb.md): citation accuracy and effective citations."""
+from __future__ import annotations
+
+from ..core.dedup import duplicate_groups
+from ..core.metrics import MetricValue, not_available
+from .evidence import ReportEvidence
+from .suite import MetricSpec, Suite
+
+TO_FACT = {"supported": "supported", "partial": "unsupported", "unsupported": "unsupported",
+           "contradicted": "unsupported", "unknown": "unknown"}
+
+
+def statement_url_pairs(evidence: ReportEvidence) -> list[str]:
+    """FACT labels of distinct (statement, URL) pairs: statements deduplicated per URL."""
+    by_url: dict[str, list[tuple[str, str]]] = {}
+    for claim in evidence.cited_claims:
+        for v in claim.cited_verdicts():
+            if not v.source.startswith("["):
+                by_url.setdefault(v.source, []).append((claim.text, TO_FACT[v.verdict]))
+    labels = []
+    for pairs in by_url.values():
+        groups = duplicate_groups([text for text, _ in pairs])
+        labels.extend(label for i, (_, label) in enumerate(pairs) if groups[i] == i)
+    return labels
+
+
+def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    j = evidence.judge
+    labels = statement_url_pairs(evidence)
+    supported, unsupported = labels.count("supported"), labels.count("unsupported")
+    effective = MetricValue("drb", "effective_citations", float(supported), "count", len(labels),
+                            detail=f"pairs={len(labels)}, unknown={labels.count('unknown')}",
+                            policy="supported statement-URL pairs of this task (reported per task, zeros kept; "
+                                   "the reference code divides by tasks that have citations)", judge=j)
+    if supported + unsupported == 0:
+        if evidence.citation_style == "bibliography_only":
+            reason = "a bibliography but no inline citations: no statement-URL pairs (reference code scores 0)"
+        elif not labels:
+            reason = "no statement-URL pairs"
+        else:
+            reason = "every cited URL was unreadable"
+        bucket = "data_accessibility" if labels else "model_failure"
+        return [not_available("drb", "fact_accuracy", "0-100", bucket, reason, j), effective]
+    accuracy = MetricValue("drb", "fact_accuracy", 100 * supported / (supported + unsupported), "0-100",
+                           supported + unsupported, detail=f"supported={supported}, unsupported={unsupported}",
+                           policy="supported / (supported + unsupported); unknown left out; partial and "
+                                  "contradicted count as unsupported", judge=j)
+    return [accuracy, effective]
+
+
+SUITE = Suite(
+    "drb", "DeepResearch Bench FACT",
+    (MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs"),
+     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task")),
+    compute, headline=("fact_accuracy", "effective_citations"))

@@ -1,0 +1,66 @@
+"""What a suite's claim-level metrics read about one report: its claims, their per-source verdicts,
+its reference list and the task's sandbox. Built by the scores stage; no Dagster."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.metrics import merge_verdicts
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    source: str  # URL, or "[n]" for a citation with no URL
+    verdict: str
+    origin: str = "cited"  # cited | sandbox (evidence found for the claim, not cited by it)
+
+
+@dataclass(frozen=True)
+class ClaimEvidence:
+    claim_id: str
+    kind: str  # sentence | table_row | figure_caption | uncited
+    text: str
+    urls: tuple[str, ...] = ()
+    unresolved: tuple[int, ...] = ()
+    verdicts: tuple[SourceVerdict, ...] = ()
+
+    @property
+    def cited(self) -> bool:
+        return bool(self.urls or self.unresolved)
+
+    def cited_verdicts(self) -> list[SourceVerdict]:
+        return [v for v in self.verdicts if v.origin == "cited"]
+
+    def merged(self, origin: str = "cited") -> str | None:
+        """Best verdict over this claim's sources of one origin; None when it has none."""
+        labels = [v.verdict for v in self.verdicts if v.origin == origin]
+        return merge_verdicts(labels) if labels else None
+
+
+@dataclass(frozen=True)
+class SandboxDoc:
+    url: str
+    title: str
+    role: str
+
+
+@dataclass
+class ReportEvidence:
+    system: str
+    task: str
+    benchmark: str
+    judge: str
+    claims: list[ClaimEvidence] = field(default_factory=list)
+    references: list[dict] = field(default_factory=list)  # {index, url, title}
+    citation_style: str = "inline"  # inline | bibliography_only | none
+    sandbox: list[SandboxDoc] = field(default_factory=list)
+    attachments: list[str] = field(default_factory=list)
+    trace_weights: dict[str, float] | None = None  # MMDR task-adaptive weights, when a judge proposed them
+    trace_weights_source: str = ""
+    policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
+
+    def policy(self, name: str, default: str) -> str:
+        return self.policies.get(name, default)
+
+    @property
+    def cited_claims(self) -> list[ClaimEvidence]:
+        return [c for c in self.claims if c.cited]

@@ -1,0 +1,78 @@
+"""MMDeepResearch-Bench TRACE, text part (methods/mmdr.md): CON, COV, FID with task-adaptive weights.
+
+CON = supported / judged cited claims; COV = supported claims / all claims (key claims backed);
+FID = 1 - contradicted / judged cited claims (no inverted or invented specifics). "Judged" excludes
+claims whose every source was unreadable. TRACE here is its citation part, 100 * sum_k W_k * E_k,
+with VEF N/A until visual evidence fidelity is built; the full formula is `trace_total`.
+"""
+from __future__ import annotations
+
+from ..core.metrics import MERGE_POLICY, MetricValue, not_available
+from .evidence import ReportEvidence
+from .suite import MetricSpec, Suite
+
+LAMBDA_VEF = 0.4
+FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}
+
+
+def normalise_weights(weights: dict[str, float]) -> dict[str, float]:
+    clean = {k: max(0.0, float(weights.get(k, 0.0))) for k in FALLBACK_WEIGHTS}
+    total = sum(clean.values())
+    return {k: v / total for k, v in clean.items()} if total > 0 else dict(FALLBACK_WEIGHTS)
+
+
+def trace_total(vef: float, con: float, cov: float, fid: float, weights: dict[str, float]) -> float:
+    """TRACE = 100 * [λ·VEF + (1-λ)·Σ W_k E_k], inputs in [0, 1]."""
+    w = normalise_weights(weights)
+    return 100 * (LAMBDA_VEF * vef + (1 - LAMBDA_VEF) * (w["con"] * con + w["cov"] * cov + w["fid"] * fid))
+
+
+def overall(flae: float, trace: float, mosaic: float) -> float:
+    """Overall = 0.2·FLAE + 0.5·TRACE + 0.3·MOSAIC; MOSAIC counts only when FLAE and TRACE are > 0."""
+    gated = mosaic if flae > 0 and trace > 0 else 0.0
+    return 0.2 * flae + 0.5 * trace + 0.3 * gated
+
+
+def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    j = evidence.judge
+    weights = normalise_weights(evidence.trace_weights or FALLBACK_WEIGHTS)
+    weight_note = evidence.trace_weights_source or "fixed fallback 1/3 each"
+    cited = [c.merged() or "unknown" for c in evidence.cited_claims]
+    judged = [v for v in cited if v != "unknown"]
+    n_all = len(evidence.claims)
+    vef = not_available("mmdr", "vef", "0-100", "pipeline_failure",
+                        "visual evidence fidelity is not built yet (needs the task's visual ground truth judge)", j)
+    if not cited:
+        detail = "no cited claims: the MMDR protocol requires [n] after each factual claim"
+        zero = dict(scale="0-100", n_items=n_all, detail=detail, policy="uncited report scores 0", judge=j)
+        return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "trace")] + [vef]
+    if not judged:
+        reason = "every cited source was unreadable"
+        return [not_available("mmdr", m, "0-100", "data_accessibility", reason, j)
+                for m in ("con", "fid", "trace")] + [
+            MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j), vef]
+    con = judged.count("supported") / len(judged)
+    fid = 1 - judged.count("contradicted") / len(judged)
+    cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_all
+    policy = f"judged = cited claims with a readable source; {MERGE_POLICY}"
+    detail = f"judged={len(judged)}, cited={len(cited)}, claims={n_all}"
+    trace = 100 * (weights["con"] * con + weights["cov"] * cov + weights["fid"] * fid)
+    w_text = ", ".join(f"{k}={v:.3f}" for k, v in weights.items())
+    return [
+        MetricValue("mmdr", "con", 100 * con, "0-100", len(judged), detail=detail, policy=policy, judge=j),
+        MetricValue("mmdr", "cov", 100 * cov, "0-100", n_all, detail=detail, policy=policy, judge=j),
+        MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j),
+        MetricValue("mmdr", "trace", trace, "0-100", len(judged), detail=f"weights {w_text} ({weight_note})",
+                    policy="citation part only: 100*sum W_k E_k; VEF N/A (full TRACE adds lambda=0.4 VEF)", judge=j),
+        vef,
+    ]
+
+
+SUITE = Suite(
+    "mmdr", "MMDeepResearch-Bench (TRACE, citation part)",
+    (MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims"),
+     MetricSpec("cov", "0-100", True, "coverage: supported share of all claims"),
+     MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted"),
+     MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights"),
+     MetricSpec("vef", "0-100", True, "visual evidence fidelity (not built yet)")),
+    compute, headline=("trace", "con", "cov", "fid", "vef"))

@@ -1,0 +1,53 @@
+"""TVIR-Bench citation metrics (methods/tvir.md): CS and AEC, plus the published aggregation."""
+from __future__ import annotations
+
+from ..core.dedup import duplicate_groups
+from ..core.metrics import MERGE_POLICY, MetricValue
+from .evidence import ReportEvidence
+from .suite import MetricSpec, Suite
+
+CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
+POLICY = f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); {MERGE_POLICY}"
+
+
+def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
+    """Per distinct fact with citations: 1 / 0.5 / 0; and how many were unknown."""
+    facts = [c for c in evidence.cited_claims if c.kind in ("sentence", "table_row")]
+    groups = duplicate_groups([c.text for c in facts])
+    distinct = [c for i, c in enumerate(facts) if groups[i] == i]
+    labels = [c.merged() or "unknown" for c in distinct]
+    return [CREDIT.get(v, 0.0) for v in labels], labels.count("unknown")
+
+
+def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    credits, unknown = fact_credits(evidence)
+    j = evidence.judge
+    detail = f"pairs={len(credits)}, unknown={unknown}" if credits else "no fact-citation pairs"
+    cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
+    return [
+        MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=POLICY, judge=j),
+        MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
+                    policy="sum of CS credits of the task's facts (AEC = mean over tasks)", judge=j),
+    ]
+
+
+def textual_average(cs: float, ia: float, wq: float, adb: float, flc: float) -> float:
+    """TA = mean(CS, IA, WQ, ADB, FLC)."""
+    return (cs + ia + wq + adb + flc) / 5
+
+
+def visual_average(fq: float, mc: float, fcq: float, fci: float, csc: float) -> float:
+    """VA = mean(FQ, MC, FCQ, FCI, CSC)."""
+    return (fq + mc + fcq + fci + csc) / 5
+
+
+def overall(ta: float, va: float | None) -> float | None:
+    """Overall = mean(TA, VA); a text-only report has no VA and so no Overall."""
+    return None if va is None else (ta + va) / 2
+
+
+SUITE = Suite(
+    "tvir", "TVIR-Bench",
+    (MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
+     MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task")),
+    compute, headline=("cs", "aec"))

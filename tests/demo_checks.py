@@ -1,0 +1,23 @@
+"""Checks shared by the demo end-to-end tests (heuristic and OpenAI judge)."""
+
+LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroeval", "wrong")}
+NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
+                 ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc")}
+
+
+def careful_beats_loose(store) -> int:
+    """The careful demo system beats the hallucinating one on every claim-level quality metric;
+    returns how many metrics were compared."""
+    board = store.query("SELECT suite, metric, system, mean FROM leaderboard WHERE mean IS NOT NULL")
+    means = {(r["suite"], r["metric"], r["system"]): r["mean"] for r in board.iter_rows(named=True)}
+    compared = 0
+    for suite, metric in {(s, m) for s, m, _ in means} - NOT_A_QUALITY:
+        careful, loose = means.get((suite, metric, "careful-scholar")), means.get((suite, metric, "loose-cannon"))
+        if careful is None or loose is None:
+            continue
+        compared += 1
+        if (suite, metric) in LOWER_IS_BETTER:
+            assert careful < loose, (suite, metric, careful, loose)
+        else:
+            assert careful > loose, (suite, metric, careful, loose)
+    return compared

@@ -1,0 +1,21 @@
+from dreval_assets.core.dedup import duplicate_groups, normalise_claim
+
+
+def test_exact_and_near_duplicates_collapse_but_different_numbers_do_not():
+    texts = [
+        "The Lowmarsh ferry carried 41,200 passengers in 2023.",
+        "the Lowmarsh ferry carried 41,200 passengers in 2023",          # same after normalising
+        "In 2023 the Lowmarsh ferry carried 41,200 passengers.",          # reordered: near duplicate
+        "The Lowmarsh ferry carried 58,000 passengers in 2023.",          # different number: distinct
+        "Estuary Links added a third vessel named Curlew in March 2023.",
+    ]
+    assert duplicate_groups(texts) == [0, 0, 0, 3, 4]
+
+
+def test_normalisation_keeps_numbers_and_drops_punctuation():
+    assert normalise_claim("Fares rose 4.5% (in April)!") == "fares rose 4.5 in april"
+
+
+def test_many_distinct_claims_stay_distinct():
+    texts = [f"Crossing {i} took {10 + i % 7} minutes on route {i * 3}." for i in range(400)]
+    assert duplicate_groups(texts) == list(range(400))
