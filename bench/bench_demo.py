@@ -21,12 +21,14 @@ from dagster import DagsterInstance  # noqa: E402
 
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.judges.heuristic import HeuristicJudge  # noqa: E402
-from dreval_assets.fetch.sandbox import SandboxFetcher  # noqa: E402
+from dreval_assets.fetch.chain import ChainFetcher  # noqa: E402
 from dreval_assets.stages.fetch import fetch_references  # noqa: E402
 from dreval_assets.stages.parse import parse_reports  # noqa: E402
 from dreval_assets.stages.reports import read_reports  # noqa: E402
 from dreval_assets.stages.scores import score_reports  # noqa: E402
 from dreval_assets.stages.verdicts import judge_claims  # noqa: E402
+from dreval_assets.stages.tasks import task_frames  # noqa: E402
+from dreval_assets.benchmarks.suites import NEEDS_SANDBOX_EVIDENCE  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.registry import load_systems, load_tasks  # noqa: E402
 
@@ -54,13 +56,18 @@ def pure_stage_seconds(home: Path) -> tuple[float, int]:
     systems = load_systems(store)
     keys = [(s, t) for s in systems for t in tasks]
     sandbox = {k: t.sandbox for k, t in tasks.items()}
+    task_tables = task_frames(list(tasks.values()))
+    judge = HeuristicJudge()
     started = time.perf_counter()
     reports = read_reports(keys, systems, {k: t.original_id for k, t in tasks.items()})
     parsed = parse_reports(reports)
-    fetched = fetch_references(parsed["report_claims"], sandbox, SandboxFetcher(), keys)
+    fetched = fetch_references(parsed["report_claims"], sandbox, ChainFetcher(), keys)
     texts = {r["text_hash"]: r["text"] for r in fetched["page_texts"].iter_rows(named=True)}
-    verdicts = judge_claims(parsed["report_claims"], fetched["fetched_references"], texts, HeuristicJudge())
-    score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts, "heuristic-v1")
+    needs_sandbox = {k: t.sandbox for k, t in tasks.items() if t.benchmark in NEEDS_SANDBOX_EVIDENCE}
+    verdicts = judge_claims(parsed["report_claims"], fetched["fetched_references"], texts, judge, batch_size=8,
+                            sandbox_evidence=needs_sandbox)
+    score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts,
+                  task_tables["tasks"], task_tables["task_sandbox"], judge)
     return time.perf_counter() - started, len(keys)
 
 

@@ -6,6 +6,8 @@
    concurrency 1 vs 16.
 2. Batching: every cited claim of the demo verified per claim (batch size 1) vs batched by source
    (batch size 8): calls and prompt tokens.
+3. Per report (batch size 8): judge calls against claims and distinct cited sources, and tokens:
+   the citation stage costs O(distinct sources), not O(claims).
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from dreval_assets.judges.base import JudgmentRequest  # noqa: E402
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig  # noqa: E402
 from dreval_assets.judges.openai_judge import OpenAIJudge  # noqa: E402
 from dreval_assets.stages.fetch import fetch_references  # noqa: E402
-from dreval_assets.fetch.sandbox import SandboxFetcher  # noqa: E402
+from dreval_assets.fetch.chain import ChainFetcher  # noqa: E402
 from dreval_assets.stages.parse import parse_reports  # noqa: E402
 from dreval_assets.stages.reports import read_reports  # noqa: E402
 from dreval_assets.stages.verdicts import judge_claims  # noqa: E402
@@ -64,7 +66,7 @@ def demo_claims():
     keys = [(s, t) for s in systems for t in tasks]
     reports = read_reports(keys, systems, {k: t.original_id for k, t in tasks.items()})
     claims = parse_reports(reports)["report_claims"]
-    fetched = fetch_references(claims, {k: t.sandbox for k, t in tasks.items()}, SandboxFetcher(), keys)
+    fetched = fetch_references(claims, {k: t.sandbox for k, t in tasks.items()}, ChainFetcher(), keys)
     texts = {r["text_hash"]: r["text"] for r in fetched["page_texts"].iter_rows(named=True)}
     return claims, fetched["fetched_references"], texts
 
@@ -83,6 +85,26 @@ def batching_ratio() -> None:
           f"-> {calls1 / calls8:.1f}x fewer calls, {tokens1 / tokens8:.1f}x fewer prompt tokens")
 
 
+def per_report_calls() -> None:
+    claims, fetched, texts = demo_claims()
+    rows = []
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        for (system, task), group in claims.group_by(["system", "task"], maintain_order=True):
+            cited = group.filter(group["kind"] != "uncited")
+            sources = {u for urls in cited["urls"].to_list() for u in urls}
+            before_calls, before_tokens = llm.n_calls, llm.prompt_tokens_total + llm.completion_tokens_total
+            judge_claims(group, fetched, texts, judge(llm, 16), batch_size=8)
+            rows.append((cited.height, len(sources), llm.n_calls - before_calls,
+                         llm.prompt_tokens_total + llm.completion_tokens_total - before_tokens))
+    cited_reports = [r for r in rows if r[0]]
+    n = len(cited_reports)
+    mean = lambda i: sum(r[i] for r in cited_reports) / n  # noqa: E731
+    worst = max(r[2] / max(1, r[1]) for r in cited_reports)
+    print(f"per report with citations ({n} reports): {mean(0):.1f} cited claims, {mean(1):.1f} distinct sources, "
+          f"{mean(2):.1f} judge calls, {mean(3):,.0f} tokens; calls per distinct source at most {worst:.2f}")
+
+
 if __name__ == "__main__":
     concurrency_ratio()
     batching_ratio()
+    per_report_calls()

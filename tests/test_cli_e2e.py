@@ -249,3 +249,19 @@ def test_every_asset_check_ran_and_passed_on_the_demo(demo_home):
         ("fetched_references", "failures_explained"), ("claim_verdicts", "verdict_labels_valid"),
         ("metric_scores", "scores_within_range"), ("metric_scores", "na_has_reason")}
     assert all(passed for _, _, passed in results), results
+
+
+def test_another_suite_can_be_applied_where_its_inputs_exist(home_copy, monkeypatch):
+    monkeypatch.setenv("DREVAL_SUITES", "tvir")
+    assert main(["--home", str(home_copy), "run", "--force", "--system", "careful-scholar", "--task", "miroeval.*"]) == 0
+    rows = store(home_copy).query("SELECT suite, metric, value FROM metric_scores "
+                                  "WHERE system = 'careful-scholar' AND task = 'miroeval.37' ORDER BY ALL")
+    suites = set(rows["suite"])
+    assert suites == {"core", "miroeval", "tvir"}
+    assert rows.filter(rows["metric"] == "cs")["value"].item() > 50
+
+
+def test_an_unknown_extra_suite_is_a_clear_error(home_copy, monkeypatch, capsys):
+    monkeypatch.setenv("DREVAL_SUITES", "tvirr")
+    assert main(["--home", str(home_copy), "run"]) == 2
+    assert "unknown suite(s) ['tvirr']" in capsys.readouterr().err

@@ -19,3 +19,15 @@ def test_normalisation_keeps_numbers_and_drops_punctuation():
 def test_many_distinct_claims_stay_distinct():
     texts = [f"Crossing {i} took {10 + i % 7} minutes on route {i * 3}." for i in range(400)]
     assert duplicate_groups(texts) == list(range(400))
+
+
+def test_sandbox_search_finds_the_page_that_speaks_to_the_claim():
+    from dreval_assets.core.models import SandboxPage
+    from dreval_assets.fetch.search import SandboxSearch
+
+    corpus = [SandboxPage(url="https://n.example", title="Noise", role="noise", text="Rainfall and reservoirs. " * 20),
+              SandboxPage(url="https://f.example", title="Ferry", role="supportive",
+                          text="The Lowmarsh ferry carried 41,200 passengers in 2023 on the estuary route.")]
+    [page] = SandboxSearch().search("The Lowmarsh ferry carried 41,200 passengers in 2023.", corpus)
+    assert page.url == "https://f.example"
+    assert SandboxSearch().search("Quantum chromodynamics predicts gluon confinement.", corpus) == []

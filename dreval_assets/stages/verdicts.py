@@ -8,7 +8,6 @@ the best-matching page of the task's sandbox (rows with origin `sandbox`).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -16,14 +15,13 @@ import polars as pl
 
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
+from ..fetch.search import EvidenceSearch, SandboxSearch
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.prompts import fence_untrusted
 from .frames import frame
 
 SINGLE_TEMPLATE = "claim_verdict"
 BATCH_TEMPLATE = "claim_verdicts_batch"
-MIN_SANDBOX_OVERLAP = 0.3  # share of a claim's words a sandbox page must contain to be asked at all
-_WORD_RE = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -45,7 +43,8 @@ class _Pair:
 
 def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
                  batch_size: int = 1, labels: Mapping[str, str] | None = None,
-                 sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None) -> pl.DataFrame:
+                 sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None,
+                 search: EvidenceSearch | None = None) -> pl.DataFrame:
     pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
     # a stable order makes the same batches, hence the same prompts and cache keys, on every run
     claims = claims.sort("system", "task", "claim_id")
@@ -67,7 +66,7 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], source, "cited"))
     rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}))
     if sandbox_evidence:
-        extra = _sandbox_pairs(claims, rows, sandbox_evidence)
+        extra = _sandbox_pairs(claims, rows, sandbox_evidence, search or SandboxSearch())
         rows.extend(_judge_pairs(extra, judge, batch_size, labels or {}))
     return frame("claim_verdicts", rows)
 
@@ -83,7 +82,7 @@ def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapp
 
 
 def _sandbox_pairs(claims: pl.DataFrame, cited_rows: list[dict],
-                   sandbox_evidence: Mapping[str, Sequence[SandboxPage]]) -> list[_Pair]:
+                   sandbox_evidence: Mapping[str, Sequence[SandboxPage]], search: EvidenceSearch) -> list[_Pair]:
     """Claims of the listed tasks that no cited source decided, each with its best sandbox page."""
     decided = {(r["system"], r["task"], r["claim_id"]) for r in cited_rows
                if r["verdict"] in ("supported", "contradicted", "partial")}
@@ -93,23 +92,9 @@ def _sandbox_pairs(claims: pl.DataFrame, cited_rows: list[dict],
         corpus = sandbox_evidence.get(claim["task"])
         if not corpus or key in decided:
             continue
-        page = best_page(claim["text"], corpus)
-        if page is not None:
-            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), "sandbox"))
+        for page in search.search(claim["text"], corpus):
+            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), search.name))
     return pairs
-
-
-def best_page(claim: str, corpus: Sequence[SandboxPage]) -> SandboxPage | None:
-    """The page containing most of the claim's words (ties: corpus order); None below the floor."""
-    words = {w.casefold() for w in _WORD_RE.findall(claim) if len(w) > 2}
-    if not words:
-        return None
-    scored = [(len(words & {w.casefold() for w in _WORD_RE.findall(p.text)}) / len(words), -i, p)
-              for i, p in enumerate(corpus) if p.text.strip()]
-    if not scored:
-        return None
-    share, _, page = max(scored, key=lambda s: (s[0], s[1]))
-    return page if share >= MIN_SANDBOX_OVERLAP else None
 
 
 def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
