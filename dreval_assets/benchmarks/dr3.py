@@ -2,16 +2,9 @@
 from __future__ import annotations
 
 from ..core.metrics import MetricValue, not_available
-from ..fetch.urls import normalise_title, normalise_url
+from ..fetch.urls import normalise_title, url_key
 from .evidence import ReportEvidence
 from .suite import MetricSpec, Suite
-
-
-def _norm_url(url: str) -> str:
-    try:
-        return normalise_url(url)
-    except ValueError:
-        return url
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
@@ -36,11 +29,11 @@ def citation_coverage(evidence: ReportEvidence) -> MetricValue:
     if not necessary:
         return not_available("dr3", "cc", "0-100", "pipeline_failure",
                              "the task has no supportive documents to cover")
-    cited_urls = {_norm_url(r["url"]) for r in evidence.references if r.get("url")}
-    cited_urls |= {_norm_url(u) for c in evidence.claims for u in c.urls}
+    cited_urls = {url_key(r["url"]) for r in evidence.references if r.get("url")}
+    cited_urls |= {url_key(u) for c in evidence.claims for u in c.urls}
     cited_titles = {normalise_title(r.get("title") or "") for r in evidence.references} - {""}
     covered = [d for d in necessary
-               if _norm_url(d.url) in cited_urls or (d.title and normalise_title(d.title) in cited_titles)]
+               if url_key(d.url) in cited_urls or (d.title and normalise_title(d.title) in cited_titles)]
     return MetricValue("dr3", "cc", 100 * len(covered) / len(necessary), "0-100", len(necessary),
                        detail=f"cited {len(covered)} of {len(necessary)} supportive documents",
                        policy="match by normalised URL, then normalised title; no judge")

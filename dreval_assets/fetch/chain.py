@@ -7,7 +7,7 @@ from ..core.models import FetchResult, SandboxPage
 from ..store.pages import PageStore
 from .live import LiveFetcher
 from .sandbox import SandboxFetcher
-from .urls import normalise_url
+from .urls import url_key
 
 OFFLINE_DETAIL = "not in the task's sandbox corpus, and live fetching is off (DREVAL_FETCH=sandbox)"
 
@@ -29,7 +29,7 @@ class ChainFetcher:
         fetch for everything left, so a run fetches concurrently across reports and once per URL."""
         results = [[r if r.status == "ok" else None for r in self.sandbox.fetch_many(urls, sandbox)]
                    for urls, sandbox in groups]
-        todo = [(g, i, _key(url)) for g, (urls, _) in enumerate(groups) for i, url in enumerate(urls)
+        todo = [(g, i, url_key(url)) for g, (urls, _) in enumerate(groups) for i, url in enumerate(urls)
                 if results[g][i] is None]
         stored = self.pages.get([key for _, _, key in todo]) if self.pages else {}
         for g, i, key in todo:
@@ -48,13 +48,6 @@ class ChainFetcher:
                 results[g][i] = fetched[key]
         return [[(r.model_copy(update={"url": url}) if r else _offline(url)) for r, url in zip(row, urls)]
                 for row, (urls, _) in zip(results, groups)]
-
-
-def _key(url: str) -> str:
-    try:
-        return normalise_url(url)
-    except ValueError:
-        return url
 
 
 def _offline(url: str) -> FetchResult:

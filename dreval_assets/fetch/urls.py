@@ -29,3 +29,11 @@ def normalise_url(url: str) -> str:
 
 def normalise_title(title: str) -> str:
     return re.sub(r"\W+", " ", title.casefold()).strip()
+
+
+def url_key(url: str) -> str:
+    """`normalise_url`, or the URL as written when it cannot be parsed (hostile or malformed)."""
+    try:
+        return normalise_url(url)
+    except ValueError:
+        return url

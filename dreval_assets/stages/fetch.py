@@ -7,7 +7,7 @@ import polars as pl
 
 from ..core.models import SandboxPage
 from ..fetch.base import Fetcher
-from ..fetch.urls import normalise_url
+from ..fetch.urls import url_key
 from .frames import frame, text_hash
 
 
@@ -25,7 +25,7 @@ def fetch_references(
                 page_hash = text_hash(result.text)
                 texts[page_hash] = {"text_hash": page_hash, "text": result.text, "n_chars": len(result.text)}
             rows.append({
-                "system": system, "task": task, "url": result.url, "url_norm": _norm(result.url),
+                "system": system, "task": task, "url": result.url, "url_norm": url_key(result.url),
                 "status": result.status, "backend": result.backend, "final_url": result.final_url,
                 "title": result.title, "content_type": result.content_type, "page_hash": page_hash,
                 "sandbox_role": result.role, "na_reason": result.na_reason, "detail": result.detail,
@@ -42,10 +42,3 @@ def cited_urls(claims: pl.DataFrame, system: str, task: str) -> list[str]:
         for url in urls or []:
             seen.setdefault(url, None)
     return list(seen)
-
-
-def _norm(url: str) -> str:
-    try:
-        return normalise_url(url)
-    except ValueError:
-        return url

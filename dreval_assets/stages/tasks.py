@@ -6,7 +6,7 @@ from typing import Sequence
 import polars as pl
 
 from ..core.models import SandboxPage, Task
-from ..fetch.urls import normalise_url
+from ..fetch.urls import url_key
 from ..store.registry import task_hash
 from .frames import frame, text_hash
 
@@ -24,7 +24,7 @@ def task_frames(tasks: Sequence[Task]) -> dict[str, pl.DataFrame]:
         for page in task.sandbox:
             digest = text_hash(page.text)
             text_rows[digest] = {"text_hash": digest, "text": page.text, "n_chars": len(page.text)}
-            sandbox_rows.append({"task": task.key, "url": page.url, "url_norm": _safe_norm(page.url),
+            sandbox_rows.append({"task": task.key, "url": page.url, "url_norm": url_key(page.url),
                                  "title": page.title, "role": page.role, "text_hash": digest})
     return {
         "tasks": frame("tasks", task_rows),
@@ -52,10 +52,3 @@ def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -
         return {}
     sandbox = tasks["task_sandbox"].filter(pl.col("task").is_in(wanted))
     return sandbox_pages(sandbox, store.texts(sandbox.get_column("text_hash").to_list()))
-
-
-def _safe_norm(url: str) -> str:
-    try:
-        return normalise_url(url)
-    except ValueError:
-        return url
