@@ -43,7 +43,9 @@ SELECT * FROM (VALUES
     ('wlc', 'ref_conf', 'claim_verdict'), ('wlc', 'ref_conf', 'claim_verdicts_batch'),
     ('drb', 'fact_accuracy', 'claim_verdict'), ('drb', 'fact_accuracy', 'claim_verdicts_batch'),
     ('drb', 'effective_citations', 'claim_verdict'), ('drb', 'effective_citations', 'claim_verdicts_batch'),
-    ('miroeval', 'factuality', 'claim_verdict'), ('miroeval', 'factuality', 'claim_verdicts_batch')
+    ('miroeval', 'factuality', 'claim_verdict'), ('miroeval', 'factuality', 'claim_verdicts_batch'),
+    ('tvir', 'cs', 'same_statement'), ('tvir', 'aec', 'same_statement'),
+    ('drb', 'fact_accuracy', 'same_statement'), ('drb', 'effective_citations', 'same_statement')
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
 
 _SOURCE_RE = re.compile(r"<<<SOURCE\n(.*?)\nSOURCE>>>", re.S)
@@ -24,6 +25,12 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("Statement A:" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "Statement A:")
+        a = text.split("Statement A:\n", 1)[1].split("\n\nStatement B:", 1)[0]
+        b = text.split("Statement B:\n", 1)[1].split("\n\n", 1)[0]
+        overlap = len(content_words(a) & content_words(b)) / max(1, len(content_words(a) | content_words(b)))
+        return {"same": overlap >= 0.7, "reason": f"overlap {overlap:.2f}"}
     if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
         # numbers and dates matter most in the demo's tasks: lean on fidelity
         return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task"}

@@ -31,3 +31,24 @@ def test_sandbox_search_finds_the_page_that_speaks_to_the_claim():
     [page] = SandboxSearch().search("The Lowmarsh ferry carried 41,200 passengers in 2023.", corpus)
     assert page.url == "https://f.example"
     assert SandboxSearch().search("Quantum chromodynamics predicts gluon confinement.", corpus) == []
+
+
+def test_only_ambiguous_pairs_go_to_the_judge_and_its_answer_decides():
+    from dreval_assets.core.dedup import ambiguous_pairs
+
+    texts = [
+        "The Lowmarsh ferry carried 41,200 passengers in 2023.",
+        "In 2023 the Lowmarsh ferry carried 41,200 passengers.",                          # sure duplicate
+        "The Lowmarsh ferry service carried 41,200 passengers during 2023 overall.",      # ambiguous
+        "Estuary Links added a third vessel named Curlew in March 2023.",                 # unrelated
+    ]
+    assert ambiguous_pairs(texts) == [(0, 2)]
+    asked = []
+
+    def judge(i, j):
+        asked.append((i, j))
+        return True
+
+    assert duplicate_groups(texts, same=judge) == [0, 0, 0, 3] and asked == [(0, 2)]
+    assert duplicate_groups(texts, same=lambda i, j: False) == [0, 0, 2, 3]
+    assert duplicate_groups(texts) == [0, 0, 2, 3]  # no judge: ambiguous pairs stay distinct

@@ -125,3 +125,18 @@ def test_registry_lets_new_templates_plug_in(monkeypatch: pytest.MonkeyPatch) ->
     [judgment] = HeuristicJudge().judge_many([request])
     assert judgment.answer == Echo(text="ABC") and judgment.extra == {"length": 3}
     assert judgment.provenance.template == "echo_demo"
+
+
+def test_same_statement_is_decided_by_content_word_overlap() -> None:
+    from dreval_assets.core.models import SameStatement
+
+    judge = HeuristicJudge()
+    close, far = judge.judge_many([
+        JudgmentRequest("same_statement", {"statement_a": "The Lowmarsh ferry carried 41,200 passengers in 2023.",
+                                           "statement_b": "In 2023 the Lowmarsh ferry service carried 41,200 passengers."},
+                        SameStatement),
+        JudgmentRequest("same_statement", {"statement_a": "The Lowmarsh ferry carried 41,200 passengers in 2023.",
+                                           "statement_b": "Lowmarsh council spent 41,200 pounds on signs in 2023."},
+                        SameStatement)])
+    assert close.answer.same is True and far.answer.same is False
+    assert close.provenance.judge_id == "heuristic-v1"

@@ -68,7 +68,8 @@ def test_tvir_duplicate_facts_count_once():
     dup = [claim("c1", urls=[A], verdicts=[(A, "supported")], text="The ferry carried 41,200 passengers in 2023."),
            claim("c2", urls=[B], verdicts=[(B, "contradicted")], text="The ferry carried 41,200 passengers in 2023."),
            claim("c3", urls=[B], verdicts=[(B, "supported")], text="A third vessel, Curlew, joined in March 2023.")]
-    assert values("tvir", report(dup))["cs"].value == pytest.approx(100.0)
+    assert values("tvir", report(dup))["cs"].value == pytest.approx(100 * 2 / 3)  # no dedup given
+    assert values("tvir", report(dup, duplicate_of={"c2": "c1"}))["cs"].value == pytest.approx(100.0)
 
 
 def test_tvir_published_aggregation_reproduces_the_paper_row():

@@ -1,7 +1,6 @@
 """DeepResearch Bench FACT (methods/drb.md): citation accuracy and effective citations."""
 from __future__ import annotations
 
-from ..core.dedup import duplicate_groups
 from ..core.metrics import MetricValue, not_available
 from .evidence import ReportEvidence
 from .suite import MetricSpec, Suite
@@ -12,15 +11,14 @@ TO_FACT = {"supported": "supported", "partial": "unsupported", "unsupported": "u
 
 def statement_url_pairs(evidence: ReportEvidence) -> list[str]:
     """FACT labels of distinct (statement, URL) pairs: statements deduplicated per URL."""
-    by_url: dict[str, list[tuple[str, str]]] = {}
-    for claim in evidence.cited_claims:
-        for v in claim.cited_verdicts():
-            if not v.source.startswith("["):
-                by_url.setdefault(v.source, []).append((claim.text, TO_FACT[v.verdict]))
+    seen: set[tuple[str, str]] = set()  # (representative claim, URL)
     labels = []
-    for pairs in by_url.values():
-        groups = duplicate_groups([text for text, _ in pairs])
-        labels.extend(label for i, (_, label) in enumerate(pairs) if groups[i] == i)
+    for claim in evidence.cited_claims:
+        first = evidence.duplicate_of.get(claim.claim_id, claim.claim_id)
+        for v in claim.cited_verdicts():
+            if not v.source.startswith("[") and (first, v.source) not in seen:
+                seen.add((first, v.source))
+                labels.append(TO_FACT[v.verdict])
     return labels
 
 

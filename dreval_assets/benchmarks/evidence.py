@@ -57,6 +57,7 @@ class ReportEvidence:
     trace_weights: dict[str, float] | None = None  # MMDR task-adaptive weights, when a judge proposed them
     trace_weights_source: str = ""
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
+    duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
 
     def policy(self, name: str, default: str) -> str:
         return self.policies.get(name, default)
@@ -64,3 +65,11 @@ class ReportEvidence:
     @property
     def cited_claims(self) -> list[ClaimEvidence]:
         return [c for c in self.claims if c.cited]
+
+    @property
+    def facts(self) -> list[ClaimEvidence]:
+        """Cited sentences and table rows: what TVIR and FACT count, and what gets deduplicated."""
+        return [c for c in self.cited_claims if c.kind in ("sentence", "table_row")]
+
+    def is_repeat(self, claim: ClaimEvidence) -> bool:
+        return self.duplicate_of.get(claim.claim_id, claim.claim_id) != claim.claim_id

@@ -1,7 +1,6 @@
 """TVIR-Bench citation metrics (methods/tvir.md): CS and AEC, plus the published aggregation."""
 from __future__ import annotations
 
-from ..core.dedup import duplicate_groups
 from ..core.metrics import MERGE_POLICY, MetricValue
 from .evidence import ReportEvidence
 from .suite import MetricSpec, Suite
@@ -12,9 +11,7 @@ POLICY = f"facts deduplicated; figure captions excluded; unknown counts 0; no pa
 
 def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
     """Per distinct fact with citations: 1 / 0.5 / 0; and how many were unknown."""
-    facts = [c for c in evidence.cited_claims if c.kind in ("sentence", "table_row")]
-    groups = duplicate_groups([c.text for c in facts])
-    distinct = [c for i, c in enumerate(facts) if groups[i] == i]
+    distinct = [c for c in evidence.facts if not evidence.is_repeat(c)]
     labels = [c.merged() or "unknown" for c in distinct]
     return [CREDIT.get(v, 0.0) for v in labels], labels.count("unknown")
 

@@ -136,6 +136,13 @@ class ClaimVerdictBatch(BaseModel):
     verdicts: list[ItemVerdict]
 
 
+class SameStatement(BaseModel):
+    """Whether two statements of one report state the same fact (for deduplication)."""
+
+    same: bool
+    reason: str = ""
+
+
 class TraceWeights(BaseModel):
     """MMDR task-adaptive weights over CON, COV and FID (normalised by the suite)."""
 

@@ -12,11 +12,13 @@ from typing import Any, Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
-from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict, TraceWeights
+from ..core.dedup import content_words
+from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict, SameStatement, TraceWeights
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
 JUDGE_ID = "heuristic-v1"
+SAME_STATEMENT_JACCARD = 0.7
 
 TemplateHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
 
@@ -45,7 +47,17 @@ def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
     return TraceWeights(con=1 / 3, cov=1 / 3, fid=1 / 3, rationale="fixed fallback: equal weights"), {"fallback": True}
 
 
+def answer_same_statement(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`same_statement`: the same numbers were checked before asking; the same when content words
+    overlap by at least `SAME_STATEMENT_JACCARD`."""
+    a, b = content_words(str(variables["statement_a"])), content_words(str(variables["statement_b"]))
+    overlap = len(a & b) / len(a | b) if a | b else 1.0
+    same = overlap >= SAME_STATEMENT_JACCARD
+    return SameStatement(same=same, reason=f"content-word overlap {overlap:.2f}"), {"overlap": overlap}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "same_statement": answer_same_statement,
     "trace_weights": answer_trace_weights,
     "claim_verdict": answer_claim_verdict,
     "claim_verdicts_batch": answer_claim_verdicts_batch,

@@ -9,7 +9,8 @@ import polars as pl
 
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.suites import suites_for
-from ..core.models import TraceWeights
+from ..core.dedup import ambiguous_pairs, duplicate_groups
+from ..core.models import SameStatement, TraceWeights
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame
 
@@ -25,6 +26,7 @@ def score_reports(
     report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
+    _mark_duplicates(evidence, judge)
     rows = []
     for key in keys:
         report = report_by_key.get(key)
@@ -68,6 +70,26 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weig
                 c["claim_id"], c["kind"], c["text"], tuple(c["urls"] or ()), tuple(c["unresolved_indices"] or ()),
                 tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
     return result
+
+
+def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
+    """Deduplicate each report's facts; the judge settles only the ambiguous pairs (one batch for all)."""
+    asked: list[tuple[Key, int, int]] = []
+    requests = []
+    for key, ev in evidence.items():
+        facts = ev.facts
+        for earlier, later in ambiguous_pairs([c.text for c in facts]):
+            asked.append((key, earlier, later))
+            requests.append(JudgmentRequest(
+                "same_statement", {"statement_a": facts[earlier].text, "statement_b": facts[later].text},
+                SameStatement, {"asset": "metric_scores", "system": key[0], "task": key[1]}))
+    answers = judge.judge_many(requests)
+    # an unanswered pair stays two facts: merging needs a positive answer
+    same = {q: isinstance(a.answer, SameStatement) and a.answer.same for q, a in zip(asked, answers)}
+    for key, ev in evidence.items():
+        facts = ev.facts
+        groups = duplicate_groups([c.text for c in facts], lambda j, i, key=key: same.get((key, j, i), False))
+        ev.duplicate_of = {facts[i].claim_id: facts[g].claim_id for i, g in enumerate(groups) if g != i}
 
 
 def _trace_weights(keys, task_rows, judge: Judge, extra_suites) -> dict[str, tuple[dict | None, str]]:
