@@ -151,3 +151,16 @@ def test_missing_upstream_partition_fails_loudly(home, bench):
     assert [o.success for o in outcomes] == [False]
     assert "upstream asset 'tasks' has no materialisation" in outcomes[0].error
     assert store.query("SELECT count(*) FROM reports").item() == 0
+
+
+def test_readable_attachments_are_loaded_as_evidence_and_images_are_not(tmp_path):
+    folder = tmp_path / "bench"
+    (folder / "files").mkdir(parents=True)
+    (folder / "files" / "brief.md").write_text("The ferry carried 39,000 passengers in 2023 according to the council. " * 5)
+    (folder / "files" / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
+    (folder / "tasks.jsonl").write_text(json.dumps(
+        {"id": "ferry", "query": "Report on the ferry.", "attachments": ["files/brief.md", "files/chart.png", "files/gone.pdf"]}) + "\n")
+    loaded = load_generic(folder)
+    [task] = loaded.tasks
+    assert list(task.attachment_texts) == ["files/brief.md"] and "39,000" in task.attachment_texts["files/brief.md"]
+    assert any("gone.pdf" in s for s in loaded.skipped)

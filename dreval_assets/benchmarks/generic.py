@@ -7,6 +7,7 @@ sandbox.jsonl: {task_id, url, title?, role?, text}
 from __future__ import annotations
 
 import json
+import mimetypes
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -81,9 +82,25 @@ def load_generic(folder: Path, default_benchmark: str = "generic") -> LoadResult
         missing = [a for a in task.attachments if not (folder / a).is_file()]
         if missing:
             result.skipped.append(f"{where}: attachment(s) not found, kept as named: {missing}")
+        task.attachment_texts = read_attachments(folder, [a for a in task.attachments if a not in missing])
         seen[key] = original_id
         result.tasks.append(task)
     return result
+
+
+def read_attachments(folder: Path, names: list[str]) -> dict[str, str]:
+    """Text of the attachments we can read as evidence (documents; images need a vision judge)."""
+    from ..fetch.extract import extract_page
+
+    texts = {}
+    for name in names:
+        media = mimetypes.guess_type(name)[0] or ""
+        if media.startswith(("image/", "audio/", "video/")):
+            continue
+        page = extract_page((folder / name).read_bytes(), media or None, name)
+        if page.status == "ok":
+            texts[name] = page.text
+    return texts
 
 
 def _load_sandbox(path: Path, result: LoadResult) -> dict[str, list[SandboxPage]]:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 ClaimKind = Literal["sentence", "table_row", "figure_caption", "uncited"]
 Verdict = Literal["supported", "partial", "unsupported", "contradicted", "unknown"]
 VERDICTS: tuple[str, ...] = ("supported", "partial", "unsupported", "contradicted", "unknown")
-PageRole = Literal["supportive", "distractor", "noise"]
+PageRole = Literal["supportive", "distractor", "noise", "attachment"]
 NaReason = Literal["provider_failure", "data_accessibility", "pipeline_failure", "model_failure"]
 NA_REASONS: tuple[str, ...] = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
 
@@ -35,6 +35,7 @@ class Task(BaseModel):
     reference_article: str | None = None
     gold_facts: list[str] = Field(default_factory=list)
     sandbox: list[SandboxPage] = Field(default_factory=list)
+    attachment_texts: dict[str, str] = Field(default_factory=dict)  # readable attachments, name -> text
 
 
 class Reference(BaseModel):

@@ -21,7 +21,9 @@ def task_frames(tasks: Sequence[Task]) -> dict[str, pl.DataFrame]:
             "reference_article": task.reference_article, "gold_facts": task.gold_facts,
             "n_sandbox_pages": len(task.sandbox), "content_hash": task_hash(task),
         })
-        for page in task.sandbox:
+        attachments = [SandboxPage(url=f"attachment:{name}", title=name, role="attachment", text=text)
+                       for name, text in task.attachment_texts.items()]
+        for page in [*task.sandbox, *attachments]:
             digest = text_hash(page.text)
             text_rows[digest] = {"text_hash": digest, "text": page.text, "n_chars": len(page.text)}
             sandbox_rows.append({"task": task.key, "url": page.url, "url_norm": url_key(page.url),

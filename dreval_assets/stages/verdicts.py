@@ -83,17 +83,22 @@ def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapp
 
 def _sandbox_pairs(claims: pl.DataFrame, cited_rows: list[dict],
                    sandbox_evidence: Mapping[str, Sequence[SandboxPage]], search: EvidenceSearch) -> list[_Pair]:
-    """Claims of the listed tasks that no cited source decided, each with its best sandbox page."""
+    """For the listed tasks: each claim no cited source decided, with its best sandbox page (origin
+    `sandbox`); and every claim with its best passage of the task's attachments (origin `attachment`,
+    so web and attachment evidence can be compared)."""
     decided = {(r["system"], r["task"], r["claim_id"]) for r in cited_rows
                if r["verdict"] in ("supported", "contradicted", "partial")}
     pairs = []
     for claim in claims.filter(pl.col("kind") != "figure_caption").iter_rows(named=True):
         key = (claim["system"], claim["task"], claim["claim_id"])
-        corpus = sandbox_evidence.get(claim["task"])
-        if not corpus or key in decided:
-            continue
-        for page in search.search(claim["text"], corpus):
-            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), search.name))
+        corpus = sandbox_evidence.get(claim["task"]) or []
+        web = [p for p in corpus if p.role != "attachment"]
+        attachments = [p for p in corpus if p.role == "attachment"]
+        if web and key not in decided:
+            for page in search.search(claim["text"], web):
+                pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), search.name))
+        for page in SandboxSearch().search(claim["text"], attachments):
+            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), "attachment"))
     return pairs
 
 
