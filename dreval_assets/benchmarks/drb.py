@@ -51,3 +51,19 @@ SUITE = Suite(
     (MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs"),
      MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task")),
     compute, headline=("fact_accuracy", "effective_citations"))
+
+
+def race_score(target: dict[str, float], reference: dict[str, float], weights: dict[str, float]) -> float:
+    """RACE = T / (T + R) with T = sum W_d t_d and R = sum W_d r_d (0.5 = parity with the reference)."""
+    t = sum(weights[d] * target[d] for d in weights)
+    r = sum(weights[d] * reference[d] for d in weights)
+    if t + r == 0:
+        raise ValueError("target and reference both score 0: RACE is undefined")
+    return t / (t + r)
+
+
+def weighted_criteria(scores: list[float], weights: list[float]) -> float:
+    """A dimension's criterion scores (0-10) averaged with the criteria weights."""
+    if not scores or len(scores) != len(weights) or sum(weights) <= 0:
+        raise ValueError("criteria scores and positive weights must align")
+    return sum(s * w for s, w in zip(scores, weights)) / sum(weights)

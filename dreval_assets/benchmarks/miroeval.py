@@ -52,3 +52,37 @@ SUITE = Suite(
      MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree"),
      MetricSpec("unknown", "count", True, "statements no evidence decides")),
     compute, headline=("factuality", "right", "wrong", "conflict", "unknown"))
+
+
+DYNAMIC_DIMENSION_CAP = 0.20
+
+
+def cap_dynamic_weights(weights: dict[str, float], dynamic: set[str]) -> dict[str, float]:
+    """Normalise dimension weights, holding each task-specific dimension at most at 0.20; the excess
+    goes to the other dimensions in proportion (the cap the reference prompt states, enforced)."""
+    total = sum(max(0.0, w) for w in weights.values())
+    if total <= 0:
+        raise ValueError("dimension weights must have a positive sum")
+    result = {k: max(0.0, w) / total for k, w in weights.items()}
+    for _ in range(len(result)):
+        over = {k for k in dynamic if result.get(k, 0) > DYNAMIC_DIMENSION_CAP + 1e-12}
+        if not over:
+            break
+        excess = sum(result[k] - DYNAMIC_DIMENSION_CAP for k in over)
+        for k in over:
+            result[k] = DYNAMIC_DIMENSION_CAP
+        free = {k: v for k, v in result.items() if k not in dynamic or v < DYNAMIC_DIMENSION_CAP}
+        free_total = sum(free.values())
+        for k, v in free.items():
+            result[k] = v + excess * (v / free_total if free_total else 1 / len(free))
+    return result
+
+
+def synthesis_total(dimension_scores: dict[str, float | None], weights: dict[str, float]) -> float | None:
+    """Sum_d W_d * dim_d over the dimensions that scored, weights renormalised over them (0-10 scale
+    in, 0-100 out); a failed dimension (None) is left out, not counted as 0."""
+    scored = {d: s for d, s in dimension_scores.items() if s is not None and weights.get(d, 0) > 0}
+    if not scored:
+        return None
+    total_weight = sum(weights[d] for d in scored)
+    return 10 * sum(weights[d] / total_weight * s for d, s in scored.items())

@@ -76,3 +76,33 @@ SUITE = Suite(
      MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights"),
      MetricSpec("vef", "0-100", True, "visual evidence fidelity (not built yet)")),
     compute, headline=("trace", "con", "cov", "fid", "vef"))
+
+
+def alpha_det(length_completeness: float, heading_coverage: float, citation_compliance: float,
+              reference_validity: float) -> float:
+    """FLAE's deterministic fusion weight: clip(1 - (0.35 L + 0.35 H + 0.20 C + 0.10 Ref), 0, 1).
+
+    Short, badly structured or non-compliant reports lean on the formula channel (alpha near 1)."""
+    value = 1 - (0.35 * length_completeness + 0.35 * heading_coverage + 0.20 * citation_compliance
+                 + 0.10 * reference_validity)
+    return min(1.0, max(0.0, value))
+
+
+def flae(formula: dict[str, float], judge: dict[str, float], alpha: float, weights: dict[str, float]) -> float:
+    """FLAE = 100 * sum_d W_d * (alpha * s_form + (1 - alpha) * s_judge) over READ, INSH, STRU."""
+    dims = ("read", "insh", "stru")
+    total = sum(max(0.0, weights.get(d, 0.0)) for d in dims)
+    if total <= 0:
+        raise ValueError("FLAE weights must have a positive sum")
+    return 100 * sum(weights.get(d, 0.0) / total * (alpha * formula[d] + (1 - alpha) * judge[d]) for d in dims)
+
+
+def mosaic_item(visual_type: str, sem: float, acc: float, vqa: float, f: float, h: float = 0.0) -> float:
+    """MOSAIC item score by visual type (inputs in [0, 1])."""
+    if visual_type in ("DATACHART", "OCRCHART"):
+        return f * (0.9 * acc + 0.1 * vqa)
+    if visual_type == "PHOTO":
+        return f * (0.5 * sem + 0.5 * vqa)
+    if visual_type == "DIAGRAM":
+        return f * (0.5 * vqa + 0.5 * (1 - h))
+    raise ValueError(f"unknown visual type {visual_type!r}")

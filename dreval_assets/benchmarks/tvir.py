@@ -48,3 +48,38 @@ SUITE = Suite(
     (MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
      MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task")),
     compute, headline=("cs", "aec"))
+
+
+# FLC: distinct internal contradictions -> score out of 10 (methods/tvir.md), then /10.
+FLC_TABLE = ((0, 0, 10), (1, 2, 9), (3, 4, 8), (5, 6, 7), (7, 8, 6), (9, 10, 5), (11, 12, 4), (13, 14, 3), (15, 17, 2))
+
+
+def flc_score(contradictions: int) -> float:
+    """FLC in [0, 1] from the number of distinct contradictions (0 -> 1.0, >= 18 -> 0.1)."""
+    if contradictions < 0:
+        raise ValueError("a contradiction count cannot be negative")
+    for low, high, score in FLC_TABLE:
+        if low <= contradictions <= high:
+            return score / 10
+    return 0.1
+
+
+def csc_score(contradictions: int) -> float:
+    """CSC per chart: 0 -> 10, 1 -> 9, ... 8 -> 2, >= 9 -> 1; then /10."""
+    if contradictions < 0:
+        raise ValueError("a contradiction count cannot be negative")
+    return max(1, 10 - contradictions) / 10
+
+
+def dimension_mean(scores_1_to_10: list[float]) -> float:
+    """WQ / ADB: sum of 1-10 dimension scores over 10 x dimensions, in [0, 1]."""
+    if not scores_1_to_10:
+        raise ValueError("no dimension scores")
+    return sum(scores_1_to_10) / (10 * len(scores_1_to_10))
+
+
+def checklist_alignment(credits: list[float]) -> float:
+    """IA: mean of per-item 1 / 0.5 / 0 credits."""
+    if not credits:
+        raise ValueError("no checklist items")
+    return sum(credits) / len(credits)

@@ -53,3 +53,20 @@ SUITE = Suite(
      MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation"),
      MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban")),
     compute, headline=("ref_acc", "ref_conf", "leakage"))
+
+
+def combine_orders(first_order: str, swapped_order: str) -> str:
+    """Both-orders policy: a win counts only when both presentations agree, otherwise a tie.
+
+    Each argument is the winner as judged in that order: "generated", "reference" or "tie"."""
+    return first_order if first_order == swapped_order else "tie"
+
+
+def win_rates(outcomes: dict[str, list[str]]) -> dict[str, float]:
+    """Per category and overall (micro: all wins over all criteria, as released) generated-win rates."""
+    rates = {cat: sum(o == "generated" for o in results) / len(results) for cat, results in outcomes.items() if results}
+    every = [o for results in outcomes.values() for o in results]
+    if not every:
+        raise ValueError("no criterion outcomes")
+    rates["overall"] = sum(o == "generated" for o in every) / len(every)
+    return rates
