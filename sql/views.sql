@@ -45,7 +45,8 @@ SELECT * FROM (VALUES
     ('drb', 'effective_citations', 'claim_verdict'), ('drb', 'effective_citations', 'claim_verdicts_batch'),
     ('miroeval', 'factuality', 'claim_verdict'), ('miroeval', 'factuality', 'claim_verdicts_batch'),
     ('tvir', 'cs', 'same_statement'), ('tvir', 'aec', 'same_statement'),
-    ('drb', 'fact_accuracy', 'same_statement'), ('drb', 'effective_citations', 'same_statement')
+    ('drb', 'fact_accuracy', 'same_statement'), ('drb', 'effective_citations', 'same_statement'),
+    ('tvir', 'ia', 'checklist_items'), ('dr3', 'if', 'checklist_items')
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;

@@ -1,8 +1,10 @@
 """Checks shared by the demo end-to-end tests (heuristic and OpenAI judge)."""
 
 LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroeval", "wrong")}
+# counts, coverage of the sandbox, and report-level checklist metrics: not claim-level quality
 NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
-                 ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc")}
+                 ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
+                 ("tvir", "ia"), ("dr3", "if")}
 
 
 def careful_beats_loose(store) -> int:

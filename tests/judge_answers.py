@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from dreval_assets.core.checklist_match import item_credit
 from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
 
@@ -25,6 +26,14 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("<<<REPORT" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<REPORT")
+        report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
+        items = []
+        for item_id, requirement in _ITEM_RE.findall(text.split("<<<REPORT", 1)[0]):
+            credit, reason = item_credit(requirement, report)
+            items.append({"item_id": item_id, "credit": credit, "reason": reason})
+        return {"items": items}
     if any("Statement A:" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "Statement A:")
         a = text.split("Statement A:\n", 1)[1].split("\n\nStatement B:", 1)[0]

@@ -16,9 +16,10 @@ from dreval_assets.defs.runner import demo_root  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
 ALL_TABLES = ["tasks", "task_sandbox", "page_texts", "reports", "parsed_reports", "report_claims",
-              "fetched_references", "claim_verdicts", "metric_scores", "leaderboard",
+              "fetched_references", "claim_verdicts", "report_judgments", "metric_scores", "leaderboard",
               "registered_tasks", "registered_systems", "materialized_partitions"]
-PER_REPORT_ASSETS = {"reports", "parsed_reports", "fetched_references", "claim_verdicts", "metric_scores"}
+PER_REPORT_ASSETS = {"reports", "parsed_reports", "fetched_references", "claim_verdicts", "report_judgments",
+                     "metric_scores"}
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +221,7 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
     dims = {n["assetKey"]["path"][-1]: {d["name"]: len(d["partitionKeys"]) for d in n["partitionKeysByDimension"]}
             for n in nodes}
     assert set(dims) == {"tasks", "reports", "parsed_reports", "fetched_references", "claim_verdicts",
-                         "metric_scores", "leaderboard"}
+                         "report_judgments", "metric_scores", "leaderboard"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}
     assert list(dims["tasks"].values()) == [8]
 
@@ -247,6 +248,7 @@ def test_every_asset_check_ran_and_passed_on_the_demo(demo_home):
     assert {(asset, check) for asset, check, _ in results} == {
         ("reports", "status_explained"), ("parsed_reports", "no_orphan_claims"),
         ("fetched_references", "failures_explained"), ("claim_verdicts", "verdict_labels_valid"),
+        ("report_judgments", "credits_valid"),
         ("metric_scores", "scores_within_range"), ("metric_scores", "na_has_reason")}
     assert all(passed for _, _, passed in results), results
 

@@ -39,12 +39,28 @@ def citation_coverage(evidence: ReportEvidence) -> MetricValue:
                        policy="match by normalised URL, then normalised title; no judge")
 
 
+def instruction_following(evidence: ReportEvidence) -> MetricValue:
+    """IF: share of checklist items satisfied; a half-met item counts by policy (default 0)."""
+    scored = [c for c in evidence.checklist if c is not None]
+    if not evidence.checklist:
+        return not_available("dr3", "if", "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
+    if not scored:
+        return not_available("dr3", "if", "0-100", "provider_failure", "no checklist item was judged", evidence.judge)
+    partial = evidence.policy("dr3.if.partial", "zero")
+    credit = {1.0: 1.0, 0.5: 0.5 if partial == "half" else 0.0}
+    value = 100 * sum(credit.get(c, 0.0) for c in scored) / len(scored)
+    return MetricValue("dr3", "if", value, "0-100", len(scored), detail=f"items={len(evidence.checklist)}",
+                       policy=f"satisfied = fully met; partial counts {partial} (dr3.if.partial = zero | half)",
+                       judge=evidence.judge)
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return [factual_accuracy(evidence), citation_coverage(evidence)]
+    return [factual_accuracy(evidence), citation_coverage(evidence), instruction_following(evidence)]
 
 
 SUITE = Suite(
     "dr3", "DR³-Eval (citation metrics)",
     (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs"),
-     MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents")),
-    compute, headline=("fa", "cc"))
+     MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents"),
+     MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied")),
+    compute, headline=("fa", "cc", "if"))

@@ -58,6 +58,7 @@ class ReportEvidence:
     trace_weights_source: str = ""
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
+    checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
 
     def policy(self, name: str, default: str) -> str:
         return self.policies.get(name, default)

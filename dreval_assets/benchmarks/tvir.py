@@ -1,7 +1,7 @@
 """TVIR-Bench citation metrics (methods/tvir.md): CS and AEC, plus the published aggregation."""
 from __future__ import annotations
 
-from ..core.metrics import MERGE_POLICY, MetricValue
+from ..core.metrics import MERGE_POLICY, MetricValue, not_available
 from .evidence import ReportEvidence
 from .suite import MetricSpec, Suite
 
@@ -22,10 +22,23 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
     detail = f"pairs={len(credits)}, unknown={unknown}" if credits else "no fact-citation pairs"
     cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
     return [
+        instruction_alignment(evidence),
         MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=POLICY, judge=j),
         MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
                     policy="sum of CS credits of the task's facts (AEC = mean over tasks)", judge=j),
     ]
+
+
+def instruction_alignment(evidence: ReportEvidence) -> MetricValue:
+    """IA: mean checklist credit, x100; items a judge could not answer are left out and counted."""
+    scored = [c for c in evidence.checklist if c is not None]
+    if not evidence.checklist:
+        return not_available("tvir", "ia", "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
+    if not scored:
+        return not_available("tvir", "ia", "0-100", "provider_failure", "no checklist item was judged", evidence.judge)
+    return MetricValue("tvir", "ia", 100 * checklist_alignment(scored), "0-100", len(scored),
+                       detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
+                       policy="1 / 0.5 / 0 per item; placeholders and method-only text do not count", judge=evidence.judge)
 
 
 def textual_average(cs: float, ia: float, wq: float, adb: float, flc: float) -> float:
@@ -45,9 +58,10 @@ def overall(ta: float, va: float | None) -> float | None:
 
 SUITE = Suite(
     "tvir", "TVIR-Bench",
-    (MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
+    (MetricSpec("ia", "0-100", True, "instruction alignment: checklist credit 1 / 0.5 / 0, mean"),
+     MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
      MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task")),
-    compute, headline=("cs", "aec"))
+    compute, headline=("cs", "ia", "aec"))
 
 
 # FLC: distinct internal contradictions -> score out of 10 (methods/tvir.md), then /10.

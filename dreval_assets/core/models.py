@@ -137,6 +137,18 @@ class ClaimVerdictBatch(BaseModel):
     verdicts: list[ItemVerdict]
 
 
+class ItemCredit(BaseModel):
+    item_id: str
+    credit: Literal[0, 0.5, 1]
+    reason: str = ""
+
+
+class ChecklistJudgment(BaseModel):
+    """Credits for checklist requirements against one report."""
+
+    items: list[ItemCredit]
+
+
 class SameStatement(BaseModel):
     """Whether two statements of one report state the same fact (for deduplication)."""
 

@@ -13,6 +13,7 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
+from ..stages.judgments import judge_checklists
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.reports import read_reports
@@ -112,19 +113,34 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
                  "labels outside the five verdicts, or unknown without a reason")
 
 
+@asset(**PER_REPORT, group_name="evidence",
+       ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task)},
+       check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
+def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
+                     tasks: dict[str, pl.DataFrame]):
+    """Report-level judgments: each checklist requirement credited 1 / 0.5 / 0 against the report."""
+    judge = dreval.judge()
+    frame = judge_checklists(_keys(context), reports, tasks["tasks"], judge,
+                             {"run_id": context.run_id, "asset": "report_judgments"})
+    yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
+    yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
+                 "credits outside 0 / 0.5 / 1, or N/A without a reason")
+
+
 @asset(**PER_REPORT, group_name="scores",
-       ins={**{name: AssetIn(partition_mapping=same_report) for name in ("reports", "parsed_reports", "claim_verdicts")},
+       ins={**{name: AssetIn(partition_mapping=same_report)
+               for name in ("reports", "parsed_reports", "claim_verdicts", "report_judgments")},
             "tasks": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
                     AssetCheckSpec("na_has_reason", asset="metric_scores")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                   parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
-                  tasks: dict[str, pl.DataFrame]):
+                  report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame]):
     """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
     judge = dreval.judge()
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
-                          dreval.extra_suites, dreval.policy_map())
+                          dreval.extra_suites, dreval.policy_map(), report_judgments)
     yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height,
                                   "suites": ", ".join(sorted(frame.get_column("suite").unique())) if frame.height else "",
                                   **judge.stats.metadata()})
@@ -143,5 +159,6 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     return frame
 
 
-ALL_ASSETS = [tasks, reports, parsed_reports, fetched_references, claim_verdicts, metric_scores, leaderboard]
-PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, metric_scores]
+ALL_ASSETS = [tasks, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
+              leaderboard]
+PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]

@@ -12,8 +12,10 @@ from typing import Any, Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
+from ..core.checklist_match import item_credit
 from ..core.dedup import content_words
-from ..core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict, SameStatement, TraceWeights
+from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ItemCredit, ItemVerdict, SameStatement,
+                           TraceWeights)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -56,7 +58,18 @@ def answer_same_statement(variables: Mapping[str, Any]) -> tuple[BaseModel, dict
     return SameStatement(same=same, reason=f"content-word overlap {overlap:.2f}"), {"overlap": overlap}
 
 
+def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`checklist_items`: key-word coverage of each requirement in the report (placeholders removed)."""
+    report = str(variables.get("report") or "")
+    credits = []
+    for item in variables["item_list"]:
+        credit, reason = item_credit(str(item["text"]), report)
+        credits.append(ItemCredit(item_id=item["item_id"], credit=credit, reason=reason))
+    return ChecklistJudgment(items=credits), {}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "checklist_items": answer_checklist_items,
     "same_statement": answer_same_statement,
     "trace_weights": answer_trace_weights,
     "claim_verdict": answer_claim_verdict,

@@ -19,13 +19,13 @@ def load_template(name: str) -> tuple[str, str]:
 
 
 # Fetched text sits between these markers in prompts; a page must not be able to close them early.
-UNTRUSTED_MARKERS = ("<<<SOURCE", "SOURCE>>>")
+UNTRUSTED_MARKERS = ("<<<SOURCE", "SOURCE>>>", "<<<REPORT", "REPORT>>>")
 
 
 def fence_untrusted(text: str) -> str:
-    """Defuse our delimiter markers inside untrusted text, so the page cannot end its own quote."""
+    """Defuse our delimiter markers inside untrusted text, so it cannot end its own quote."""
     for marker in UNTRUSTED_MARKERS:
-        text = text.replace(marker, marker.replace("SOURCE", "S0URCE"))
+        text = text.replace(marker, marker.replace("O", "0", 1))
     return text
 
 

@@ -34,6 +34,12 @@ def na_rows_without_valid_reason(scores: pl.DataFrame) -> int:
     return bad_na.height + both.height
 
 
+def invalid_credits(judgments: pl.DataFrame) -> int:
+    bad_value = judgments.filter(pl.col("credit").is_not_null() & ~pl.col("credit").is_in([0.0, 0.5, 1.0]))
+    unexplained = judgments.filter(pl.col("credit").is_null() & pl.col("na_reason").is_null())
+    return bad_value.height + unexplained.height
+
+
 def unexplained_report_status(reports: pl.DataFrame) -> int:
     """A report that is not `ok` must say why; an `ok` one must have text."""
     unexplained = reports.filter((pl.col("status") != "ok") & pl.col("na_reason").is_null())

@@ -33,6 +33,8 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
                        "evidence": S, "reason": S, "na_reason": S, "judge": S, "template": S,
                        "template_hash": S, "model": S, "temperature": F, "seed": I, "cache_key": S,
                        "batch_size": I, "source_truncated": B, "origin": S},
+    "report_judgments": {"system": S, "task": S, "kind": S, "item_id": S, "item": S, "credit": F, "reason": S,
+                         "na_reason": S, "judge": S, "template": S, "template_hash": S, "cache_key": S},
     "metric_scores": {"system": S, "task": S, "suite": S, "metric": S, "value": F, "scale": S,
                       "n_items": I, "na_reason": S, "detail": S, "policy": S, "judge": S},
     "leaderboard": {"system": S, "suite": S, "metric": S, "judge": S, "scale": S, "mean": F,

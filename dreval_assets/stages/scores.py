@@ -21,12 +21,17 @@ def score_reports(
     keys: Sequence[Key], reports: pl.DataFrame, parsed: pl.DataFrame, claims: pl.DataFrame,
     verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
+    judgments: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     _mark_duplicates(evidence, judge)
+    if judgments is not None:
+        for r in judgments.filter(pl.col("kind") == "checklist").iter_rows(named=True):
+            if (r["system"], r["task"]) in evidence:
+                evidence[(r["system"], r["task"])].checklist.append(r["credit"])
     rows = []
     for key in keys:
         report = report_by_key.get(key)

@@ -16,6 +16,7 @@ ASSET_STORAGE: dict[str, AssetStorage] = {
     "parsed_reports": AssetStorage(("parsed_reports", "report_claims"), ("system", "task")),
     "fetched_references": AssetStorage(("fetched_references",), ("system", "task")),
     "claim_verdicts": AssetStorage(("claim_verdicts",), ("system", "task")),
+    "report_judgments": AssetStorage(("report_judgments",), ("system", "task")),
     "metric_scores": AssetStorage(("metric_scores",), ("system", "task")),
     "leaderboard": AssetStorage(("leaderboard",), ()),
 }

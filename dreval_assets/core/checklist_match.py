@@ -1,0 +1,44 @@
+"""Offline checklist judging: does the report cover a requirement's key words with real content?
+
+Placeholder text ("figure to be inserted", "TBD", ...) is removed first, so it cannot satisfy an
+item. An item's credit is 1 when at least `FULL_COVERAGE` of its key words appear in the report,
+0.5 from `PARTIAL_COVERAGE`, else 0. A lexical baseline, labelled by the heuristic judge's id.
+"""
+from __future__ import annotations
+
+import re
+
+FULL_COVERAGE = 0.75
+PARTIAL_COVERAGE = 0.45
+_PLACEHOLDER_RE = re.compile(
+    r"[^.\n]*\b(?:figure|chart|table|image|diagram)s? (?:to be|will be) (?:inserted|added|included)[^.\n]*"
+    r"|[^.\n]*\b(?:TBD|TODO|lorem ipsum|placeholder|coming soon)\b[^.\n]*"
+    r"|[^.\n]*\binsert (?:a |the )?(?:figure|chart|table|image) here\b[^.\n]*", re.I)
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_STOP = frozenset("""a an the of and or in on at to for by with from as is are was were be been it its that this
+these those which who what how why when where does do should must include includes including report
+discuss discusses describe describes explain explains provide provides give gives identify list whether
+any all each their there about into over under between within than then also more most such other""".split())
+
+
+def key_words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD_RE.findall(text.lower()) if len(w) > 2 and w not in _STOP}
+
+
+def _stem(word: str) -> str:
+    for suffix, replacement in (("ies", "y"), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def item_credit(item: str, report: str) -> tuple[float, str]:
+    wanted = key_words(item)
+    if not wanted:
+        return 0.0, "the requirement has no key words to look for"
+    present = key_words(_PLACEHOLDER_RE.sub(" ", report))
+    found = wanted & present
+    coverage = len(found) / len(wanted)
+    credit = 1.0 if coverage >= FULL_COVERAGE else 0.5 if coverage >= PARTIAL_COVERAGE else 0.0
+    missing = ", ".join(sorted(wanted - found)[:5])
+    return credit, f"{len(found)} of {len(wanted)} key words present" + (f"; missing: {missing}" if missing else "")
