@@ -46,7 +46,9 @@ SELECT * FROM (VALUES
     ('miroeval', 'factuality', 'claim_verdict'), ('miroeval', 'factuality', 'claim_verdicts_batch'),
     ('tvir', 'cs', 'same_statement'), ('tvir', 'aec', 'same_statement'),
     ('drb', 'fact_accuracy', 'same_statement'), ('drb', 'effective_citations', 'same_statement'),
-    ('tvir', 'ia', 'checklist_items'), ('dr3', 'if', 'checklist_items')
+    ('tvir', 'ia', 'checklist_items'), ('dr3', 'if', 'checklist_items'),
+    ('tvir', 'wq', 'rubric_scores'), ('tvir', 'adb', 'rubric_scores'), ('dr3', 'dq', 'rubric_scores'),
+    ('tvir', 'flc', 'contradictions')
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+from dreval_assets.benchmarks.rubrics import RUBRICS
 from dreval_assets.core.checklist_match import item_credit
+from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
 
@@ -26,6 +28,18 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("You grade a research report" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<REPORT")
+        report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
+        wanted = [d for d, _ in _ITEM_RE.findall(text.split("<<<REPORT", 1)[0])]
+        rubric = next(r for r in RUBRICS if [d for d, _ in r.dimensions] == wanted)
+        measured = rubric.measure(report)
+        return {"scores": [{"dimension_id": d, "score": max(1, min(10, round(measured[d]))), "reason": "measured"}
+                           for d in wanted]}
+    if any("You look for internal contradictions" in str(m.get("content")) for m in request.get("messages", [])):
+        report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
+        found = contradiction_candidates(report)
+        return {"count": len(found), "examples": found[:5]}
     if any("<<<REPORT" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT")
         report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]

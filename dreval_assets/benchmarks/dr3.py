@@ -54,13 +54,24 @@ def instruction_following(evidence: ReportEvidence) -> MetricValue:
                        judge=evidence.judge)
 
 
+def depth_quality(evidence: ReportEvidence) -> MetricValue:
+    """DQ: the depth rubric's 1-10 score, x10."""
+    score = evidence.rubric("dr3.dq").get("depth")
+    if score is None:
+        reason = "pipeline_failure" if not evidence.rubric("dr3.dq") else "provider_failure"
+        return not_available("dr3", "dq", "0-100", reason, "the depth rubric was not scored", evidence.judge)
+    return MetricValue("dr3", "dq", 10 * score, "0-100", 1, policy="1-10 -> 0-100 (x10)", judge=evidence.judge)
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return [factual_accuracy(evidence), citation_coverage(evidence), instruction_following(evidence)]
+    return [factual_accuracy(evidence), citation_coverage(evidence), instruction_following(evidence),
+            depth_quality(evidence)]
 
 
 SUITE = Suite(
     "dr3", "DR³-Eval (citation metrics)",
     (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs"),
      MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents"),
-     MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied")),
-    compute, headline=("fa", "cc", "if"))
+     MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
+     MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10")),
+    compute, headline=("fa", "cc", "if", "dq"))

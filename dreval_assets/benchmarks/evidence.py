@@ -59,6 +59,11 @@ class ReportEvidence:
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
     checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
+    rubric_scores: dict[str, float | None] = field(default_factory=dict)  # "tvir.wq.clarity" -> 1-10; "tvir.flc.count"
+
+    def rubric(self, rubric_id: str) -> dict[str, float | None]:
+        prefix = rubric_id + "."
+        return {k[len(prefix):]: v for k, v in self.rubric_scores.items() if k.startswith(prefix)}
 
     def policy(self, name: str, default: str) -> str:
         return self.policies.get(name, default)

@@ -23,6 +23,9 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
     cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
     return [
         instruction_alignment(evidence),
+        rubric_metric(evidence, "wq", "tvir.wq"),
+        rubric_metric(evidence, "adb", "tvir.adb"),
+        contradiction_metric(evidence),
         MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=POLICY, judge=j),
         MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
                     policy="sum of CS credits of the task's facts (AEC = mean over tasks)", judge=j),
@@ -39,6 +42,28 @@ def instruction_alignment(evidence: ReportEvidence) -> MetricValue:
     return MetricValue("tvir", "ia", 100 * checklist_alignment(scored), "0-100", len(scored),
                        detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
                        policy="1 / 0.5 / 0 per item; placeholders and method-only text do not count", judge=evidence.judge)
+
+
+def rubric_metric(evidence: ReportEvidence, metric: str, rubric_id: str) -> MetricValue:
+    """WQ / ADB: sum of 1-10 dimension scores over 10 x the dimensions that scored, x100."""
+    dims = evidence.rubric(rubric_id)
+    scored = [v for v in dims.values() if v is not None]
+    if not dims:
+        return not_available("tvir", metric, "0-100", "pipeline_failure", "the rubric was not judged", evidence.judge)
+    if not scored:
+        return not_available("tvir", metric, "0-100", "provider_failure", "no dimension was scored", evidence.judge)
+    detail = ", ".join(f"{d}={v:g}" if v is not None else f"{d}=N/A" for d, v in dims.items())
+    return MetricValue("tvir", metric, 100 * dimension_mean(scored), "0-100", len(scored), detail=detail,
+                       policy="sum / (10 x dimensions scored)", judge=evidence.judge)
+
+
+def contradiction_metric(evidence: ReportEvidence) -> MetricValue:
+    count = evidence.rubric("tvir.flc").get("count")
+    if count is None:
+        return not_available("tvir", "flc", "0-100", "pipeline_failure", "contradictions were not counted",
+                             evidence.judge)
+    return MetricValue("tvir", "flc", 100 * flc_score(int(count)), "0-100", 1, detail=f"contradictions={int(count)}",
+                       policy="count mapped by the published table (0->10, 1-2->9, ..., >=18->1), /10", judge=evidence.judge)
 
 
 def textual_average(cs: float, ia: float, wq: float, adb: float, flc: float) -> float:
@@ -59,9 +84,12 @@ def overall(ta: float, va: float | None) -> float | None:
 SUITE = Suite(
     "tvir", "TVIR-Bench",
     (MetricSpec("ia", "0-100", True, "instruction alignment: checklist credit 1 / 0.5 / 0, mean"),
+     MetricSpec("wq", "0-100", True, "writing quality: 4 dimensions 1-10"),
+     MetricSpec("adb", "0-100", True, "analytical depth and breadth: 5 dimensions 1-10"),
+     MetricSpec("flc", "0-100", True, "factual and logical consistency: contradictions mapped by the table"),
      MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
      MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task")),
-    compute, headline=("cs", "ia", "aec"))
+    compute, headline=("cs", "ia", "wq", "adb", "flc", "aec"))
 
 
 # FLC: distinct internal contradictions -> score out of 10 (methods/tvir.md), then /10.

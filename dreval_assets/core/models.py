@@ -149,6 +149,23 @@ class ChecklistJudgment(BaseModel):
     items: list[ItemCredit]
 
 
+class DimensionScore(BaseModel):
+    dimension_id: str
+    score: int = Field(ge=1, le=10)
+    reason: str = ""
+
+
+class RubricScores(BaseModel):
+    """1-10 scores for every dimension of one rubric, judged in one call."""
+
+    scores: list[DimensionScore]
+
+
+class ContradictionCount(BaseModel):
+    count: int = Field(ge=0)
+    examples: list[str] = Field(default_factory=list)
+
+
 class SameStatement(BaseModel):
     """Whether two statements of one report state the same fact (for deduplication)."""
 

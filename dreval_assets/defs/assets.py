@@ -13,7 +13,7 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
-from ..stages.judgments import judge_checklists
+from ..stages.judgments import judge_checklists, judge_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.reports import read_reports
@@ -118,13 +118,14 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame]):
-    """Report-level judgments: each checklist requirement credited 1 / 0.5 / 0 against the report."""
+    """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts."""
     judge = dreval.judge()
-    frame = judge_checklists(_keys(context), reports, tasks["tasks"], judge,
-                             {"run_id": context.run_id, "asset": "report_judgments"})
+    labels = {"run_id": context.run_id, "asset": "report_judgments"}
+    frame = pl.concat([judge_checklists(_keys(context), reports, tasks["tasks"], judge, labels),
+                       judge_rubrics(_keys(context), reports, tasks["tasks"], judge, dreval.extra_suites, labels)])
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
-                 "credits outside 0 / 0.5 / 1, or N/A without a reason")
+                 "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
 
 
 @asset(**PER_REPORT, group_name="scores",

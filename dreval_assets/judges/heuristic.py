@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
 from ..core.checklist_match import item_credit
+from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
-from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ItemCredit, ItemVerdict, SameStatement,
-                           TraceWeights)
+from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, DimensionScore,
+                           ItemCredit, ItemVerdict, RubricScores, SameStatement, TraceWeights)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -68,7 +69,26 @@ def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
     return ChecklistJudgment(items=credits), {}
 
 
+def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`rubric_scores`: the rubric's measured text features (core/report_features.py), 1-10 each."""
+    from ..benchmarks.rubrics import RUBRICS
+
+    rubric = next(r for r in RUBRICS if r.rubric_id == variables["rubric_id"])
+    measured = rubric.measure(str(variables.get("report") or ""))
+    scores = [DimensionScore(dimension_id=d, score=max(1, min(10, round(measured[d]))),
+                             reason=f"measured {measured[d]:.1f} on the documented scale") for d, _ in rubric.dimensions]
+    return RubricScores(scores=scores), {}
+
+
+def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`contradictions`: sentence pairs giving different numbers in one unit about the same thing."""
+    found = contradiction_candidates(str(variables.get("report") or ""))
+    return ContradictionCount(count=len(found), examples=found[:10]), {}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "rubric_scores": answer_rubric_scores,
+    "contradictions": answer_contradictions,
     "checklist_items": answer_checklist_items,
     "same_statement": answer_same_statement,
     "trace_weights": answer_trace_weights,

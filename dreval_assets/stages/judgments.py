@@ -1,12 +1,17 @@
-"""report_judgments: report-level judgments. Checklists now: every requirement of the task's
-checklist credited 1 / 0.5 / 0 against the report, in calls of up to `CHECKLIST_CHUNK` items."""
+"""report_judgments: report-level judgments.
+
+Checklists: every requirement of the task's checklist credited 1 / 0.5 / 0, in calls of up to
+`CHECKLIST_CHUNK` items. Rubrics: all dimensions of one fixed rubric scored 1-10 in one call (TVIR WQ
+and ADB, DR³ DQ). Contradictions: one count of internal contradictions per report (TVIR FLC)."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..core.models import ChecklistJudgment
+from ..benchmarks.rubrics import rubrics_for
+from ..benchmarks.suites import suites_for
+from ..core.models import ChecklistJudgment, ContradictionCount, RubricScores
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import fence_untrusted, load_template
 from .frames import frame
@@ -26,19 +31,17 @@ def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tas
         items = [(f"i{n:02d}", text) for n, text in enumerate(checklists.get(task, []), start=1)]
         report = report_by_key.get((system, task))
         base = {"system": system, "task": task, "kind": "checklist", "judge": judge.judge_id,
-                "template": TEMPLATE, "template_hash": template_hash, "cache_key": None}
+                "template": TEMPLATE, "template_hash": template_hash, "cache_key": None, "score": None}
         if not items:
             continue
         if report is None or report["status"] != "ok":
             rows.extend({**base, "item_id": i, "item": t, "credit": None, "reason": report["detail"] if report else "",
                          "na_reason": (report or {}).get("na_reason") or "model_failure"} for i, t in items)
             continue
-        text = report["text"]
-        if judge.source_token_budget is not None and len(text) > REPORT_CHARS:
-            text = text[:REPORT_CHARS] + f"\n[... report cut: {REPORT_CHARS} of {len(report['text'])} characters]"
+        text = _for_judge(report["text"], judge)
         for start in range(0, len(items), CHECKLIST_CHUNK):
             chunk = items[start:start + CHECKLIST_CHUNK]
-            variables = {"items": "\n".join(f"- [{i}] {t}" for i, t in chunk), "report": fence_untrusted(text),
+            variables = {"items": "\n".join(f"- [{i}] {t}" for i, t in chunk), "report": text,
                          "item_list": [{"item_id": i, "text": t} for i, t in chunk]}
             request = JudgmentRequest(TEMPLATE, variables, ChecklistJudgment,
                                       {**(labels or {}), "system": system, "task": task})
@@ -55,3 +58,58 @@ def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tas
             else:
                 rows.append({**row, "credit": float(credit.credit), "reason": credit.reason, "na_reason": None})
     return frame("report_judgments", rows)
+
+
+def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
+                  extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """One call per rubric per report (never per dimension), plus TVIR's contradiction count."""
+    benchmark = {r["task"]: r["benchmark"] for r in tasks.iter_rows(named=True)}
+    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    asked: list[tuple[dict, list[tuple[str, str]], JudgmentRequest]] = []
+    rows = []
+    for system, task in keys:
+        names = {s.name for s in suites_for(benchmark.get(task, "generic"), extra_suites)}
+        wanted = [(r.rubric_id, "rubric_scores", list(r.dimensions), r.title) for r in rubrics_for(names)]
+        if "tvir" in names:
+            wanted.append(("tvir.flc", "contradictions", [("count", "internal contradictions")], "Contradictions"))
+        report = report_by_key.get((system, task))
+        for rubric_id, template, dims, title in wanted:
+            base = {"system": system, "task": task, "kind": "rubric" if template == "rubric_scores" else "contradictions",
+                    "judge": judge.judge_id, "template": template, "template_hash": load_template(template)[1],
+                    "cache_key": None, "credit": None}
+            if report is None or report["status"] != "ok":
+                rows.extend({**base, "item_id": f"{rubric_id}.{d}", "item": what, "score": None,
+                             "reason": report["detail"] if report else "", "na_reason": "model_failure"} for d, what in dims)
+                continue
+            text = _for_judge(report["text"], judge)
+            variables = {"rubric_id": rubric_id, "rubric": title, "report": text,
+                         "dimensions": "\n".join(f"- [{d}] {what}" for d, what in dims)}
+            model = RubricScores if template == "rubric_scores" else ContradictionCount
+            request = JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task})
+            asked.append(({**base, "rubric_id": rubric_id}, dims, request))
+    judgments = judge.judge_many([request for _, _, request in asked])
+    for (base, dims, _), judgment in zip(asked, judgments, strict=True):
+        rubric_id = base.pop("rubric_id")
+        base["cache_key"] = judgment.provenance.cache_key or None
+        answer = judgment.answer
+        if isinstance(answer, ContradictionCount):
+            rows.append({**base, "item_id": f"{rubric_id}.count", "item": "internal contradictions",
+                         "score": float(answer.count), "reason": "; ".join(answer.examples)[:2000], "na_reason": None})
+            continue
+        scores = {s.dimension_id: s for s in answer.scores} if isinstance(answer, RubricScores) else {}
+        for dim, what in dims:
+            got = scores.get(dim)
+            if got is None:
+                rows.append({**base, "item_id": f"{rubric_id}.{dim}", "item": what, "score": None,
+                             "reason": judgment.error or "the judge gave no score for this dimension",
+                             "na_reason": judgment.na_reason or "pipeline_failure"})
+            else:
+                rows.append({**base, "item_id": f"{rubric_id}.{dim}", "item": what, "score": float(got.score),
+                             "reason": got.reason, "na_reason": None})
+    return frame("report_judgments", rows)
+
+
+def _for_judge(text: str, judge: Judge) -> str:
+    if judge.source_token_budget is not None and len(text) > REPORT_CHARS:
+        text = text[:REPORT_CHARS] + f"\n[... report cut: {REPORT_CHARS} of {len(text)} characters]"
+    return fence_untrusted(text)

@@ -29,9 +29,14 @@ def score_reports(
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     _mark_duplicates(evidence, judge)
     if judgments is not None:
-        for r in judgments.filter(pl.col("kind") == "checklist").iter_rows(named=True):
-            if (r["system"], r["task"]) in evidence:
-                evidence[(r["system"], r["task"])].checklist.append(r["credit"])
+        for r in judgments.iter_rows(named=True):
+            ev = evidence.get((r["system"], r["task"]))
+            if ev is None:
+                continue
+            if r["kind"] == "checklist":
+                ev.checklist.append(r["credit"])
+            else:  # rubric dimensions and contradiction counts, by "<rubric>.<dimension>"
+                ev.rubric_scores[r["item_id"]] = r["score"]
     rows = []
     for key in keys:
         report = report_by_key.get(key)
