@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..core.metrics import MetricValue, not_available
 from ..fetch.urls import normalise_title, url_key
 from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite
+from .suite import MetricSpec, Suite, judged_checklist
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
@@ -41,11 +41,9 @@ def citation_coverage(evidence: ReportEvidence) -> MetricValue:
 
 def instruction_following(evidence: ReportEvidence) -> MetricValue:
     """IF: share of checklist items satisfied; a half-met item counts by policy (default 0)."""
-    scored = [c for c in evidence.checklist if c is not None]
-    if not evidence.checklist:
-        return not_available("dr3", "if", "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
-    if not scored:
-        return not_available("dr3", "if", "0-100", "provider_failure", "no checklist item was judged", evidence.judge)
+    scored, missing = judged_checklist(evidence, "dr3", "if")
+    if missing:
+        return missing
     partial = evidence.policy("dr3.if.partial", "zero")
     credit = {1.0: 1.0, 0.5: 0.5 if partial == "half" else 0.0}
     value = 100 * sum(credit.get(c, 0.0) for c in scored) / len(scored)

@@ -10,6 +10,17 @@ from .evidence import ReportEvidence
 MetricFn = Callable[[ReportEvidence], list[MetricValue]]
 
 
+def judged_checklist(evidence: ReportEvidence, suite: str, metric: str) -> tuple[list[float], MetricValue | None]:
+    """The checklist credits a judge gave, or the N/A row that explains why there are none."""
+    scored = [c for c in evidence.checklist if c is not None]
+    if not evidence.checklist:
+        return [], not_available(suite, metric, "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
+    if not scored:
+        return [], not_available(suite, metric, "0-100", "provider_failure", "no checklist item was judged",
+                                 evidence.judge)
+    return scored, None
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     metric: str

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core.metrics import MERGE_POLICY, MetricValue, not_available
 from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite
+from .suite import MetricSpec, Suite, judged_checklist
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
 POLICY = f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); {MERGE_POLICY}"
@@ -34,11 +34,9 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 def instruction_alignment(evidence: ReportEvidence) -> MetricValue:
     """IA: mean checklist credit, x100; items a judge could not answer are left out and counted."""
-    scored = [c for c in evidence.checklist if c is not None]
-    if not evidence.checklist:
-        return not_available("tvir", "ia", "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
-    if not scored:
-        return not_available("tvir", "ia", "0-100", "provider_failure", "no checklist item was judged", evidence.judge)
+    scored, missing = judged_checklist(evidence, "tvir", "ia")
+    if missing:
+        return missing
     return MetricValue("tvir", "ia", 100 * checklist_alignment(scored), "0-100", len(scored),
                        detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
                        policy="1 / 0.5 / 0 per item; placeholders and method-only text do not count", judge=evidence.judge)
