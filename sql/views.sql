@@ -48,7 +48,9 @@ SELECT * FROM (VALUES
     ('drb', 'fact_accuracy', 'same_statement'), ('drb', 'effective_citations', 'same_statement'),
     ('tvir', 'ia', 'checklist_items'), ('dr3', 'if', 'checklist_items'),
     ('tvir', 'wq', 'rubric_scores'), ('tvir', 'adb', 'rubric_scores'), ('dr3', 'dq', 'rubric_scores'),
-    ('tvir', 'flc', 'contradictions')
+    ('tvir', 'flc', 'contradictions'),
+    ('wlc', 'well_written', 'pairwise_criteria'), ('wlc', 'broad', 'pairwise_criteria'),
+    ('wlc', 'neutral', 'pairwise_criteria'), ('wlc', 'writing', 'pairwise_criteria')
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;

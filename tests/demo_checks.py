@@ -4,7 +4,8 @@ LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroev
 # counts, coverage of the sandbox, and report-level checklist metrics: not claim-level quality
 NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
                  ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
-                 ("tvir", "ia"), ("dr3", "if"), ("tvir", "wq"), ("tvir", "adb"), ("tvir", "flc"), ("dr3", "dq")}
+                 ("tvir", "ia"), ("dr3", "if"), ("tvir", "wq"), ("tvir", "adb"), ("tvir", "flc"), ("dr3", "dq"),
+                 ("wlc", "writing"), ("wlc", "well_written"), ("wlc", "broad"), ("wlc", "neutral")}
 
 
 def careful_beats_loose(store) -> int:

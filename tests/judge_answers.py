@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from dreval_assets.benchmarks.rubrics import RUBRICS
+from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
+from dreval_assets.core.article_features import compare
 from dreval_assets.core.checklist_match import item_credit
 from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
@@ -28,6 +30,17 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("You compare two encyclopedia articles" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<ARTICLE A")
+        a = text.split("<<<ARTICLE A\n", 1)[1].split("\nARTICLE A>>>", 1)[0]
+        b = text.split("<<<ARTICLE B\n", 1)[1].split("\nARTICLE B>>>", 1)[0]
+        features = {cid: f for criteria in CATEGORIES.values() for cid, _, f in criteria}
+        outcomes = []
+        for cid, _ in _ITEM_RE.findall(text.split("<<<ARTICLE A", 1)[0]):
+            result = compare(features[cid], a, b)
+            outcomes.append({"criterion_id": cid, "winner": {"first": "A", "second": "B"}.get(result, "tie"),
+                             "reason": result})
+        return {"outcomes": outcomes}
     if any("You grade a research report" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT")
         report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]

@@ -133,8 +133,10 @@ def test_wlc_ref_accuracy_conflict_leakage_and_denominator_policy():
 
 def test_wlc_bibliography_only_is_na_with_reason():
     m = values("wlc", report([claim("c1", kind="uncited")], citation_style="bibliography_only"))
-    assert all(v.value is None and v.na_reason == "model_failure" for v in m.values())
+    reference_metrics = [m[k] for k in ("ref_acc", "ref_conf", "leakage")]
+    assert all(v.value is None and v.na_reason == "model_failure" for v in reference_metrics)
     assert "bibliography" in m["ref_acc"].detail
+    assert m["writing"].na_reason == "pipeline_failure"  # writing needs the reference article, not citations
 
 
 def test_drb_fact_by_hand():

@@ -16,7 +16,38 @@ def cites_wikipedia(urls: tuple[str, ...]) -> bool:
     return False
 
 
+def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """Win rates of the report against the reference article per category, and overall (micro)."""
+    j = evidence.judge
+    names = ("well_written", "broad", "neutral", "writing")
+    outcomes: dict[str, list[str]] = {}
+    missing = 0
+    for key, score in evidence.rubric_scores.items():
+        parts = key.split(".")
+        if len(parts) == 3 and parts[0] == "wlc" and parts[1] in ("well_written", "broad", "neutral"):
+            if score is None:
+                missing += 1
+                continue
+            outcomes.setdefault(parts[1], []).append({1.0: "generated", 0.0: "reference"}.get(score, "tie"))
+    if not outcomes:
+        reason = "provider_failure" if missing else "pipeline_failure"
+        detail = "no criterion was judged" if missing else "no reference article to compare with"
+        return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
+    rates = win_rates(outcomes)
+    policy = "generated wins / criteria judged; overall micro-averaged; ties count as no win"
+    counts = {c: len(v) for c, v in outcomes.items()}
+    rows = [MetricValue("wlc", c, 100 * rates[c], "0-100", counts[c], detail=f"unjudged={missing}", policy=policy, judge=j)
+            if c in rates else not_available("wlc", c, "0-100", "provider_failure", "no criterion judged", j)
+            for c in ("well_written", "broad", "neutral")]
+    return rows + [MetricValue("wlc", "writing", 100 * rates["overall"], "0-100", sum(counts.values()),
+                               detail=f"unjudged={missing}", policy=policy, judge=j)]
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    return writing_metrics(evidence) + reference_metrics(evidence)
+
+
+def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     statements = [c for c in evidence.cited_claims if c.kind in ("sentence", "table_row")]
     if not statements:
@@ -49,10 +80,14 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 SUITE = Suite(
     "wlc", "Wiki Live Challenge (reference metrics)",
-    (MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations"),
+    (MetricSpec("well_written", "0-100", True, "win rate against the reference on the 21 well-written criteria"),
+     MetricSpec("broad", "0-100", True, "win rate on the 8 broad-coverage criteria"),
+     MetricSpec("neutral", "0-100", True, "win rate on the 10 neutrality criteria"),
+     MetricSpec("writing", "0-100", True, "win rate over all 39 criteria (micro)"),
+     MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations"),
      MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation"),
      MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban")),
-    compute, headline=("ref_acc", "ref_conf", "leakage"))
+    compute, headline=("writing", "well_written", "broad", "neutral", "ref_acc", "ref_conf", "leakage"))
 
 
 def combine_orders(first_order: str, swapped_order: str) -> str:

@@ -166,6 +166,18 @@ class ContradictionCount(BaseModel):
     examples: list[str] = Field(default_factory=list)
 
 
+class CriterionWinner(BaseModel):
+    criterion_id: str
+    winner: Literal["A", "B", "tie"]
+    reason: str = ""
+
+
+class PairwiseOutcomes(BaseModel):
+    """Per criterion of one category, which of two articles meets it better."""
+
+    outcomes: list[CriterionWinner]
+
+
 class SameStatement(BaseModel):
     """Whether two statements of one report state the same fact (for deduplication)."""
 

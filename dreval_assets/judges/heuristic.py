@@ -12,11 +12,13 @@ from typing import Any, Callable, Mapping, Sequence
 from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
+from ..core.article_features import compare
 from ..core.checklist_match import item_credit
 from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
-from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, DimensionScore,
-                           ItemCredit, ItemVerdict, RubricScores, SameStatement, TraceWeights)
+from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
+                           DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
+                           TraceWeights)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -86,7 +88,20 @@ def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict
     return ContradictionCount(count=len(found), examples=found[:10]), {}
 
 
+def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`pairwise_criteria`: each criterion's measured feature compared between the two articles."""
+    a, b = str(variables["article_a"]), str(variables["article_b"])
+    outcomes = []
+    for criterion in variables["criteria_list"]:
+        result = compare(criterion["feature"], a, b)
+        outcomes.append(CriterionWinner(criterion_id=criterion["criterion_id"],
+                                        winner={"first": "A", "second": "B"}.get(result, "tie"),
+                                        reason=f"feature {criterion['feature']}: {result}"))
+    return PairwiseOutcomes(outcomes=outcomes), {}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "pairwise_criteria": answer_pairwise_criteria,
     "rubric_scores": answer_rubric_scores,
     "contradictions": answer_contradictions,
     "checklist_items": answer_checklist_items,

@@ -18,14 +18,11 @@ def load_template(name: str) -> tuple[str, str]:
     return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-# Fetched text sits between these markers in prompts; a page must not be able to close them early.
-UNTRUSTED_MARKERS = ("<<<SOURCE", "SOURCE>>>", "<<<REPORT", "REPORT>>>")
-
-
 def fence_untrusted(text: str) -> str:
-    """Defuse our delimiter markers inside untrusted text, so it cannot end its own quote."""
-    for marker in UNTRUSTED_MARKERS:
-        text = text.replace(marker, marker.replace("O", "0", 1))
+    """Untrusted text (pages, reports, articles) sits between `<<<NAME` and `NAME>>>` markers in
+    prompts; breaking every run of three angle brackets means it cannot close its quote early."""
+    while "<<<" in text or ">>>" in text:
+        text = text.replace("<<<", "<< <").replace(">>>", "> >>")
     return text
 
 

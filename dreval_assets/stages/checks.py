@@ -40,8 +40,10 @@ def invalid_credits(judgments: pl.DataFrame) -> int:
     rubric = judgments.filter(pl.col("kind") == "rubric")
     bad_score = rubric.filter(pl.col("score").is_not_null() & ~pl.col("score").is_between(1, 10))
     negative = judgments.filter((pl.col("kind") == "contradictions") & (pl.col("score") < 0))
+    pairwise = judgments.filter((pl.col("kind") == "pairwise") & pl.col("score").is_not_null()
+                                & ~pl.col("score").is_in([0.0, 0.5, 1.0]))
     unexplained = judgments.filter(pl.col("credit").is_null() & pl.col("score").is_null() & pl.col("na_reason").is_null())
-    return bad_credit.height + bad_score.height + negative.height + unexplained.height
+    return bad_credit.height + bad_score.height + negative.height + pairwise.height + unexplained.height
 
 
 def unexplained_report_status(reports: pl.DataFrame) -> int:
