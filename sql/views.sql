@@ -50,7 +50,9 @@ SELECT * FROM (VALUES
     ('tvir', 'wq', 'rubric_scores'), ('tvir', 'adb', 'rubric_scores'), ('dr3', 'dq', 'rubric_scores'),
     ('tvir', 'flc', 'contradictions'),
     ('wlc', 'well_written', 'pairwise_criteria'), ('wlc', 'broad', 'pairwise_criteria'),
-    ('wlc', 'neutral', 'pairwise_criteria'), ('wlc', 'writing', 'pairwise_criteria')
+    ('wlc', 'neutral', 'pairwise_criteria'), ('wlc', 'writing', 'pairwise_criteria'),
+    ('mmdr', 'flae', 'flae_scores'), ('mmdr', 'read', 'flae_scores'), ('mmdr', 'insh', 'flae_scores'),
+    ('mmdr', 'stru', 'flae_scores')
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;

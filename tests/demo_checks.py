@@ -5,7 +5,8 @@ LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroev
 NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
                  ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
                  ("tvir", "ia"), ("dr3", "if"), ("tvir", "wq"), ("tvir", "adb"), ("tvir", "flc"), ("dr3", "dq"),
-                 ("wlc", "writing"), ("wlc", "well_written"), ("wlc", "broad"), ("wlc", "neutral")}
+                 ("wlc", "writing"), ("wlc", "well_written"), ("wlc", "broad"), ("wlc", "neutral"),
+                 ("mmdr", "flae"), ("mmdr", "read"), ("mmdr", "insh"), ("mmdr", "stru")}
 
 
 def careful_beats_loose(store) -> int:

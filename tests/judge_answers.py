@@ -8,6 +8,7 @@ from dreval_assets.benchmarks.rubrics import RUBRICS
 from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
 from dreval_assets.core.checklist_match import item_credit
+from dreval_assets.core.flae_features import flae_observables, formula_channel
 from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
@@ -30,6 +31,11 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("You rate a research report on three qualities" in str(m.get("content")) for m in request.get("messages", [])):
+        report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
+        channel = formula_channel(flae_observables(report, multimodal=False))
+        return {**{d: round(min(1.0, v + 0.05), 3) for d, v in channel.items()},
+                "weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2}
     if any("You compare two encyclopedia articles" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<ARTICLE A")
         a = text.split("<<<ARTICLE A\n", 1)[1].split("\nARTICLE A>>>", 1)[0]

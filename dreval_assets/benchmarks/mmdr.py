@@ -1,4 +1,7 @@
-"""MMDeepResearch-Bench TRACE, text part (methods/mmdr.md): CON, COV, FID with task-adaptive weights.
+"""MMDeepResearch-Bench (methods/mmdr.md): FLAE, and TRACE's text part (CON, COV, FID).
+
+FLAE: READ, INSH, STRU each fused as alpha_det * formula + (1 - alpha_det) * judge (formula channel
+in core/flae_features.py), weighted by the judge's task-adaptive weights, x100.
 
 CON = supported / judged cited claims; COV = supported claims / all claims (key claims backed);
 FID = 1 - contradicted / judged cited claims (no inverted or invented specifics). "Judged" excludes
@@ -34,6 +37,36 @@ def overall(flae: float, trace: float, mosaic: float) -> float:
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    return flae_metrics(evidence) + trace_metrics(evidence)
+
+
+def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """READ, INSH, STRU fused by alpha_det, and FLAE with the judge's task-adaptive weights."""
+    j = evidence.judge
+    parts = evidence.rubric("mmdr.flae")
+    dims = ("read", "insh", "stru")
+    if not parts:
+        return [not_available("mmdr", m, "0-100", "pipeline_failure", "FLAE was not judged", j) for m in (*dims, "flae")]
+    judge_part = {d: parts.get(f"{d}_judge") for d in dims}
+    if any(v is None for v in judge_part.values()):
+        return [not_available("mmdr", m, "0-100", "provider_failure", "the FLAE judge channel failed", j)
+                for m in (*dims, "flae")]
+    formula = {d: parts[f"{d}_form"] for d in dims}
+    alpha = parts["alpha"]
+    weights = {d: parts.get(f"weight_{d}") or 0.0 for d in dims}
+    policy = f"alpha_det = {alpha:.3f} (deterministic variant); weights proposed by the judge"
+    rows = [MetricValue("mmdr", d, 100 * (alpha * formula[d] + (1 - alpha) * judge_part[d]), "0-100", 1,
+                        detail=f"formula={formula[d]:.3f}, judge={judge_part[d]:.3f}", policy=policy, judge=j)
+            for d in dims]
+    try:
+        value = flae(formula, judge_part, alpha, weights)
+    except ValueError as exc:
+        return rows + [not_available("mmdr", "flae", "0-100", "pipeline_failure", str(exc), j)]
+    w_text = ", ".join(f"{d}={w:.2f}" for d, w in weights.items())
+    return rows + [MetricValue("mmdr", "flae", value, "0-100", 3, detail=f"weights {w_text}", policy=policy, judge=j)]
+
+
+def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     weights = normalise_weights(evidence.trace_weights or FALLBACK_WEIGHTS)
     weight_note = evidence.trace_weights_source or "fixed fallback 1/3 each"
@@ -69,13 +102,17 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 SUITE = Suite(
-    "mmdr", "MMDeepResearch-Bench (TRACE, citation part)",
-    (MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims"),
+    "mmdr", "MMDeepResearch-Bench (FLAE; TRACE citation part)",
+    (MetricSpec("read", "0-100", True, "readability: formula and judge channels fused by alpha_det"),
+     MetricSpec("insh", "0-100", True, "insightfulness, fused"),
+     MetricSpec("stru", "0-100", True, "structural completeness, fused"),
+     MetricSpec("flae", "0-100", True, "FLAE: task-weighted READ, INSH, STRU"),
+     MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims"),
      MetricSpec("cov", "0-100", True, "coverage: supported share of all claims"),
      MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted"),
      MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights"),
      MetricSpec("vef", "0-100", True, "visual evidence fidelity (not built yet)")),
-    compute, headline=("trace", "con", "cov", "fid", "vef"))
+    compute, headline=("trace", "flae", "con", "cov", "fid", "read", "insh", "stru", "vef"))
 
 
 def alpha_det(length_completeness: float, heading_coverage: float, citation_compliance: float,

@@ -178,6 +178,17 @@ class PairwiseOutcomes(BaseModel):
     outcomes: list[CriterionWinner]
 
 
+class FlaeScores(BaseModel):
+    """MMDR FLAE judge channel: READ, INSH, STRU in [0, 1] and task-adaptive weights over them."""
+
+    read: float = Field(ge=0, le=1)
+    insh: float = Field(ge=0, le=1)
+    stru: float = Field(ge=0, le=1)
+    weight_read: float = Field(ge=0)
+    weight_insh: float = Field(ge=0)
+    weight_stru: float = Field(ge=0)
+
+
 class SameStatement(BaseModel):
     """Whether two statements of one report state the same fact (for deduplication)."""
 

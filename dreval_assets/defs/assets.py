@@ -13,7 +13,7 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
-from ..stages.judgments import judge_checklists, judge_pairwise, judge_rubrics
+from ..stages.judgments import judge_checklists, judge_flae, judge_pairwise, judge_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.reports import read_reports
@@ -125,7 +125,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
     frame = pl.concat([
         judge_checklists(keys, reports, tasks["tasks"], judge, labels),
         judge_rubrics(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
-        judge_pairwise(keys, reports, tasks["tasks"], judge, dreval.extra_suites, dreval.policy_map(), labels)])
+        judge_pairwise(keys, reports, tasks["tasks"], judge, dreval.extra_suites, dreval.policy_map(), labels),
+        judge_flae(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels)])
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")

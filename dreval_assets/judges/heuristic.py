@@ -14,11 +14,12 @@ from pydantic import BaseModel
 from ..core.evidence_match import match_claim
 from ..core.article_features import compare
 from ..core.checklist_match import item_credit
+from ..core.flae_features import flae_observables, formula_channel
 from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
 from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
                            DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
-                           TraceWeights)
+                           TraceWeights, FlaeScores)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -100,7 +101,15 @@ def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, d
     return PairwiseOutcomes(outcomes=outcomes), {}
 
 
+def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`flae_scores`: no reading; the formula channel's own values and equal weights, so FLAE with
+    the heuristic judge is the formula channel (marked `fallback`)."""
+    formula = formula_channel(flae_observables(str(variables.get("report") or ""), bool(variables.get("multimodal"))))
+    return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "flae_scores": answer_flae_scores,
     "pairwise_criteria": answer_pairwise_criteria,
     "rubric_scores": answer_rubric_scores,
     "contradictions": answer_contradictions,
