@@ -6,7 +6,9 @@ NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core",
                  ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
                  ("tvir", "ia"), ("dr3", "if"), ("tvir", "wq"), ("tvir", "adb"), ("tvir", "flc"), ("dr3", "dq"),
                  ("wlc", "writing"), ("wlc", "well_written"), ("wlc", "broad"), ("wlc", "neutral"),
-                 ("mmdr", "flae"), ("mmdr", "read"), ("mmdr", "insh"), ("mmdr", "stru")}
+                 ("mmdr", "flae"), ("mmdr", "read"), ("mmdr", "insh"), ("mmdr", "stru"),
+                 *(("miroeval", m) for m in ("synthesis", "coverage", "insight", "instruction_following",
+                                            "clarity", "specificity", "grounding"))}
 
 
 def careful_beats_loose(store) -> int:

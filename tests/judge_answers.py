@@ -7,7 +7,8 @@ import re
 from dreval_assets.benchmarks.rubrics import RUBRICS
 from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
-from dreval_assets.core.checklist_match import item_credit
+from dreval_assets.benchmarks.miroeval_rubric import offline_rubric
+from dreval_assets.core.checklist_match import item_credit, key_words
 from dreval_assets.core.flae_features import flae_observables, formula_channel
 from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
@@ -31,6 +32,20 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict:
+    if any("You design the grading rubric" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "Request:")
+        query = text.split("Request:\n", 1)[1]
+        rubric = offline_rubric(query, "attachments" in text.split("Request:", 1)[0])
+        return {**rubric.model_dump(), "weights": {**rubric.weights, "task_expertise": 0.6}}  # over the cap on purpose
+    if any("You grade a research report on the criteria of one dimension" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<REPORT")
+        report = key_words(text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0])
+        scores = []
+        for cid, criterion in _ITEM_RE.findall(text.split("The request the report answers", 1)[0]):
+            wanted = key_words(criterion)
+            scores.append({"criterion_id": cid, "score": round(10 * len(wanted & report) / max(1, len(wanted)), 1)})
+        return {"scores": scores}
     if any("You rate a research report on three qualities" in str(m.get("content")) for m in request.get("messages", [])):
         report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
         channel = formula_channel(flae_observables(report, multimodal=False))

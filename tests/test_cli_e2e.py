@@ -15,7 +15,7 @@ from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.defs.runner import demo_root  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
-ALL_TABLES = ["tasks", "task_sandbox", "page_texts", "reports", "parsed_reports", "report_claims",
+ALL_TABLES = ["tasks", "task_sandbox", "task_rubrics", "page_texts", "reports", "parsed_reports", "report_claims",
               "fetched_references", "claim_verdicts", "report_judgments", "metric_scores", "leaderboard",
               "registered_tasks", "registered_systems", "materialized_partitions"]
 PER_REPORT_ASSETS = {"reports", "parsed_reports", "fetched_references", "claim_verdicts", "report_judgments",
@@ -133,6 +133,7 @@ def test_adding_a_system_runs_only_its_partitions(home_copy, capsys):
     assert all(p.startswith("steady-analyst|") for _, p in per_report)
     assert all(n == 1 for n in per_report.values())
     assert counts[("leaderboard", None)] == 1 and ("tasks", "tvir.100001") not in counts
+    assert not any(asset == "task_rubrics" for asset, _ in counts)  # shared per task: not regenerated
     assert "steady-analyst" in leaderboard(home_copy, "core", "supported_ratio")
     after = store(home_copy).query("SELECT * FROM metric_scores WHERE system <> 'steady-analyst' ORDER BY ALL")
     assert after.equals(untouched)
@@ -220,7 +221,7 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
         server.wait(timeout=30)
     dims = {n["assetKey"]["path"][-1]: {d["name"]: len(d["partitionKeys"]) for d in n["partitionKeysByDimension"]}
             for n in nodes}
-    assert set(dims) == {"tasks", "reports", "parsed_reports", "fetched_references", "claim_verdicts",
+    assert set(dims) == {"tasks", "task_rubrics", "reports", "parsed_reports", "fetched_references", "claim_verdicts",
                          "report_judgments", "metric_scores", "leaderboard"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}
     assert list(dims["tasks"].values()) == [8]

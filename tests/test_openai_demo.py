@@ -74,6 +74,17 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys):
                              "('claim_verdict', 'claim_verdicts_batch', 'same_statement')").item()
     assert by_metric == pytest.approx(feeding_cs) and sum(cost["cost"]) > feeding_cs  # checklists cost too
 
+    rubric = json.loads(store.query("SELECT rubric FROM task_rubrics WHERE task = 'miroeval.37'").item())
+    assert rubric["weights"]["task_expertise"] == pytest.approx(0.20)  # the judge asked 0.6; the cap holds
+
+    # a new system: its reports are judged, but the shared task rubrics are not generated again
+    rubric_calls = sum("You design the grading rubric" in json.dumps(r) for r in llm.requests)
+    extra = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo" / "extra_systems" / "steady-analyst"
+    assert main(["--home", str(home), "add-system", "steady-analyst", "--reports", str(extra)]) == 0
+    assert main(["--home", str(home), "run"]) == 0
+    assert llm.n_calls > first_calls
+    assert sum("You design the grading rubric" in json.dumps(r) for r in llm.requests) == rubric_calls
+
     assert SECRET not in all_tables_as_text(store)
     for path in (home / "dagster").rglob("*"):
         if path.is_file():

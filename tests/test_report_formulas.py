@@ -73,3 +73,34 @@ def test_wlc_both_orders_and_micro_win_rates():
                            "neutral": ["generated"], "broad": ["reference", "reference", "tie"]})
     assert rates["well_written"] == pytest.approx(0.5) and rates["neutral"] == 1.0 and rates["broad"] == 0.0
     assert rates["overall"] == pytest.approx(3 / 8)  # micro: 3 wins over 8 criteria, not the mean of rates
+
+
+def test_offline_miroeval_rubric_caps_its_task_dimension():
+    from dreval_assets.benchmarks.miroeval_rubric import offline_rubric
+
+    rubric = offline_rubric("Desalination in Sarrano: capacity, desalination cost and desalination energy.", True)
+    ids = [d.dimension_id for d in rubric.dimensions]
+    assert ids[:5] == ["coverage", "insight", "instruction_following", "clarity", "specificity"]
+    assert "task_expertise" in ids and "grounding" in ids
+    assert rubric.weights["task_expertise"] <= 0.20 + 1e-9 and sum(rubric.weights.values()) == pytest.approx(1.0)
+
+
+def test_miroeval_synthesis_metrics_by_hand():
+    from dreval_assets.benchmarks.evidence import ReportEvidence
+    from dreval_assets.benchmarks.suites import SUITES
+    from dreval_assets.core.models import AdaptiveRubric, RubricCriterion, RubricDimension
+
+    def dim(d, weights):
+        return RubricDimension(dimension_id=d, name=d, criteria=[RubricCriterion(criterion_id=f"c{i}", text="x", weight=w)
+                                                                for i, w in enumerate(weights, start=1)])
+
+    rubric = AdaptiveRubric(dimensions=[dim("coverage", [3, 1]), dim("insight", [1]), dim("clarity", [1])],
+                            weights={"coverage": 0.5, "insight": 0.3, "clarity": 0.2})
+    scores = {"miroeval.coverage.c1": 8.0, "miroeval.coverage.c2": 4.0, "miroeval.insight.c1": 6.0,
+              "miroeval.clarity.c1": None}
+    ev = ReportEvidence("s", "t", "miroeval", "j", adaptive_rubric=rubric, rubric_scores=scores)
+    m = {v.metric: v for v in SUITES["miroeval"].score(ev)}
+    assert m["coverage"].value == pytest.approx(70.0)        # (3*8 + 1*4) / 4 = 7 -> 70
+    assert m["clarity"].value is None and m["clarity"].na_reason == "provider_failure"
+    assert m["synthesis"].value == pytest.approx(10 * (0.5 * 7 + 0.3 * 6) / 0.8)  # clarity left out, renormalised
+    assert m["specificity"].na_reason == "pipeline_failure"  # not a dimension of this rubric

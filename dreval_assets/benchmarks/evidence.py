@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.metrics import merge_verdicts
+from ..core.models import AdaptiveRubric
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class ReportEvidence:
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
     checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
+    adaptive_rubric: AdaptiveRubric | None = None  # MiroEval's generated rubric for this task
     rubric_scores: dict[str, float | None] = field(default_factory=dict)  # "tvir.wq.clarity" -> 1-10; "tvir.flc.count"
 
     def rubric(self, rubric_id: str) -> dict[str, float | None]:

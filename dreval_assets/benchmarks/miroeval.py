@@ -24,7 +24,50 @@ def label(claim: ClaimEvidence, partial_as: str = "UNKNOWN") -> str:
     return {"supported": "RIGHT", "contradicted": "WRONG", "partial": partial_as}.get(decided, "UNKNOWN")
 
 
+SYNTHESIS_DIMENSIONS = ("coverage", "insight", "instruction_following", "clarity", "specificity", "grounding")
+
+
+def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """Per dimension the criteria-weighted mean (0-10 -> 0-100); synthesis = weighted total over the
+    dimensions that scored, weights renormalised over them."""
+    j = evidence.judge
+    names = (*SYNTHESIS_DIMENSIONS, "synthesis")
+    rubric = evidence.adaptive_rubric
+    if rubric is None:
+        return [not_available("miroeval", m, "0-100", "pipeline_failure", "the task has no generated rubric", j)
+                for m in names]
+    scores = evidence.rubric("miroeval")
+    dimension_scores: dict[str, float | None] = {}
+    for dim in rubric.dimensions:
+        pairs = [(scores.get(f"{dim.dimension_id}.{c.criterion_id}"), c.weight) for c in dim.criteria]
+        scored = [(s, w) for s, w in pairs if s is not None]
+        weight = sum(w for _, w in scored)
+        dimension_scores[dim.dimension_id] = sum(s * w for s, w in scored) / weight if scored and weight else None
+    rows = []
+    for name in SYNTHESIS_DIMENSIONS:
+        value = dimension_scores.get(name)
+        if name not in dimension_scores:
+            rows.append(not_available("miroeval", name, "0-100", "pipeline_failure", "not a dimension of this rubric", j))
+        elif value is None:
+            rows.append(not_available("miroeval", name, "0-100", "provider_failure", "no criterion was scored", j))
+        else:
+            rows.append(MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j))
+    total = synthesis_total(dimension_scores, rubric.weights)
+    dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
+    weights = ", ".join(f"{k}={v:.2f}" for k, v in rubric.weights.items())
+    rows.append(not_available("miroeval", "synthesis", "0-100", "provider_failure", "no dimension scored", j)
+                if total is None else
+                MetricValue("miroeval", "synthesis", total, "0-100", len(dimension_scores), detail=f"weights {weights}",
+                            policy=f"weights renormalised over scored dimensions; task-specific {dynamic} capped "
+                                   "at 0.20", judge=j))
+    return rows
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    return synthesis_metrics(evidence) + factuality_metrics(evidence)
+
+
+def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     statements = [c for c in evidence.claims if c.kind != "figure_caption"]
     names = ("factuality", "right", "wrong", "conflict", "unknown")
@@ -45,13 +88,15 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 SUITE = Suite(
-    "miroeval", "MiroEval factuality",
-    (MetricSpec("factuality", "0-100", True, "RIGHT / all statements"),
+    "miroeval", "MiroEval (adaptive synthesis, factuality)",
+    (*(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in SYNTHESIS_DIMENSIONS),
+     MetricSpec("synthesis", "0-100", True, "adaptive synthesis quality: weighted over scored dimensions"),
+     MetricSpec("factuality", "0-100", True, "RIGHT / all statements"),
      MetricSpec("right", "count", True, "statements the evidence supports"),
      MetricSpec("wrong", "count", True, "statements the evidence contradicts"),
      MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree"),
      MetricSpec("unknown", "count", True, "statements no evidence decides")),
-    compute, headline=("factuality", "right", "wrong", "conflict", "unknown"))
+    compute, headline=("synthesis", "factuality", "right", "wrong", "conflict", "unknown", *SYNTHESIS_DIMENSIONS))
 
 
 DYNAMIC_DIMENSION_CAP = 0.20

@@ -189,6 +189,38 @@ class FlaeScores(BaseModel):
     weight_stru: float = Field(ge=0)
 
 
+class RubricCriterion(BaseModel):
+    criterion_id: str
+    text: str
+    weight: float = Field(default=1.0, ge=0)
+
+
+class RubricDimension(BaseModel):
+    dimension_id: str
+    name: str
+    dynamic: bool = False  # task-specific (capped at 0.20 weight) rather than universal
+    criteria: list[RubricCriterion]
+
+
+class AdaptiveRubric(BaseModel):
+    """A task's generated rubric: dimensions with weighted criteria, and dimension weights."""
+
+    dimensions: list[RubricDimension]
+    weights: dict[str, float]
+
+
+class CriterionScore(BaseModel):
+    criterion_id: str
+    score: float = Field(ge=0, le=10)
+    reason: str = ""
+
+
+class CriteriaScores(BaseModel):
+    """0-10 scores for every criterion of one rubric dimension, judged in one call."""
+
+    scores: list[CriterionScore]
+
+
 class SameStatement(BaseModel):
     """Whether two statements of one report state the same fact (for deduplication)."""
 

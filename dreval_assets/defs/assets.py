@@ -13,7 +13,8 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
-from ..stages.judgments import judge_checklists, judge_flae, judge_pairwise, judge_rubrics
+from ..stages.judgments import judge_checklists, judge_flae, judge_pairwise, judge_rubrics, judge_synthesis
+from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.reports import read_reports
@@ -49,6 +50,16 @@ def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, p
     frames = task_frames([found[k] for k in keys])
     context.add_output_metadata({"tasks": len(keys), "sandbox_pages": frames["task_sandbox"].height})
     return frames
+
+
+@asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs")
+def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
+    """What a method generates once per task and every system shares (MiroEval's adaptive rubric)."""
+    judge = dreval.judge()
+    frame = generate_rubrics(tasks["tasks"], tasks["task_sandbox"], judge, dreval.extra_suites,
+                             {"run_id": context.run_id, "asset": "task_rubrics"})
+    context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})
+    return frame
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)},
@@ -114,10 +125,11 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
 
 
 @asset(**PER_REPORT, group_name="evidence",
-       ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task)},
+       ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
+            "task_rubrics": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                     tasks: dict[str, pl.DataFrame]):
+                     tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
     """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts."""
     judge = dreval.judge()
     labels = {"run_id": context.run_id, "asset": "report_judgments"}
@@ -126,7 +138,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
         judge_checklists(keys, reports, tasks["tasks"], judge, labels),
         judge_rubrics(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
         judge_pairwise(keys, reports, tasks["tasks"], judge, dreval.extra_suites, dreval.policy_map(), labels),
-        judge_flae(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels)])
+        judge_flae(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
+        judge_synthesis(keys, reports, tasks["tasks"], task_rubrics, judge, labels)])
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
@@ -135,17 +148,17 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
 @asset(**PER_REPORT, group_name="scores",
        ins={**{name: AssetIn(partition_mapping=same_report)
                for name in ("reports", "parsed_reports", "claim_verdicts", "report_judgments")},
-            "tasks": AssetIn(partition_mapping=from_task)},
+            "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
                     AssetCheckSpec("na_has_reason", asset="metric_scores")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                   parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
-                  report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame]):
+                  report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
     """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
     judge = dreval.judge()
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
-                          dreval.extra_suites, dreval.policy_map(), report_judgments)
+                          dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics)
     yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height,
                                   "suites": ", ".join(sorted(frame.get_column("suite").unique())) if frame.height else "",
                                   **judge.stats.metadata()})
@@ -164,6 +177,6 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     return frame
 
 
-ALL_ASSETS = [tasks, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
+ALL_ASSETS = [tasks, task_rubrics, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
               leaderboard]
 PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]

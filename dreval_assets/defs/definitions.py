@@ -4,10 +4,10 @@ from __future__ import annotations
 from dagster import AssetSelection, Definitions, define_asset_job
 
 from ..config import Settings
-from .assets import ALL_ASSETS, PER_REPORT_ASSETS, leaderboard, tasks
+from .assets import ALL_ASSETS, PER_REPORT_ASSETS, leaderboard, task_rubrics, tasks
 from .resources import DrevalResource, PartitionedDuckDBIOManager
 
-tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks))
+tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks, task_rubrics))
 evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS))
 leaderboard_job = define_asset_job("leaderboard_job", AssetSelection.assets(leaderboard))
 

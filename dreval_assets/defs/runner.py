@@ -80,6 +80,7 @@ def plan(store: Store, selection: Selection) -> Plan:
     chosen_systems = [s for s in systems if not selection.systems or s in selection.systems]
 
     done_tasks = store.materialised("tasks")
+    done_rubrics = store.materialised("task_rubrics")
     stored_task_hash = dict(store.query("SELECT task, content_hash FROM tasks").iter_rows())
     registry_hash = task_hashes(store)
     result = Plan()
@@ -87,7 +88,7 @@ def plan(store: Store, selection: Selection) -> Plan:
     # makes every system's partitions of it stale, which `--system S --force` must not do.
     force_tasks = selection.force and not selection.systems
     result.tasks = [k for k in chosen_tasks if force_tasks or ("", k) not in done_tasks
-                    or stored_task_hash.get(k) != registry_hash[k]]
+                    or ("", k) not in done_rubrics or stored_task_hash.get(k) != registry_hash[k]]
 
     done_scores = store.materialised("metric_scores")
     stored_report_hash = {(s, t): h for s, t, h in store.query(

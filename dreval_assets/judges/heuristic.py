@@ -13,13 +13,13 @@ from pydantic import BaseModel
 
 from ..core.evidence_match import match_claim
 from ..core.article_features import compare
-from ..core.checklist_match import item_credit
+from ..core.checklist_match import item_credit, key_words
 from ..core.flae_features import flae_observables, formula_channel
 from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
 from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
                            DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
-                           TraceWeights, FlaeScores)
+                           TraceWeights, FlaeScores, CriteriaScores, CriterionScore)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -108,7 +108,28 @@ def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[st
     return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
 
 
+def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`miroeval_rubric`: universal dimensions plus one built from the query's most frequent terms."""
+    from ..benchmarks.miroeval_rubric import offline_rubric
+
+    return offline_rubric(str(variables["query"]), bool(variables.get("has_attachments"))), {"fallback": True}
+
+
+def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`criteria_scores`: 10 x the share of each criterion's key words the report contains."""
+    present = key_words(str(variables.get("report") or ""))
+    scores = []
+    for criterion in variables["criteria_list"]:
+        wanted = key_words(str(criterion["text"]))
+        share = len(wanted & present) / len(wanted) if wanted else 0.0
+        scores.append(CriterionScore(criterion_id=criterion["criterion_id"], score=round(10 * share, 1),
+                                     reason=f"{len(wanted & present)} of {len(wanted)} key words present"))
+    return CriteriaScores(scores=scores), {}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
+    "miroeval_rubric": answer_miroeval_rubric,
+    "criteria_scores": answer_criteria_scores,
     "flae_scores": answer_flae_scores,
     "pairwise_criteria": answer_pairwise_criteria,
     "rubric_scores": answer_rubric_scores,

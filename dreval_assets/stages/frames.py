@@ -15,6 +15,8 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
               "modality": S, "attachments": LS, "checklist": LS, "reference_article": S,
               "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S},
     "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S},
+    "task_rubrics": {"task": S, "kind": S, "rubric": S, "judge": S, "template": S, "template_hash": S,
+                     "cache_key": S, "na_reason": S, "detail": S},
     "page_texts": {"text_hash": S, "text": S, "n_chars": I},
     "reports": {"system": S, "task": S, "status": S, "text": S, "n_chars": I, "content_hash": S,
                 "source_path": S, "na_reason": S, "detail": S},

@@ -17,7 +17,8 @@ from ..benchmarks.wlc import combine_orders
 from ..benchmarks.wlc_criteria import CATEGORIES
 from ..benchmarks.mmdr import alpha_det
 from ..core.flae_features import flae_observables, formula_channel
-from ..core.models import ChecklistJudgment, ContradictionCount, FlaeScores, PairwiseOutcomes, RubricScores
+from ..core.models import (AdaptiveRubric, ChecklistJudgment, ContradictionCount, CriteriaScores, FlaeScores,
+                           PairwiseOutcomes, RubricScores)
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import fence_untrusted, load_template
 from .frames import frame
@@ -236,4 +237,43 @@ def judge_flae(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
             else:
                 rows.append({**base, "item_id": f"mmdr.flae.{key}", "item": key, "score": None,
                              "reason": judgment.error, "na_reason": judgment.na_reason or "pipeline_failure"})
+    return frame("report_judgments", rows)
+
+
+SYNTHESIS_TEMPLATE = "criteria_scores"
+
+
+def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame,
+                    rubrics: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each."""
+    rubric_by_task = {r["task"]: AdaptiveRubric.model_validate_json(r["rubric"])
+                      for r in rubrics.iter_rows(named=True) if r["rubric"]}
+    query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
+    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    _, template_hash = load_template(SYNTHESIS_TEMPLATE)
+    plans, requests = [], []
+    for system, task in keys:
+        rubric, report = rubric_by_task.get(task), report_by_key.get((system, task))
+        if rubric is None or report is None or report["status"] != "ok":
+            continue  # the miroeval suite says why
+        text = _for_judge(report["text"], judge)
+        for dim in rubric.dimensions:
+            variables = {"dimension": dim.name, "query": query.get(task, ""), "report": text,
+                         "criteria": "\n".join(f"- [{c.criterion_id}] {c.text}" for c in dim.criteria),
+                         "criteria_list": [{"criterion_id": c.criterion_id, "text": c.text} for c in dim.criteria]}
+            requests.append(JudgmentRequest(SYNTHESIS_TEMPLATE, variables, CriteriaScores,
+                                            {**(labels or {}), "system": system, "task": task}))
+            plans.append((system, task, dim))
+    rows = []
+    for (system, task, dim), judgment in zip(plans, judge.judge_many(requests), strict=True):
+        got = {s.criterion_id: s for s in judgment.answer.scores} if isinstance(judgment.answer, CriteriaScores) else {}
+        for criterion in dim.criteria:
+            score = got.get(criterion.criterion_id)
+            rows.append({"system": system, "task": task, "kind": "criteria", "credit": None,
+                         "item_id": f"miroeval.{dim.dimension_id}.{criterion.criterion_id}", "item": criterion.text,
+                         "score": score.score if score else None,
+                         "reason": score.reason if score else (judgment.error or "the judge gave no score"),
+                         "na_reason": None if score else (judgment.na_reason or "pipeline_failure"),
+                         "judge": judge.judge_id, "template": SYNTHESIS_TEMPLATE, "template_hash": template_hash,
+                         "cache_key": judgment.provenance.cache_key or None})
     return frame("report_judgments", rows)

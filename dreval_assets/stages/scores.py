@@ -10,7 +10,7 @@ import polars as pl
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.suites import suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
-from ..core.models import SameStatement, TraceWeights
+from ..core.models import AdaptiveRubric, SameStatement, TraceWeights
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame
 
@@ -21,13 +21,18 @@ def score_reports(
     keys: Sequence[Key], reports: pl.DataFrame, parsed: pl.DataFrame, claims: pl.DataFrame,
     verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
-    judgments: pl.DataFrame | None = None,
+    judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     _mark_duplicates(evidence, judge)
+    if rubrics is not None:
+        by_task = {r["task"]: AdaptiveRubric.model_validate_json(r["rubric"])
+                   for r in rubrics.iter_rows(named=True) if r["rubric"]}
+        for (system, task), ev in evidence.items():
+            ev.adaptive_rubric = by_task.get(task)
     if judgments is not None:
         for r in judgments.iter_rows(named=True):
             ev = evidence.get((r["system"], r["task"]))

@@ -12,6 +12,7 @@ class AssetStorage:
 
 ASSET_STORAGE: dict[str, AssetStorage] = {
     "tasks": AssetStorage(("tasks", "task_sandbox"), ("task",)),
+    "task_rubrics": AssetStorage(("task_rubrics",), ("task",)),
     "reports": AssetStorage(("reports",), ("system", "task")),
     "parsed_reports": AssetStorage(("parsed_reports", "report_claims"), ("system", "task")),
     "fetched_references": AssetStorage(("fetched_references",), ("system", "task")),

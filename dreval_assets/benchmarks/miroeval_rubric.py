@@ -1,0 +1,59 @@
+"""MiroEval's adaptive rubric, generated once per task and shared by all systems (methods/miroeval.md).
+
+Universal dimensions (coverage, insight, instruction following, clarity, specificity), one to three
+task-specific dimensions (capped at 0.20 weight each, enforced), and Grounding when the task has
+readable attachments; each dimension has a few weighted criteria. The offline counterpart builds the
+task-specific dimension from the query's most salient terms.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..core.models import AdaptiveRubric, RubricCriterion, RubricDimension
+from .miroeval import cap_dynamic_weights
+
+UNIVERSAL = {
+    "coverage": ("Coverage", ("answers every part of the request", "covers the main aspects of the topic")),
+    "insight": ("Insight", ("explains causes and implications", "draws conclusions beyond restating sources")),
+    "instruction_following": ("Instruction following", ("respects the requested scope, format and focus",
+                                                        "answers the questions asked, in order")),
+    "clarity": ("Clarity", ("is organised with clear sections", "uses plain, precise sentences")),
+    "specificity": ("Specificity", ("gives concrete figures, dates and names", "grounds claims in cited evidence")),
+}
+GROUNDING = ("Grounding", ("reads the attached material correctly", "extends the attached material meaningfully"))
+_WORD = re.compile(r"[a-z][a-z-]{3,}")
+_STOP = frozenset("""what which their there about would could should these those with from into that this have
+been also were does please give recent figures sources source much many more most report briefing preparing
+today where when how""".split())
+
+
+def offline_rubric(query: str, has_attachments: bool) -> AdaptiveRubric:
+    """Universal dimensions, one task-specific dimension from the query's most frequent terms, equal
+    weights before the cap; criteria carry equal weights."""
+    terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
+    top = [w for w, _ in Counter(terms).most_common(4)]
+    dims = [RubricDimension(dimension_id=k, name=name, dynamic=False,
+                            criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
+                                      for i, t in enumerate(texts, start=1)])
+            for k, (name, texts) in UNIVERSAL.items()]
+    if top:
+        dims.append(RubricDimension(dimension_id="task_expertise", name=f"Expertise on {', '.join(top[:2])}",
+                                    dynamic=True, criteria=[RubricCriterion(criterion_id=f"c{i}", weight=1.0,
+                                                                            text=f"treats {term} with expert detail")
+                                                            for i, term in enumerate(top, start=1)]))
+    if has_attachments:
+        dims.append(RubricDimension(dimension_id="grounding", name=GROUNDING[0], dynamic=False,
+                                    criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
+                                              for i, t in enumerate(GROUNDING[1], start=1)]))
+    return finalise(AdaptiveRubric(dimensions=dims, weights={d.dimension_id: 1.0 for d in dims}))
+
+
+def finalise(rubric: AdaptiveRubric) -> AdaptiveRubric:
+    """Normalise weights with the 0.20 cap on task-specific dimensions enforced."""
+    dynamic = {d.dimension_id for d in rubric.dimensions if d.dynamic}
+    known = {d.dimension_id for d in rubric.dimensions}
+    weights = {k: v for k, v in rubric.weights.items() if k in known}
+    for d in known - set(weights):
+        weights[d] = 0.0
+    return rubric.model_copy(update={"weights": cap_dynamic_weights(weights, dynamic)})
