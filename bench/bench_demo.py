@@ -28,6 +28,10 @@ from dreval_assets.stages.reports import read_reports  # noqa: E402
 from dreval_assets.stages.scores import score_reports  # noqa: E402
 from dreval_assets.stages.verdicts import judge_claims  # noqa: E402
 from dreval_assets.stages.tasks import task_frames  # noqa: E402
+from dreval_assets.stages.judgments import (  # noqa: E402
+    judge_checklists, judge_flae, judge_pairwise, judge_rubrics, judge_synthesis)
+from dreval_assets.stages.task_rubrics import generate_rubrics  # noqa: E402
+import polars as pl  # noqa: E402
 from dreval_assets.benchmarks.suites import NEEDS_SANDBOX_EVIDENCE  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.registry import load_systems, load_tasks  # noqa: E402
@@ -66,8 +70,15 @@ def pure_stage_seconds(home: Path) -> tuple[float, int]:
     needs_sandbox = {k: t.sandbox for k, t in tasks.items() if t.benchmark in NEEDS_SANDBOX_EVIDENCE}
     verdicts = judge_claims(parsed["report_claims"], fetched["fetched_references"], texts, judge, batch_size=8,
                             sandbox_evidence=needs_sandbox)
+    rubrics = generate_rubrics(task_tables["tasks"], task_tables["task_sandbox"], judge)
+    judged = pl.concat([
+        judge_checklists(keys, reports, task_tables["tasks"], judge),
+        judge_rubrics(keys, reports, task_tables["tasks"], judge),
+        judge_pairwise(keys, reports, task_tables["tasks"], judge),
+        judge_flae(keys, reports, task_tables["tasks"], judge),
+        judge_synthesis(keys, reports, task_tables["tasks"], rubrics, judge)])
     score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts,
-                  task_tables["tasks"], task_tables["task_sandbox"], judge)
+                  task_tables["tasks"], task_tables["task_sandbox"], judge, judgments=judged, rubrics=rubrics)
     return time.perf_counter() - started, len(keys)
 
 
@@ -95,7 +106,7 @@ def main_bench() -> None:
     print(f"pure stage work (same functions, no Dagster, no DuckDB): {stage_s:.2f} s "
           f"= {stage_s / n_partitions * 1000:.0f} ms per partition")
     print(f"Dagster + storage overhead: {overhead * 1000:.0f} ms per partition in batched runs")
-    print(f"one-partition run (5 assets): {single_run_s:.2f} s run time, {min(single):.2f} s via the CLI")
+    print(f"one-partition run (6 assets): {single_run_s:.2f} s run time, {min(single):.2f} s via the CLI")
     print(f"ratio one-partition run / batched per-partition cost: {single_run_s / per_partition:.1f}x")
     print(f"no-op `dreval run` (planning only): {noop_s:.2f} s")
 
