@@ -13,6 +13,10 @@ SUITES: dict[str, Suite] = {s.name: s for s in (core_suite.SUITE, tvir.SUITE, mm
 NEEDS_SANDBOX_EVIDENCE = frozenset({"miroeval"})
 
 
+def suite_names(benchmark: str, extra: Sequence[str] = ()) -> set[str]:
+    return {s.name for s in suites_for(benchmark, extra)}
+
+
 def suites_for(benchmark: str, extra: Sequence[str] = ()) -> list[Suite]:
     """`core`, the task's own benchmark suite, then any extra suites the user asked for."""
     names = ["core"] + ([benchmark] if benchmark in SUITES else []) + list(extra)

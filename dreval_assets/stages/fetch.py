@@ -16,7 +16,8 @@ def fetch_references(
     keys: Sequence[tuple[str, str]],
 ) -> dict[str, pl.DataFrame]:
     rows, texts = [], {}
-    cited = [cited_urls(claims, system, task) for system, task in keys]
+    by_report = cited_urls(claims)
+    cited = [by_report.get(key, []) for key in keys]
     outcomes = fetcher.fetch_groups([(urls, sandbox_by_task.get(task, [])) for urls, (_, task) in zip(cited, keys)])
     for (system, task), results in zip(keys, outcomes):
         for result in results:
@@ -35,10 +36,10 @@ def fetch_references(
     return {"fetched_references": frame("fetched_references", rows), "page_texts": frame("page_texts", texts.values())}
 
 
-def cited_urls(claims: pl.DataFrame, system: str, task: str) -> list[str]:
-    mine = claims.filter((pl.col("system") == system) & (pl.col("task") == task))
-    seen: dict[str, None] = {}
-    for urls in mine.get_column("urls").to_list() if mine.height else []:
+def cited_urls(claims: pl.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """Each report's distinct cited URLs, in order of first citation (one pass over all claims)."""
+    seen: dict[tuple[str, str], dict[str, None]] = {}
+    for system, task, urls in claims.select("system", "task", "urls").iter_rows():
         for url in urls or []:
-            seen.setdefault(url, None)
-    return list(seen)
+            seen.setdefault((system, task), {}).setdefault(url, None)
+    return {key: list(urls) for key, urls in seen.items()}

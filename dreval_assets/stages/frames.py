@@ -61,5 +61,10 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def rows_by_partition(df: pl.DataFrame) -> dict[tuple[str, str], dict]:
+    """Each (system, task) partition's row, for frames with one row per report."""
+    return {(r["system"], r["task"]): r for r in df.iter_rows(named=True)}
+
+
 def partitions_of(df: pl.DataFrame) -> list[tuple[str, str]]:
     return [tuple(r) for r in df.select("system", "task").unique(maintain_order=True).iter_rows()]

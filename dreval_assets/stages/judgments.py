@@ -2,26 +2,27 @@
 
 Checklists: every requirement of the task's checklist credited 1 / 0.5 / 0, in calls of up to
 `CHECKLIST_CHUNK` items. Rubrics: all dimensions of one fixed rubric scored 1-10 in one call (TVIR WQ
-and ADB, DR³ DQ). Contradictions: one count of internal contradictions per report (TVIR FLC)."""
+and ADB, DR³ DQ). Contradictions: one count of internal contradictions per report (TVIR FLC).
+Pairwise: Wiki Live's 39 criteria against the reference article. FLAE: MMDR's formula and judge
+channels. Synthesis: MiroEval's adaptive rubric, one call per dimension."""
 from __future__ import annotations
 
 import hashlib
-
 from typing import Mapping, Sequence
 
 import polars as pl
 
+from ..benchmarks.mmdr import alpha_det
 from ..benchmarks.rubrics import rubrics_for
-from ..benchmarks.suites import suites_for
+from ..benchmarks.suites import suite_names
 from ..benchmarks.wlc import combine_orders
 from ..benchmarks.wlc_criteria import CATEGORIES
-from ..benchmarks.mmdr import alpha_det
 from ..core.flae_features import flae_observables, formula_channel
 from ..core.models import (AdaptiveRubric, ChecklistJudgment, ContradictionCount, CriteriaScores, FlaeScores,
                            PairwiseOutcomes, RubricScores)
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import fence_untrusted, load_template
-from .frames import frame
+from .frames import frame, rows_by_partition
 
 TEMPLATE = "checklist_items"
 CHECKLIST_CHUNK = 15
@@ -31,7 +32,7 @@ REPORT_CHARS = 60_000  # an LLM judge reads the report up to here; longer report
 def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
                      labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     checklists = {r["task"]: list(r["checklist"] or []) for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(TEMPLATE)
     rows, asked = [], []
     for system, task in keys:
@@ -71,11 +72,11 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
                   extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """One call per rubric per report (never per dimension), plus TVIR's contradiction count."""
     benchmark = {r["task"]: r["benchmark"] for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     asked: list[tuple[dict, list[tuple[str, str]], JudgmentRequest]] = []
     rows = []
     for system, task in keys:
-        names = {s.name for s in suites_for(benchmark.get(task, "generic"), extra_suites)}
+        names = suite_names(benchmark.get(task, "generic"), extra_suites)
         wanted = [(r.rubric_id, "rubric_scores", list(r.dimensions), r.title) for r in rubrics_for(names)]
         if "tvir" in names:
             wanted.append(("tvir.flc", "contradictions", [("count", "internal contradictions")], "Contradictions"))
@@ -136,12 +137,12 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
     policy = policies.get("wlc.position_bias", "both_orders")
     seed = policies.get("wlc.seed", "0")
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(PAIRWISE_TEMPLATE)
     plans, requests = [], []
     for system, task in keys:
         row = task_rows.get(task) or {}
-        if "wlc" not in {s.name for s in suites_for(row.get("benchmark", "generic"), extra_suites)}:
+        if "wlc" not in suite_names(row.get("benchmark", "generic"), extra_suites):
             continue
         report, reference = report_by_key.get((system, task)), row.get("reference_article")
         if not reference or report is None or report["status"] != "ok":
@@ -201,13 +202,13 @@ def judge_flae(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
     """MMDR FLAE: the formula channel measured here, the judge channel and weights in one call,
     alpha_det from the observables. Rows `mmdr.flae.<name>` hold the parts; the suite fuses them."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(FLAE_TEMPLATE)
     rows, asked, requests = [], [], []
     for system, task in keys:
         row = task_rows.get(task) or {}
         report = report_by_key.get((system, task))
-        if "mmdr" not in {s.name for s in suites_for(row.get("benchmark", "generic"), extra_suites)}:
+        if "mmdr" not in suite_names(row.get("benchmark", "generic"), extra_suites):
             continue
         if report is None or report["status"] != "ok":
             continue  # the mmdr suite reports these as N/A with the reason
@@ -249,7 +250,7 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
     rubric_by_task = {r["task"]: AdaptiveRubric.model_validate_json(r["rubric"])
                       for r in rubrics.iter_rows(named=True) if r["rubric"]}
     query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(SYNTHESIS_TEMPLATE)
     plans, requests = [], []
     for system, task in keys:

@@ -8,11 +8,11 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
-from ..benchmarks.suites import suites_for
+from ..benchmarks.suites import suite_names, suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
 from ..core.models import AdaptiveRubric, SameStatement, TraceWeights
 from ..judges.base import Judge, JudgmentRequest
-from .frames import frame
+from .frames import frame, rows_by_partition
 
 Key = tuple[str, str]
 
@@ -24,7 +24,7 @@ def score_reports(
     judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
-    report_by_key = {(r["system"], r["task"]): r for r in reports.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     _mark_duplicates(evidence, judge)
@@ -65,7 +65,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weig
     for v in verdicts.iter_rows(named=True):
         by_claim.setdefault((v["system"], v["task"], v["claim_id"]), []).append(
             SourceVerdict(v["source"], v["verdict"], v.get("origin") or "cited"))
-    parsed_by_key = {(r["system"], r["task"]): r for r in parsed.iter_rows(named=True)}
+    parsed_by_key = rows_by_partition(parsed)
     result = {}
     for key in keys:
         system, task = key
@@ -109,8 +109,8 @@ def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
 
 def _trace_weights(keys, task_rows, judge: Judge, extra_suites) -> dict[str, tuple[dict | None, str]]:
     """MMDR's task-adaptive CON/COV/FID weights: one judgment per task (cached, shared by systems)."""
-    tasks = sorted({t for _, t in keys if t in task_rows and any(
-        s.name == "mmdr" for s in suites_for(task_rows[t]["benchmark"], extra_suites))})
+    tasks = sorted({t for _, t in keys
+                    if t in task_rows and "mmdr" in suite_names(task_rows[t]["benchmark"], extra_suites)})
     if not tasks:
         return {}
     judgments = judge.judge_many([JudgmentRequest("trace_weights", {"query": task_rows[t]["query"]}, TraceWeights,

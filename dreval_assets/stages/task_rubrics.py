@@ -6,7 +6,7 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.miroeval_rubric import finalise
-from ..benchmarks.suites import suites_for
+from ..benchmarks.suites import suite_names
 from ..core.models import AdaptiveRubric
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import load_template
@@ -20,7 +20,7 @@ def generate_rubrics(tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge, e
     with_attachments = set(sandbox.filter(pl.col("role") == "attachment").get_column("task").to_list())
     _, template_hash = load_template(TEMPLATE)
     wanted = [r for r in tasks.iter_rows(named=True)
-              if "miroeval" in {s.name for s in suites_for(r["benchmark"], extra_suites)}]
+              if "miroeval" in suite_names(r["benchmark"], extra_suites)]
     requests = [JudgmentRequest(TEMPLATE, {
         "query": r["query"], "has_attachments": r["task"] in with_attachments,
         "grounding_note": ("The request comes with attachments: add a grounding dimension for reading them. "
