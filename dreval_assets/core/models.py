@@ -22,6 +22,19 @@ class SandboxPage(BaseModel):
     text: str
 
 
+class RaceCriterion(BaseModel):
+    criterion: str
+    explanation: str = ""
+    weight: float = Field(ge=0)
+
+
+class RaceCriteria(BaseModel):
+    """DeepResearch Bench RACE criteria of one task: dimension weights and weighted criteria per dimension."""
+
+    dimension_weights: dict[str, float]
+    criteria: dict[str, list[RaceCriterion]]
+
+
 class Task(BaseModel):
     key: str  # partition key `<benchmark>.<slug>`
     benchmark: str
@@ -30,10 +43,15 @@ class Task(BaseModel):
     language: str = "en"
     domain: str = ""
     modality: Literal["text", "multimodal"] = "text"
-    attachments: list[str] = Field(default_factory=list)
+    attachments: list[str] = Field(default_factory=list)  # paths relative to the release root, or URLs (images)
     checklist: list[str] = Field(default_factory=list)
-    reference_article: str | None = None
-    gold_facts: list[str] = Field(default_factory=list)
+    reference_article: str | None = None  # the text a reference-based method compares with (WLC article, DRB report)
+    gold_facts: list[str] = Field(default_factory=list)  # gold statements (WLC)
+    gold_insights: list[str] = Field(default_factory=list)  # DR³ gold insights
+    visual_ground_truth: str | None = None  # MMDR textualised visual ground truth
+    visual_ground_truth_version: str | None = None
+    race_criteria: RaceCriteria | None = None
+    attributes: dict[str, str] = Field(default_factory=dict)  # release labels kept as given: difficulty, set, ...
     sandbox: list[SandboxPage] = Field(default_factory=list)
     attachment_texts: dict[str, str] = Field(default_factory=dict)  # readable attachments, name -> text
 

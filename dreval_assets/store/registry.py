@@ -22,7 +22,8 @@ class SystemEntry:
 
 
 def task_hash(task: Task) -> str:
-    canonical = json.dumps(task.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    # defaults left out, so adding a field to Task does not make every stored task look changed
+    canonical = json.dumps(task.model_dump(mode="json", exclude_defaults=True), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
