@@ -52,24 +52,21 @@ class ImportLog:
 class ImportedReport:
     """One system's report for one task, as the release holds it.
 
-    Exactly one of `text` (reports embedded in JSON/JSONL) and `path` (one file per report) is set.
-    `base_dir` is where relative image paths of the report resolve; `trace` is the system's raw
-    research trace as given (structured traces dumped as JSON text), None when the release has none.
+    Exactly one of `text` (reports embedded in JSON/JSONL) and `path` (one file per report) is set;
+    likewise `trace` (embedded research trace, structured ones dumped as JSON text) and `trace_path`,
+    both None when the release has no trace. `base_dir` is where the report's relative image paths
+    resolve.
     """
 
     system: str  # the system's name as the release spells it
-    task_id: str  # the task's original id
+    task: str  # the task's partition key, resolved by the loader with the same rule as its tasks
+    task_id: str  # the task's original id as the release gives it
     where: str  # file[:line] it came from, for messages
     text: str | None = None
     path: Path | None = None
     trace: str | None = None
+    trace_path: Path | None = None
     base_dir: Path | None = None
-
-    def read_text(self) -> str:
-        if self.text is not None:
-            return self.text
-        assert self.path is not None
-        return self.path.read_text(encoding="utf-8-sig")
 
 
 @dataclass(frozen=True)
