@@ -44,7 +44,14 @@ class Settings:
             raise ConfigError(f"DREVAL_POLICIES is not JSON: {exc}") from exc
         if not isinstance(value, dict):
             raise ConfigError('DREVAL_POLICIES must be a JSON object, e.g. {"dr3.fa.unknown": "exclude"}')
-        return {str(k): str(v) for k, v in value.items()}
+        overrides = {str(k): str(v) for k, v in value.items()}
+        from .benchmarks.policies import check_policies
+
+        try:
+            check_policies(overrides)
+        except ValueError as exc:
+            raise ConfigError(f"DREVAL_POLICIES: {exc}") from exc
+        return overrides
 
     def validate(self) -> None:
         if self.judge not in JUDGES:

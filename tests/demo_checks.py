@@ -1,14 +1,15 @@
 """Checks shared by the demo end-to-end tests (heuristic and OpenAI judge)."""
 
 LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroeval", "wrong")}
-# counts, coverage of the sandbox, and report-level checklist metrics: not claim-level quality
+# counts, coverage of the sandbox, and report-level judged metrics: not claim-level quality
 NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
                  ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
                  ("tvir", "ia"), ("dr3", "if"), ("tvir", "wq"), ("tvir", "adb"), ("tvir", "flc"), ("dr3", "dq"),
                  ("wlc", "writing"), ("wlc", "well_written"), ("wlc", "broad"), ("wlc", "neutral"),
                  ("mmdr", "flae"), ("mmdr", "read"), ("mmdr", "insh"), ("mmdr", "stru"),
                  *(("miroeval", m) for m in ("synthesis", "coverage", "insight", "instruction_following",
-                                            "clarity", "specificity", "grounding"))}
+                                            "clarity", "specificity", "grounding")),
+                 *(("drb", m) for m in ("race", "comprehensiveness", "insight", "instruction_following", "readability"))}
 
 
 def careful_beats_loose(store) -> int:

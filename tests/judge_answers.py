@@ -9,6 +9,7 @@ from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
 from dreval_assets.benchmarks.miroeval_rubric import offline_rubric
 from dreval_assets.core.checklist_match import item_credit, key_words
+from dreval_assets.core.key_facts import extract_key_facts
 from dreval_assets.core.flae_features import flae_observables, formula_channel
 from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
@@ -46,11 +47,26 @@ def dreval_answer(request: dict, schema: dict | None) -> dict:
             wanted = key_words(criterion)
             scores.append({"criterion_id": cid, "score": round(10 * len(wanted & report) / max(1, len(wanted)), 1)})
         return {"scores": scores}
+    if any("A user attached the document below" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<ATTACHMENT")
+        attachment = text.split("<<<ATTACHMENT\n", 1)[1].rsplit("\nATTACHMENT>>>", 1)[0]
+        return {"facts": extract_key_facts(attachment, 12)}
+    if any("You score two research reports written for the same task" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<REPORT A")
+        a = key_words(text.split("<<<REPORT A\n", 1)[1].split("\nREPORT A>>>", 1)[0])
+        b = key_words(text.split("<<<REPORT B\n", 1)[1].split("\nREPORT B>>>", 1)[0])
+        scores = []
+        for cid, criterion in _ITEM_RE.findall(text.split("<<<REPORT A", 1)[0]):
+            wanted = key_words(criterion)
+            scores.append({"criterion_id": cid, "score_a": round(10 * len(wanted & a) / max(1, len(wanted)), 1),
+                           "score_b": round(10 * len(wanted & b) / max(1, len(wanted)), 1)})
+        return {"scores": scores}
     if any("You rate a research report on three qualities" in str(m.get("content")) for m in request.get("messages", [])):
         report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
         channel = formula_channel(flae_observables(report, multimodal=False))
         return {**{d: round(min(1.0, v + 0.05), 3) for d, v in channel.items()},
-                "weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2}
+                "weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2, "alpha": 0.25}
     if any("You compare two encyclopedia articles" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<ARTICLE A")
         a = text.split("<<<ARTICLE A\n", 1)[1].split("\nARTICLE A>>>", 1)[0]

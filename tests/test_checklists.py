@@ -7,6 +7,8 @@ from dreval_assets.core.checklist_match import item_credit
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_checklists
+from dreval_assets.stages.task_rubrics import generate_rubrics
+from task_frames import tasks_table
 
 REPORT = """# Ferry services
 
@@ -26,9 +28,8 @@ def test_item_credit_full_partial_none_and_placeholders():
 
 
 def tasks_frame(checklist):
-    return frame("tasks", [{"task": "t", "benchmark": "tvir", "original_id": "t", "query": "q", "language": "en",
-                            "domain": "", "modality": "text", "attachments": [], "checklist": checklist,
-                            "reference_article": None, "gold_facts": [], "n_sandbox_pages": 0, "content_hash": "h"}])
+    """The task's rubrics frame: its checklist as loaded into task_rubrics."""
+    return generate_rubrics(tasks_table(benchmark="tvir", checklist=checklist), {}, HeuristicJudge())
 
 
 def reports_frame(status="ok", text=REPORT):

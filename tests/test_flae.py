@@ -8,6 +8,7 @@ from dreval_assets.core.flae_features import flae_observables, formula_channel
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_flae
+from task_frames import tasks_table
 
 GOOD = ("# Grid batteries\n\n## Growth\n" + "Storage grew to 6.8 gigawatts in 2024 because auctions paid for "
         "availability [1]. However, the southern zone holds most of it, which is a risk [1].\n" * 6
@@ -43,9 +44,7 @@ def test_suite_fuses_the_channels_by_hand():
 
 
 def test_stage_writes_formula_alpha_judge_and_weights_in_one_call():
-    tasks = frame("tasks", [{"task": "t", "benchmark": "mmdr", "original_id": "t", "query": "q", "language": "en",
-                             "domain": "", "modality": "multimodal", "attachments": [], "checklist": [],
-                             "reference_article": None, "gold_facts": [], "n_sandbox_pages": 0, "content_hash": "h"}])
+    tasks = tasks_table(benchmark="mmdr", modality="multimodal")
     reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": GOOD, "n_chars": 1,
                                  "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
     judge = HeuristicJudge()

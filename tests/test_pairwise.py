@@ -10,6 +10,7 @@ from dreval_assets.judges.base import Judgment, JudgeStats, Provenance
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_pairwise
+from task_frames import tasks_table
 
 REFERENCE = """# Harrowgate Tidal Barrage
 
@@ -46,10 +47,7 @@ class BiasedJudge:
 
 
 def inputs(report=PUFFED):
-    tasks = frame("tasks", [{"task": "wlc.h", "benchmark": "wlc", "original_id": "h", "query": "q", "language": "en",
-                             "domain": "", "modality": "text", "attachments": [], "checklist": [],
-                             "reference_article": REFERENCE, "gold_facts": [], "n_sandbox_pages": 0,
-                             "content_hash": "x"}])
+    tasks = tasks_table(key="wlc.h", benchmark="wlc", original_id="h", reference_article=REFERENCE)
     reports = frame("reports", [{"system": "s", "task": "wlc.h", "status": "ok", "text": report, "n_chars": 1,
                                  "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
     return reports, tasks

@@ -7,6 +7,7 @@ from dreval_assets.core.report_features import analytical_depth, contradiction_c
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_rubrics
+from task_frames import tasks_table
 
 STRUCTURED = """# Ferry services
 
@@ -44,9 +45,7 @@ def test_contradiction_candidates_need_same_thing_same_unit_same_year():
 
 
 def tasks_frame(benchmark):
-    return frame("tasks", [{"task": "t", "benchmark": benchmark, "original_id": "t", "query": "q", "language": "en",
-                            "domain": "", "modality": "text", "attachments": [], "checklist": [],
-                            "reference_article": None, "gold_facts": [], "n_sandbox_pages": 0, "content_hash": "h"}])
+    return tasks_table(benchmark=benchmark)
 
 
 def reports_frame(text):

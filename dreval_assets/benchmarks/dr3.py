@@ -12,7 +12,7 @@ def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
     pairs = [v for c in evidence.cited_claims for v in c.cited_verdicts() if not v.source.startswith("[")]
     if not pairs:
         return not_available("dr3", "fa", "0-100", "model_failure", "no claim-source pairs to check", evidence.judge)
-    policy = evidence.policy("dr3.fa.unknown", "zero")
+    policy = evidence.policy("dr3.fa.unknown")
     counted = pairs if policy == "zero" else [v for v in pairs if v.verdict != "unknown"]
     unknown = sum(1 for v in pairs if v.verdict == "unknown")
     if not counted:
@@ -44,7 +44,7 @@ def instruction_following(evidence: ReportEvidence) -> MetricValue:
     scored, missing = judged_checklist(evidence, "dr3", "if")
     if missing:
         return missing
-    partial = evidence.policy("dr3.if.partial", "zero")
+    partial = evidence.policy("dr3.if.partial")
     credit = {1.0: 1.0, 0.5: 0.5 if partial == "half" else 0.0}
     value = 100 * sum(credit.get(c, 0.0) for c in scored) / len(scored)
     return MetricValue("dr3", "if", value, "0-100", len(scored), detail=f"items={len(evidence.checklist)}",

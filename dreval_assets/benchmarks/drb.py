@@ -1,4 +1,9 @@
-"""DeepResearch Bench FACT (methods/drb.md): citation accuracy and effective citations."""
+"""DeepResearch Bench (methods/drb.md): RACE against the reference report, and FACT citation
+accuracy and effective citations.
+
+RACE: per dimension the criteria-weighted means t_d (report) and r_d (reference) of the 0-10
+criterion scores; per-dimension score t_d / (t_d + r_d); RACE = T / (T + R) with T = sum W_d t_d.
+Stored x100 (0.5 = parity with the reference becomes 50)."""
 from __future__ import annotations
 
 from ..core.metrics import MetricValue, not_available
@@ -22,7 +27,73 @@ def statement_url_pairs(evidence: ReportEvidence) -> list[str]:
     return labels
 
 
+DIMENSIONS = ("comprehensiveness", "insight", "instruction_following", "readability")
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
+    return race_metrics(evidence) + fact_metrics(evidence)
+
+
+def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    j = evidence.judge
+    names = (*DIMENSIONS, "race")
+
+    def all_na(bucket: str, reason: str) -> list[MetricValue]:
+        return [not_available("drb", m, "0-100", bucket, reason, j) for m in names]
+
+    criteria = evidence.race_criteria
+    if criteria is None:
+        return all_na("pipeline_failure", "the task has no RACE criteria")
+    if not evidence.has_reference:
+        return all_na("pipeline_failure", "the task has no reference report")
+    scores = evidence.rubric("drb.race")
+    if not scores:
+        return all_na("pipeline_failure", "RACE was not judged")
+    target, reference = {}, {}
+    for dim in criteria.dimension_weights:
+        listed = criteria.criteria.get(dim, [])
+        ids = [f"{dim}.c{n}" for n in range(1, len(listed) + 1)]
+        t = [scores.get(f"{i}.target") for i in ids]
+        r = [scores.get(f"{i}.reference") for i in ids]
+        weights = [c.weight for c in listed]
+        if sum(weights) <= 0 or any(v is None for v in (*t, *r)):
+            continue
+        target[dim], reference[dim] = weighted_criteria(t, weights), weighted_criteria(r, weights)
+    policy = f"T/(T+R) x100 over criteria-weighted dimension means; position bias: {evidence.policy('drb.race.position_bias')}"
+    rows = []
+    for dim in names[:-1]:
+        if dim not in target:
+            rows.append(not_available("drb", dim, "0-100", *_unscored(dim, criteria), j))
+        elif target[dim] + reference[dim] == 0:
+            rows.append(not_available("drb", dim, "0-100", "pipeline_failure",
+                                      "report and reference both score 0: the ratio is undefined", j))
+        else:
+            rows.append(MetricValue("drb", dim, 100 * target[dim] / (target[dim] + reference[dim]), "0-100",
+                                    len(criteria.criteria.get(dim, [])),
+                                    detail=f"t={target[dim]:.2f}, r={reference[dim]:.2f}", policy=policy, judge=j))
+    missing = [d for d in criteria.dimension_weights if d not in target]
+    if missing:
+        return rows + [not_available("drb", "race", "0-100", "provider_failure",
+                                     f"dimension(s) not fully scored: {', '.join(missing)}", j)]
+    try:
+        value = race_score(target, reference, criteria.dimension_weights)
+    except ValueError as exc:
+        return rows + [not_available("drb", "race", "0-100", "pipeline_failure", str(exc), j)]
+    weights = ", ".join(f"{d}={w:.2f}" for d, w in criteria.dimension_weights.items())
+    return rows + [MetricValue("drb", "race", 100 * value, "0-100", sum(len(v) for v in criteria.criteria.values()),
+                               detail=f"dimension weights {weights}", policy=policy, judge=j)]
+
+
+def _unscored(dim: str, criteria) -> tuple[str, str]:
+    """(bucket, reason) for a dimension without a score."""
+    if dim not in criteria.dimension_weights:
+        return "pipeline_failure", "the task's criteria have no such dimension"
+    if sum(c.weight for c in criteria.criteria.get(dim, [])) <= 0:
+        return "pipeline_failure", "the dimension has no criteria with positive weight"
+    return "provider_failure", "the judge did not score every criterion of this dimension"
+
+
+def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     labels = statement_url_pairs(evidence)
     supported, unsupported = labels.count("supported"), labels.count("unsupported")
@@ -47,10 +118,13 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 SUITE = Suite(
-    "drb", "DeepResearch Bench FACT",
-    (MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs"),
+    "drb", "DeepResearch Bench RACE + FACT",
+    (*(MetricSpec(d, "0-100", True, f"RACE {d.replace('_', ' ')}: t/(t+r) against the reference report")
+       for d in DIMENSIONS),
+     MetricSpec("race", "0-100", True, "T/(T+R) over the task's weighted dimensions (50 = parity with the reference)"),
+     MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs"),
      MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task")),
-    compute, headline=("fact_accuracy", "effective_citations"))
+    compute, headline=("race", "fact_accuracy", "effective_citations"))
 
 
 def race_score(target: dict[str, float], reference: dict[str, float], weights: dict[str, float]) -> float:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.metrics import merge_verdicts
-from ..core.models import AdaptiveRubric
+from ..core.models import AdaptiveRubric, RaceCriteria
+from .policies import policy_value
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,15 @@ class ReportEvidence:
     checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
     adaptive_rubric: AdaptiveRubric | None = None  # MiroEval's generated rubric for this task
     rubric_scores: dict[str, float | None] = field(default_factory=dict)  # "tvir.wq.clarity" -> 1-10; "tvir.flc.count"
+    race_criteria: RaceCriteria | None = None  # DeepResearch Bench RACE criteria of this task, as loaded
+    has_reference: bool = False  # the task has a reference text (WLC article, DRB reference report)
 
     def rubric(self, rubric_id: str) -> dict[str, float | None]:
         prefix = rubric_id + "."
         return {k[len(prefix):]: v for k, v in self.rubric_scores.items() if k.startswith(prefix)}
 
-    def policy(self, name: str, default: str) -> str:
-        return self.policies.get(name, default)
+    def policy(self, name: str) -> str:
+        return policy_value(self.policies, name)
 
     @property
     def cited_claims(self) -> list[ClaimEvidence]:

@@ -1,7 +1,10 @@
 """Our generic layout (also the bundled demo's): a folder with tasks.jsonl and sandbox.jsonl.
 
 tasks.jsonl: {id, benchmark?, query, language?, domain?, modality?, checklist?, attachments?,
-              reference_article? (inline text or a path relative to the folder), gold_facts?}
+              reference_article? (inline text or a path relative to the folder), gold_facts?,
+              gold_insights?, visual_ground_truth?, visual_ground_truth_version?,
+              race_criteria? ({dimension_weights, criteria: {dimension: [{criterion, explanation, weight}]}}),
+              attributes?}
 sandbox.jsonl: {task_id, url, title?, role?, text}
 """
 from __future__ import annotations
@@ -71,6 +74,11 @@ def load_generic(folder: Path, default_benchmark: str = "generic") -> LoadResult
                 checklist=list(record.get("checklist") or []),
                 reference_article=_reference_text(folder, record.get("reference_article"), result, where),
                 gold_facts=list(record.get("gold_facts") or []),
+                gold_insights=list(record.get("gold_insights") or []),
+                visual_ground_truth=record.get("visual_ground_truth"),
+                visual_ground_truth_version=record.get("visual_ground_truth_version"),
+                race_criteria=record.get("race_criteria"),
+                attributes={str(k): str(v) for k, v in (record.get("attributes") or {}).items()},
                 sandbox=sandbox.get(original_id, []),
             )
         except ValidationError as exc:

@@ -74,7 +74,7 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     if not statements:
         return [not_available("miroeval", m, "0-100" if m == "factuality" else "count", "model_failure",
                               "the report has no verifiable statements", j) for m in names]
-    partial_as = evidence.policy("miroeval.partial", "UNKNOWN")
+    partial_as = evidence.policy("miroeval.partial")
     labels = [label(c, partial_as) for c in statements]
     counts = {k: labels.count(k) for k in ("RIGHT", "WRONG", "CONFLICT", "UNKNOWN")}
     detail = ", ".join(f"{k}={v}" for k, v in counts.items())

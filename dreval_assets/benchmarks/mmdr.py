@@ -52,9 +52,9 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return [not_available("mmdr", m, "0-100", "provider_failure", "the FLAE judge channel failed", j)
                 for m in (*dims, "flae")]
     formula = {d: parts[f"{d}_form"] for d in dims}
-    alpha = parts["alpha"]
+    alpha, alpha_text = flae_alpha(parts, evidence.policy("mmdr.flae.alpha"))
     weights = {d: parts.get(f"weight_{d}") or 0.0 for d in dims}
-    policy = f"alpha_det = {alpha:.3f} (deterministic variant); weights proposed by the judge"
+    policy = f"{alpha_text}; weights proposed by the judge"
     rows = [MetricValue("mmdr", d, 100 * (alpha * formula[d] + (1 - alpha) * judge_part[d]), "0-100", 1,
                         detail=f"formula={formula[d]:.3f}, judge={judge_part[d]:.3f}", policy=policy, judge=j)
             for d in dims]
@@ -64,6 +64,18 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return rows + [not_available("mmdr", "flae", "0-100", "pipeline_failure", str(exc), j)]
     w_text = ", ".join(f"{d}={w:.2f}" for d, w in weights.items())
     return rows + [MetricValue("mmdr", "flae", value, "0-100", 3, detail=f"weights {w_text}", policy=policy, judge=j)]
+
+
+def flae_alpha(parts: dict[str, float | None], choice: str) -> tuple[float, str]:
+    """The fusion weight and how it was chosen. Policy `mmdr.flae.alpha`: `det` (default, the paper's
+    alpha_det from observables) or `judge` (the judge-set alpha; alpha_det when the judge set none)."""
+    alpha_det_value = parts["alpha"]
+    if choice == "judge":
+        judged = parts.get("alpha_judge")
+        if judged is not None:
+            return judged, f"alpha = {judged:.3f} set by the judge (alpha_det would be {alpha_det_value:.3f})"
+        return alpha_det_value, f"alpha_det = {alpha_det_value:.3f}: the judge set no alpha (policy asked for it)"
+    return alpha_det_value, f"alpha_det = {alpha_det_value:.3f} (deterministic variant)"
 
 
 def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:

@@ -60,7 +60,7 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                           detail=f"{leaked} of {len(statements)} statements cite Wikipedia",
                           policy="host wikipedia.org or a subdomain")
     labels = [c.merged() or "unknown" for c in statements]
-    denominator = evidence.policy("wlc.ref_acc.denominator", "drop_unreachable")
+    denominator = evidence.policy("wlc.ref_acc.denominator")
     evaluated = [v for v in labels if v != "unknown"] if denominator == "drop_unreachable" else labels
     policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all); "
               f"only 'supported' counts as fully supported; {MERGE_POLICY}")

@@ -205,6 +205,7 @@ class FlaeScores(BaseModel):
     weight_read: float = Field(ge=0)
     weight_insh: float = Field(ge=0)
     weight_stru: float = Field(ge=0)
+    alpha: float | None = Field(default=None, ge=0, le=1)  # the judge-set fusion weight (policy mmdr.flae.alpha=judge)
 
 
 class RubricCriterion(BaseModel):
@@ -237,6 +238,25 @@ class CriteriaScores(BaseModel):
     """0-10 scores for every criterion of one rubric dimension, judged in one call."""
 
     scores: list[CriterionScore]
+
+
+class RaceCriterionScores(BaseModel):
+    criterion_id: str
+    score_a: float = Field(ge=0, le=10)
+    score_b: float = Field(ge=0, le=10)
+    reason: str = ""
+
+
+class RaceScores(BaseModel):
+    """DeepResearch Bench RACE: two articles scored 0-10 on every criterion of the task, in one call."""
+
+    scores: list[RaceCriterionScores]
+
+
+class KeyFacts(BaseModel):
+    """MiroEval Grounding: the facts of one attachment a report that reads it correctly should keep."""
+
+    facts: list[str] = Field(max_length=30)
 
 
 class SameStatement(BaseModel):

@@ -34,7 +34,7 @@ from .reference_list import (
     parse_reference_entries,
     starts_linked_or_numbered_entry,
 )
-from .sentences import has_words, split_sentences
+from .sentences import PLACEHOLDER_RE, has_words, split_sentences
 
 __all__ = ["parse_report", "is_checkable_fact", "MAX_REPORT_CHARS"]
 
@@ -75,6 +75,41 @@ def parse_report(text: str) -> ParsedReport:
     _guarded(builder, lambda: builder.run(text))
     _guarded(builder, builder.summarise)  # flags and unresolved indices even for a partial parse
     return builder.result()
+
+
+def without_citations(text: str) -> str:
+    """The report as a judge that must not see sources reads it (DeepResearch Bench RACE): reference
+    lists and their headings dropped, inline markers removed, linked titles kept as words, code kept.
+    Deterministic, unlike the reference code's LLM rewrite, which can change the content."""
+    builder = _ReportBuilder()
+    lines = builder._normalise(text).split("\n")
+    code = builder._code_lines(lines)
+    spans = _section_spans(lines, code)
+    dropped = {i for region in _reference_regions(lines, code, spans) for i in region}
+    for span in spans:  # a reference section's heading, and headings of sections left empty by the drop
+        inside = all(i in dropped or not lines[i].strip() for i in span.body)
+        if span.heading is not None and (is_reference_title(span.title) or (inside and any(
+                i in dropped for i in span.body))):
+            dropped.add(span.heading)
+    kept = [line if code[i] else _line_without_markers(line) for i, line in enumerate(lines) if i not in dropped]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
+
+
+def _line_without_markers(line: str) -> str:
+    tokenized = tokenize_inline(line)
+    if not any(token.citation for token in tokenized.tokens):
+        return line
+    rebuilt = PLACEHOLDER_RE.sub(lambda m: _kept_text(tokenized.tokens[int(m.group(1))]), tokenized.text)
+    return _SPACE_BEFORE_PUNCT_RE.sub(r"\1", re.sub(r"[ \t]{2,}", " ", rebuilt)).rstrip()
+
+
+def _kept_text(token) -> str:
+    if token.citation is None:
+        return token.literal
+    return token.render  # a titled link keeps its words; a bare marker disappears
+
+
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"[ \t]+([.,;:!?。，；：])")
 
 
 def _guarded(builder: _ReportBuilder, step: Callable[[], None]) -> None:

@@ -13,7 +13,8 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
-from ..stages.judgments import judge_checklists, judge_flae, judge_pairwise, judge_rubrics, judge_synthesis
+from ..stages.judgments import (judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics,
+                                judge_synthesis)
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
@@ -54,9 +55,15 @@ def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, p
 
 @asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs")
 def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
-    """What a method generates once per task and every system shares (MiroEval's adaptive rubric)."""
+    """What a method generates or a release supplies once per task, shared by every system: MiroEval's
+    adaptive rubric and attachment key facts, loaded checklists and RACE criteria."""
     judge = dreval.judge()
-    frame = generate_rubrics(tasks["tasks"], tasks["task_sandbox"], judge, dreval.extra_suites,
+    attached = tasks["task_sandbox"].filter(pl.col("role") == "attachment")
+    texts = dreval.store().texts(attached.get_column("text_hash").to_list())
+    attachments: dict[str, dict[str, str]] = {}
+    for row in attached.iter_rows(named=True):
+        attachments.setdefault(row["task"], {})[row["title"] or row["url"]] = texts.get(row["text_hash"], "")
+    frame = generate_rubrics(tasks["tasks"], attachments, judge, dreval.extra_suites,
                              {"run_id": context.run_id, "asset": "task_rubrics"})
     context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})
     return frame
@@ -130,16 +137,19 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
-    """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts."""
+    """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts,
+    pairwise criteria, FLAE channels, MiroEval synthesis criteria, RACE criterion scores."""
     judge = dreval.judge()
     labels = {"run_id": context.run_id, "asset": "report_judgments"}
     keys = _keys(context)
     frame = pl.concat([
-        judge_checklists(keys, reports, tasks["tasks"], judge, labels),
+        judge_checklists(keys, reports, task_rubrics, judge, labels),
         judge_rubrics(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
         judge_pairwise(keys, reports, tasks["tasks"], judge, dreval.extra_suites, dreval.policy_map(), labels),
         judge_flae(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
-        judge_synthesis(keys, reports, tasks["tasks"], task_rubrics, judge, labels)])
+        judge_synthesis(keys, reports, tasks["tasks"], task_rubrics, judge, labels),
+        judge_race(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
+                   labels)])
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")

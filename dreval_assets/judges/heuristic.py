@@ -19,7 +19,9 @@ from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
 from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
                            DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
-                           TraceWeights, FlaeScores, CriteriaScores, CriterionScore)
+                           TraceWeights, FlaeScores, CriteriaScores, CriterionScore, KeyFacts, RaceCriterionScores,
+                           RaceScores)
+from ..core.key_facts import extract_key_facts, share_kept
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -116,8 +118,17 @@ def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 
 def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`criteria_scores`: 10 x the share of each criterion's key words the report contains."""
-    present = key_words(str(variables.get("report") or ""))
+    """`criteria_scores`: 10 x the share of each criterion's key words the report contains; with the
+    key facts of the task's attachments (Grounding), 10 x the share of those facts the report keeps."""
+    report = str(variables.get("report") or "")
+    facts = list(variables.get("key_facts_list") or [])
+    if facts:
+        share, kept = share_kept(facts, report)
+        return CriteriaScores(scores=[
+            CriterionScore(criterion_id=c["criterion_id"], score=round(10 * share, 1),
+                           reason=f"{kept} of {len(facts)} key facts of the attachments kept")
+            for c in variables["criteria_list"]]), {}
+    present = key_words(report)
     scores = []
     for criterion in variables["criteria_list"]:
         wanted = key_words(str(criterion["text"]))
@@ -127,9 +138,31 @@ def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
     return CriteriaScores(scores=scores), {}
 
 
+def answer_key_facts(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`key_facts`: the attachment's sentences that state the most figures."""
+    return KeyFacts(facts=extract_key_facts(str(variables["attachment_text"]), int(variables["max_facts"]))), {}
+
+
+def answer_race_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`race_scores`: per criterion, 10 x the share of its key words (criterion and explanation) each
+    article contains. RACE divides target by target + reference, so this measures relative coverage."""
+    words_a, words_b = key_words(str(variables["article_a"])), key_words(str(variables["article_b"]))
+    scores = []
+    for criterion in variables["criteria_list"]:
+        wanted = key_words(f"{criterion['criterion']} {criterion['explanation']}")
+        a = len(wanted & words_a) / len(wanted) if wanted else 0.0
+        b = len(wanted & words_b) / len(wanted) if wanted else 0.0
+        scores.append(RaceCriterionScores(criterion_id=criterion["criterion_id"], score_a=round(10 * a, 1),
+                                          score_b=round(10 * b, 1),
+                                          reason=f"key words present: A {a:.0%}, B {b:.0%} of {len(wanted)}"))
+    return RaceScores(scores=scores), {}
+
+
 TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
     "miroeval_rubric": answer_miroeval_rubric,
     "criteria_scores": answer_criteria_scores,
+    "key_facts": answer_key_facts,
+    "race_scores": answer_race_scores,
     "flae_scores": answer_flae_scores,
     "pairwise_criteria": answer_pairwise_criteria,
     "rubric_scores": answer_rubric_scores,

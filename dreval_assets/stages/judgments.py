@@ -4,7 +4,8 @@ Checklists: every requirement of the task's checklist credited 1 / 0.5 / 0, in c
 `CHECKLIST_CHUNK` items. Rubrics: all dimensions of one fixed rubric scored 1-10 in one call (TVIR WQ
 and ADB, DR³ DQ). Contradictions: one count of internal contradictions per report (TVIR FLC).
 Pairwise: Wiki Live's 39 criteria against the reference article. FLAE: MMDR's formula and judge
-channels. Synthesis: MiroEval's adaptive rubric, one call per dimension."""
+channels. Synthesis: MiroEval's adaptive rubric, one call per dimension. RACE: DeepResearch Bench's
+criteria, report and reference report scored together, one call per order."""
 from __future__ import annotations
 
 import hashlib
@@ -13,25 +14,29 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.mmdr import alpha_det
+from ..benchmarks.policies import policy_value
 from ..benchmarks.rubrics import rubrics_for
 from ..benchmarks.suites import suite_names
 from ..benchmarks.wlc import combine_orders
 from ..benchmarks.wlc_criteria import CATEGORIES
 from ..core.flae_features import flae_observables, formula_channel
-from ..core.models import (AdaptiveRubric, ChecklistJudgment, ContradictionCount, CriteriaScores, FlaeScores,
-                           PairwiseOutcomes, RubricScores)
+from ..core.models import (ChecklistJudgment, ContradictionCount, CriteriaScores, FlaeScores, PairwiseOutcomes,
+                           RaceCriteria, RaceCriterion, RaceScores, RubricScores)
+from ..core.report_parser import without_citations
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import fence_untrusted, load_template
 from .frames import frame, rows_by_partition
+from .task_rubrics import adaptive_rubric, checklists as task_checklists, key_facts as task_key_facts, race_criteria
 
 TEMPLATE = "checklist_items"
 CHECKLIST_CHUNK = 15
 REPORT_CHARS = 60_000  # an LLM judge reads the report up to here; longer reports are cut and say so
 
 
-def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
+def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, rubrics: pl.DataFrame, judge: Judge,
                      labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    checklists = {r["task"]: list(r["checklist"] or []) for r in tasks.iter_rows(named=True)}
+    """Checklists come from `task_rubrics` (as loaded with the task)."""
+    checklists = task_checklists(rubrics)
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(TEMPLATE)
     rows, asked = [], []
@@ -134,8 +139,8 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
     when both orders agree, else tie) or `random_order` (one order per category, seeded by
     `wlc.seed`). Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
     policies = policies or {}
-    policy = policies.get("wlc.position_bias", "both_orders")
-    seed = policies.get("wlc.seed", "0")
+    policy = policy_value(policies, "wlc.position_bias")
+    seed = policy_value(policies, "wlc.seed")
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(PAIRWISE_TEMPLATE)
@@ -230,8 +235,10 @@ def judge_flae(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
         base = {**base, "cache_key": judgment.provenance.cache_key or None}
         answer = judgment.answer
         note = "heuristic fallback: the formula channel again" if judgment.extra.get("fallback") else "judge channel"
-        for name in ("read", "insh", "stru", "weight_read", "weight_insh", "weight_stru"):
+        for name in ("read", "insh", "stru", "weight_read", "weight_insh", "weight_stru", "alpha"):
             key = name if name.startswith("weight") else f"{name}_judge"
+            if isinstance(answer, FlaeScores) and name == "alpha" and answer.alpha is None:
+                continue  # the judge set no alpha: the suite uses alpha_det and says so
             if isinstance(answer, FlaeScores):
                 rows.append({**base, "item_id": f"mmdr.flae.{key}", "item": key, "score": getattr(answer, name),
                              "reason": note, "na_reason": None})
@@ -246,9 +253,9 @@ SYNTHESIS_TEMPLATE = "criteria_scores"
 
 def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame,
                     rubrics: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each."""
-    rubric_by_task = {r["task"]: AdaptiveRubric.model_validate_json(r["rubric"])
-                      for r in rubrics.iter_rows(named=True) if r["rubric"]}
+    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each. The
+    Grounding dimension's call also shows the key facts of the task's attachments."""
+    rubric_by_task, facts_by_task = adaptive_rubric(rubrics), task_key_facts(rubrics)
     query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(SYNTHESIS_TEMPLATE)
@@ -259,7 +266,9 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
             continue  # the miroeval suite says why
         text = _for_judge(report["text"], judge)
         for dim in rubric.dimensions:
+            facts = facts_by_task.get(task, []) if dim.dimension_id == "grounding" else []
             variables = {"dimension": dim.name, "query": query.get(task, ""), "report": text,
+                         "key_facts": _key_facts_block(facts), "key_facts_list": facts,
                          "criteria": "\n".join(f"- [{c.criterion_id}] {c.text}" for c in dim.criteria),
                          "criteria_list": [{"criterion_id": c.criterion_id, "text": c.text} for c in dim.criteria]}
             requests.append(JudgmentRequest(SYNTHESIS_TEMPLATE, variables, CriteriaScores,
@@ -278,3 +287,90 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
                          "judge": judge.judge_id, "template": SYNTHESIS_TEMPLATE, "template_hash": template_hash,
                          "cache_key": judgment.provenance.cache_key or None})
     return frame("report_judgments", rows)
+
+
+def _key_facts_block(facts: list[str]) -> str:
+    if not facts:
+        return ""
+    lines = "\n".join(f"- {fence_untrusted(f)}" for f in facts)
+    return ("\nKey facts of the attached material, which a report that reads it correctly keeps (score the "
+            f"criteria against them):\n{lines}\n")
+
+
+RACE_TEMPLATE = "race_scores"
+
+
+def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, rubrics: pl.DataFrame,
+               judge: Judge, extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
+               labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """DeepResearch Bench RACE: the report and the task's reference report, both with citations
+    stripped by our parser, scored on every criterion of the task in one call per order. Policy
+    `drb.race.position_bias`: `both_orders` (default; each score is the mean of the two orders),
+    `target_first` (the reference code's fixed order) or `random_order` (seeded by `drb.race.seed`).
+    Rows `drb.race.<dimension>.<criterion>.target` / `.reference`, 0-10."""
+    policies = policies or {}
+    policy = policy_value(policies, "drb.race.position_bias")
+    seed = policy_value(policies, "drb.race.seed")
+    task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
+    criteria_by_task = race_criteria(rubrics)
+    report_by_key = rows_by_partition(reports)
+    _, template_hash = load_template(RACE_TEMPLATE)
+    plans, requests = [], []
+    for system, task in keys:
+        row = task_rows.get(task) or {}
+        criteria, report = criteria_by_task.get(task), report_by_key.get((system, task))
+        if "drb" not in suite_names(row.get("benchmark", "generic"), extra_suites):
+            continue
+        if criteria is None or not row.get("reference_article") or report is None or report["status"] != "ok":
+            continue  # the drb suite reports these as N/A with the reason
+        target = _for_judge(without_citations(report["text"]), judge)
+        reference = _for_judge(without_citations(row["reference_article"]), judge)
+        listed = race_criterion_ids(criteria)
+        shown = "\n".join(f"- [{cid}] ({dim.replace('_', ' ')}) {c.criterion}: {c.explanation}"
+                          for cid, dim, c in listed)
+        items = [{"criterion_id": cid, "criterion": c.criterion, "explanation": c.explanation} for cid, _, c in listed]
+        orders = {"both_orders": [True, False], "target_first": [True],
+                  "random_order": [_generated_first(system, task, "race", seed)]}[policy]
+        for target_first in orders:
+            a, b = (target, reference) if target_first else (reference, target)
+            requests.append(JudgmentRequest(RACE_TEMPLATE, {"query": row.get("query", ""), "criteria": shown,
+                                                            "criteria_list": items, "article_a": a, "article_b": b},
+                                            RaceScores, {**(labels or {}), "system": system, "task": task}))
+            plans.append((system, task, target_first, listed))
+    found: dict[tuple[str, str, str], list[tuple[float, float] | None]] = {}
+    cache_keys: dict[tuple[str, str], str] = {}
+    failures: dict[tuple[str, str], tuple[str, str]] = {}
+    for (system, task, target_first, listed), judgment in zip(plans, judge.judge_many(requests), strict=True):
+        answer = judgment.answer
+        got = {s.criterion_id: s for s in answer.scores} if isinstance(answer, RaceScores) else {}
+        cache_keys.setdefault((system, task), judgment.provenance.cache_key or "")
+        if not isinstance(answer, RaceScores):
+            failures[(system, task)] = (judgment.na_reason or "pipeline_failure", judgment.error or "")
+        for cid, _, _ in listed:
+            score = got.get(cid)
+            pair = None if score is None else ((score.score_a, score.score_b) if target_first
+                                               else (score.score_b, score.score_a))
+            found.setdefault((system, task, cid), []).append(pair)
+    criterion_text = {(s, t, cid): c.criterion for s, t, _, listed in plans for cid, _, c in listed}
+    rows = []
+    for (system, task, cid), pairs in found.items():
+        base = {"system": system, "task": task, "kind": "race", "credit": None, "judge": judge.judge_id,
+                "template": RACE_TEMPLATE, "template_hash": template_hash,
+                "cache_key": cache_keys.get((system, task)) or None}
+        for side, position in (("target", 0), ("reference", 1)):
+            row = {**base, "item_id": f"drb.race.{cid}.{side}", "item": criterion_text[(system, task, cid)]}
+            if None in pairs:
+                na, error = failures.get((system, task), ("pipeline_failure", "the judge gave no score for this criterion"))
+                rows.append({**row, "score": None, "reason": error or "the judge gave no score for this criterion",
+                             "na_reason": na})
+            else:
+                values = [p[position] for p in pairs]
+                rows.append({**row, "score": sum(values) / len(values), "na_reason": None,
+                             "reason": f"policy {policy}: " + " / ".join(f"{v:g}" for v in values)})
+    return frame("report_judgments", rows)
+
+
+def race_criterion_ids(criteria: RaceCriteria) -> list[tuple[str, str, RaceCriterion]]:
+    """(id `<dimension>.c<n>`, dimension, criterion) in the order the task gives them."""
+    return [(f"{dim}.c{n}", dim, c) for dim in criteria.dimension_weights
+            for n, c in enumerate(criteria.criteria.get(dim, []), start=1)]

@@ -10,9 +10,10 @@ import polars as pl
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.suites import suite_names, suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
-from ..core.models import AdaptiveRubric, SameStatement, TraceWeights
+from ..core.models import SameStatement, TraceWeights
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame, rows_by_partition
+from .task_rubrics import adaptive_rubric, race_criteria
 
 Key = tuple[str, str]
 
@@ -28,11 +29,10 @@ def score_reports(
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
     _mark_duplicates(evidence, judge)
-    if rubrics is not None:
-        by_task = {r["task"]: AdaptiveRubric.model_validate_json(r["rubric"])
-                   for r in rubrics.iter_rows(named=True) if r["rubric"]}
-        for (system, task), ev in evidence.items():
-            ev.adaptive_rubric = by_task.get(task)
+    rubric_by_task, criteria_by_task = adaptive_rubric(rubrics), race_criteria(rubrics)
+    for (system, task), ev in evidence.items():
+        ev.adaptive_rubric, ev.race_criteria = rubric_by_task.get(task), criteria_by_task.get(task)
+        ev.has_reference = bool((task_rows.get(task) or {}).get("reference_article"))
     if judgments is not None:
         for r in judgments.iter_rows(named=True):
             ev = evidence.get((r["system"], r["task"]))

@@ -1,6 +1,7 @@
 """tasks: registered Task objects -> the tasks, task_sandbox and page_texts rows."""
 from __future__ import annotations
 
+import json
 from typing import Sequence
 
 import polars as pl
@@ -20,6 +21,10 @@ def task_frames(tasks: Sequence[Task]) -> dict[str, pl.DataFrame]:
             "modality": task.modality, "attachments": task.attachments, "checklist": task.checklist,
             "reference_article": task.reference_article, "gold_facts": task.gold_facts,
             "n_sandbox_pages": len(task.sandbox), "content_hash": task_hash(task),
+            "gold_insights": task.gold_insights, "visual_ground_truth": task.visual_ground_truth,
+            "visual_ground_truth_version": task.visual_ground_truth_version,
+            "race_criteria": task.race_criteria.model_dump_json() if task.race_criteria else None,
+            "attributes": json.dumps(task.attributes, ensure_ascii=False, sort_keys=True),
         })
         attachments = [SandboxPage(url=f"attachment:{name}", title=name, role="attachment", text=text)
                        for name, text in task.attachment_texts.items()]

@@ -1,0 +1,106 @@
+"""task_rubrics: loaded checklists and RACE criteria, attachment key facts, MiroEval Grounding."""
+import json
+
+import pytest
+
+from dreval_assets.config import ConfigError, Settings
+from dreval_assets.benchmarks import mmdr
+from dreval_assets.benchmarks.policies import POLICIES, check_policies
+from dreval_assets.core.key_facts import extract_key_facts, share_kept
+from dreval_assets.core.models import RaceCriteria, RaceCriterion
+from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.stages import task_rubrics
+from dreval_assets.stages.frames import frame
+from dreval_assets.stages.judgments import judge_synthesis
+from task_frames import tasks_table
+
+BRIEF = """# Water brief
+
+The authority runs four plants with a combined capacity of
+540,000 cubic metres per day. Desalinated water met 41 percent of municipal
+demand in 2023.
+
+The average production cost was 0.71 dollars per cubic metre in 2023.
+Staff were friendly.
+"""
+LIST = "- a list item with 3 numbers 4 and 5 stays its own line\n"
+
+
+def test_key_facts_are_the_sentences_with_figures_unwrapped():
+    facts = extract_key_facts(BRIEF + LIST, 2)  # most figures first (ties: earlier first), shown in document order
+    assert facts == ["Desalinated water met 41 percent of municipal demand in 2023.",
+                     "- a list item with 3 numbers 4 and 5 stays its own line"]
+    everything = extract_key_facts(BRIEF, 10)
+    assert everything[0] == "The authority runs four plants with a combined capacity of 540,000 cubic metres per day."
+    assert "Desalinated water met 41 percent of municipal demand in 2023." in everything
+    assert not any("friendly" in f for f in everything)
+
+
+def test_a_fact_is_kept_when_its_numbers_are_in_the_report():
+    facts = ["Capacity is 540,000 cubic metres per day.", "Cost was 0.71 dollars in 2023.",
+             "The authority runs reverse osmosis plants."]
+    share, kept = share_kept(facts, "Capacity: 540000 m3/day; reverse osmosis plants run by the authority.")
+    assert kept == 2 and share == pytest.approx(2 / 3)  # 0.71 and 2023 missing; the word-only fact matches by words
+
+
+def rubrics_for(**task):
+    tasks = tasks_table(**task)
+    return tasks, task_rubrics.generate_rubrics(tasks, {"t": {"brief.md": BRIEF}} if task.get("benchmark") == "miroeval"
+                                                else {}, HeuristicJudge())
+
+
+def test_loaded_artifacts_carry_their_content_hash_and_no_judge():
+    criteria = RaceCriteria(dimension_weights={"insight": 1.0},
+                            criteria={"insight": [RaceCriterion(criterion="c", explanation="e", weight=1)]})
+    _, rows = rubrics_for(benchmark="drb", checklist=["a", "b"], race_criteria=criteria)
+    by_kind = {r["kind"]: r for r in rows.iter_rows(named=True)}
+    assert set(by_kind) == {"checklist", "race_criteria"}
+    assert json.loads(by_kind["checklist"]["rubric"]) == ["a", "b"] and by_kind["checklist"]["judge"] == "loaded"
+    assert task_rubrics.race_criteria(rows)["t"] == criteria
+    _, changed = rubrics_for(benchmark="drb", checklist=["a", "b", "c"], race_criteria=criteria)
+    assert {r["kind"]: r["template_hash"] for r in changed.iter_rows(named=True)}["checklist"] != \
+        by_kind["checklist"]["template_hash"]
+
+
+def test_miroeval_task_gets_rubric_with_grounding_and_key_facts_per_attachment():
+    tasks, rows = rubrics_for(benchmark="miroeval", query="How is desalination in the province doing?")
+    kinds = sorted(rows["kind"])
+    assert kinds == ["key_facts", "miroeval_rubric"]
+    assert task_rubrics.key_facts(rows)["t"][0].startswith("The authority runs four plants")
+    rubric = task_rubrics.adaptive_rubric(rows)["t"]
+    assert "grounding" in {d.dimension_id for d in rubric.dimensions}
+
+    def grounding_scores(report):
+        reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": report, "n_chars": 1,
+                                     "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
+        judged = judge_synthesis([("s", "t")], reports, tasks, rows, HeuristicJudge())
+        return set(judged.filter(judged["item_id"].str.starts_with("miroeval.grounding."))["score"])
+
+    faithful = "Capacity is 540,000 cubic metres per day; 41 percent of demand in 2023; 0.71 dollars per cubic metre."
+    careless = "Capacity is 450,000 cubic metres per day; 14 percent of demand; 1.70 dollars per cubic metre."
+    assert grounding_scores(faithful) == {10.0} and grounding_scores(careless) == {0.0}
+
+
+def test_judge_that_finds_no_facts_is_na_not_an_empty_list():
+    tasks = tasks_table(benchmark="miroeval")
+    rows = task_rubrics.generate_rubrics(tasks, {"t": {"note.md": "No figures here at all, only words."}},
+                                         HeuristicJudge())
+    facts = rows.filter(rows["kind"] == "key_facts").row(0, named=True)
+    assert facts["rubric"] is None and facts["na_reason"] == "data_accessibility" and "note.md" in facts["detail"]
+
+
+def test_flae_alpha_policy():
+    parts = {"alpha": 0.4, "alpha_judge": 0.1}
+    assert mmdr.flae_alpha(parts, "det")[0] == 0.4
+    assert mmdr.flae_alpha(parts, "judge") == (0.1, "alpha = 0.100 set by the judge (alpha_det would be 0.400)")
+    value, text = mmdr.flae_alpha({"alpha": 0.4}, "judge")
+    assert value == 0.4 and "the judge set no alpha" in text
+
+
+def test_unknown_policies_fail_before_any_run(tmp_path):
+    check_policies({"mmdr.flae.alpha": "judge", "wlc.seed": "7"})
+    with pytest.raises(ValueError, match="choose one of det, judge"):
+        check_policies({"mmdr.flae.alpha": "sometimes"})
+    with pytest.raises(ConfigError, match="unknown policy 'drb.race.order'"):
+        Settings(tmp_path, policies='{"drb.race.order": "both_orders"}').validate()
+    assert all(p.allowed is None or p.default in p.allowed for p in POLICIES.values())
