@@ -96,6 +96,31 @@ def test_every_suite_scores_its_own_tasks_and_only_those(demo_home):
     assert na.item() == 0  # every N/A says why
 
 
+REPORT_LEVEL = {"tvir": ("ia", "wq", "adb", "flc"), "dr3": ("if", "dq"), "mmdr": ("flae", "read", "insh", "stru"),
+                "miroeval": ("synthesis", "specificity", "grounding"), "wlc": ("writing",),
+                "drb": ("race", "comprehensiveness", "insight", "instruction_following", "readability")}
+
+
+def test_every_declared_metric_exists_for_every_system_task_pair(demo_home, capsys):
+    from dreval_assets.benchmarks.suites import SUITES
+
+    db = store(demo_home)
+    pairs = db.query("SELECT r.system, r.task, t.benchmark, r.status FROM reports r JOIN tasks t USING (task)")
+    scores = {(r["system"], r["task"], r["suite"], r["metric"]): r["value"]
+              for r in db.query("SELECT system, task, suite, metric, value FROM metric_scores").iter_rows(named=True)}
+    for pair in pairs.iter_rows(named=True):
+        for suite in ("core", pair["benchmark"]):
+            for spec in SUITES[suite].metrics:
+                assert (pair["system"], pair["task"], suite, spec.metric) in scores, (pair, suite, spec.metric)
+        if pair["status"] == "ok":  # a report that exists gets every report-level judged metric
+            for metric in REPORT_LEVEL.get(pair["benchmark"], ()):
+                assert scores[(pair["system"], pair["task"], pair["benchmark"], metric)] is not None, (pair, metric)
+    for suite, metrics in REPORT_LEVEL.items():
+        assert main(["--home", str(demo_home), "leaderboard", "--suite", suite]) == 0
+        header = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("system"))
+        assert f"{suite}.{SUITES[suite].headline[0]}" in header and all(f"{suite}.{m}" in header for m in metrics)
+
+
 def test_hallucinating_system_is_contradicted_most(demo_home):
     means = leaderboard(demo_home, "core", "contradicted_ratio")
     assert means["loose-cannon"] > 10 > means["careful-scholar"], means
