@@ -45,6 +45,14 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--description", default="")
     add.set_defaults(handler=cmd_add_system)
 
+    imp = sub.add_parser("import", help="register a benchmark release's tasks (and its systems' reports) as it is "
+                                        "published")
+    imp.add_argument("benchmark", help="miroeval | mmdr | dr3 | tvir | wlc | drb | generic")
+    imp.add_argument("path", help="the root of the release (the benchmark's repository or dataset folder)")
+    imp.add_argument("--system", help="import only this system's reports (with --reports: the name to give them)")
+    imp.add_argument("--reports", help="a folder of <task id>.md reports (or a JSONL of {task_id, report}) of --system")
+    imp.set_defaults(handler=cmd_import)
+
     run = sub.add_parser("run", help="materialise what is missing or stale")
     run.add_argument("--system", action="append", help="only this system (repeatable)")
     run.add_argument("--task", help="only tasks whose key or original id matches this glob")
@@ -114,6 +122,21 @@ def cmd_add_system(args, settings: Settings) -> int:
     store = _store(settings)
     key = _register_folder_system(store, args.name, folder, args.description)
     print(f"{len(reports)} report file(s) found; run `dreval run --system {key}` to evaluate it")
+    return 0
+
+
+def cmd_import(args, settings: Settings) -> int:
+    from .importer import ImportFailed, import_release
+
+    store = _store(settings)
+    try:
+        summary = import_release(store, args.benchmark, Path(args.path), args.system,
+                                 Path(args.reports) if args.reports else None)
+    except ImportFailed as exc:
+        raise CliError(str(exc)) from exc
+    print("\n".join(summary.lines()))
+    if summary.new_task_keys or summary.changed_task_keys or sum(summary.reports.values()):
+        print("run `dreval run` to evaluate what is new or changed")
     return 0
 
 

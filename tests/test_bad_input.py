@@ -159,8 +159,16 @@ def test_readable_attachments_are_loaded_as_evidence_and_images_are_not(tmp_path
     (folder / "files" / "brief.md").write_text("The ferry carried 39,000 passengers in 2023 according to the council. " * 5)
     (folder / "files" / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 32)
     (folder / "tasks.jsonl").write_text(json.dumps(
-        {"id": "ferry", "query": "Report on the ferry.", "attachments": ["files/brief.md", "files/chart.png", "files/gone.pdf"]}) + "\n")
+        {"id": "ferry", "query": "Report on the ferry.", "attachments": ["files/brief.md", "files/chart.png"]}) + "\n")
     loaded = load_generic(folder)
     [task] = loaded.tasks
     assert list(task.attachment_texts) == ["files/brief.md"] and "39,000" in task.attachment_texts["files/brief.md"]
-    assert any("gone.pdf" in s for s in loaded.skipped)
+
+
+def test_a_task_with_a_missing_attachment_is_skipped_whole(tmp_path):
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    (folder / "tasks.jsonl").write_text(json.dumps({"id": "gone", "query": "q", "attachments": ["files/gone.pdf"]}) + "\n")
+    loaded = load_generic(folder)
+    assert loaded.tasks == [] and loaded.skipped == ["tasks.jsonl:1: task gone: file not found: files/gone.pdf",
+                                                     "tasks.jsonl:1: task gone skipped: 1 file(s) missing"]

@@ -22,6 +22,7 @@ from ..stages.reports import read_reports
 from ..stages.scores import score_reports
 from ..stages.tasks import sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
+from ..store.imports import imported_reports
 from ..store.registry import load_systems, load_tasks
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
 from .resources import DrevalResource
@@ -74,7 +75,10 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
 def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
-    frame = read_reports(_keys(context), load_systems(dreval.store()), original_ids)
+    systems, keys = load_systems(dreval.store()), _keys(context)
+    imported = imported_reports(dreval.store(), [k for k in keys if k[0] in systems and
+                                                 systems[k[0]].kind == "imported"])
+    frame = read_reports(keys, systems, original_ids, imported)
     yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height})
     yield _check("status_explained", "reports", checks.unexplained_report_status(frame),
                  "unreadable reports without a reason, or readable ones without text")

@@ -17,17 +17,28 @@ def read_reports(
     keys: Sequence[tuple[str, str]],
     systems: Mapping[str, SystemEntry],
     original_ids: Mapping[str, str],
+    imported: Mapping[tuple[str, str], dict] | None = None,
 ) -> pl.DataFrame:
-    return frame("reports", [_read_one(system, task, systems, original_ids) for system, task in keys])
+    """Folder systems are read from their folder; imported systems from `imported` (rows of
+    `imported_reports` for these keys, already decoded and checked by the import)."""
+    return frame("reports", [_read_one(system, task, systems, original_ids, imported or {}) for system, task in keys])
 
 
-def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], original_ids: Mapping[str, str]) -> dict:
+def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], original_ids: Mapping[str, str],
+              imported: Mapping[tuple[str, str], dict]) -> dict:
     row = {"system": system, "task": task, "status": "ok", "text": None, "n_chars": 0,
            "content_hash": None, "source_path": None, "na_reason": None, "detail": ""}
     entry = systems.get(system)
     if entry is None:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} is not registered"}
+    if entry.kind == "imported":
+        found = imported.get((system, task))
+        if found is None:
+            return {**row, "status": "missing", "na_reason": "model_failure",
+                    "detail": f"the import has no report of system {system!r} for task {task!r}"}
+        return {**row, "text": found["text"], "n_chars": len(found["text"]), "content_hash": found["content_hash"],
+                "source_path": found["source"]}
     if not entry.reports_dir:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} has no reports folder"}
@@ -57,8 +68,11 @@ def decode_report(data: bytes) -> tuple[str, str | None, str]:
     return "ok", text, ""
 
 
-def report_source_hash(entry: SystemEntry | None, task: str, original_id: str) -> str | None:
+def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,
+                       imported_hashes: Mapping[tuple[str, str], str] | None = None) -> str | None:
     """Hash of what the reports stage would read now (None when there is nothing to read)."""
+    if entry is not None and entry.kind == "imported":
+        return (imported_hashes or {}).get((entry.system, task))
     if entry is None or not entry.reports_dir:
         return None
     path = find_report_file(Path(entry.reports_dir), task, original_id)

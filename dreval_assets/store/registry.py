@@ -27,9 +27,11 @@ def task_hash(task: Task) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def register_tasks(store: Store, tasks: Sequence[Task], source: str) -> tuple[list[str], list[str]]:
-    """Insert new tasks and update changed ones; returns (new keys, changed keys)."""
-    existing = dict(store.query("SELECT task, content_hash FROM registered_tasks").iter_rows())
+def register_tasks(store: Store, tasks: Sequence[Task], source: str,
+                   known: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """Insert new tasks and update changed ones; returns (new keys, changed keys). `known` (task ->
+    hash, kept up to date here) spares a registry scan per batch when importing in batches."""
+    existing = known if known is not None else task_hashes(store)
     new, changed, rows = [], [], []
     for task in tasks:
         validate_key(task.key)
@@ -37,6 +39,7 @@ def register_tasks(store: Store, tasks: Sequence[Task], source: str) -> tuple[li
         if existing.get(task.key) == digest:
             continue
         (changed if task.key in existing else new).append(task.key)
+        existing[task.key] = digest
         rows.append((task.key, task.benchmark, task.original_id, task.model_dump_json(), digest, source))
     if rows:
         def work(con):

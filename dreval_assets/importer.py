@@ -1,0 +1,228 @@
+"""`dreval import`: stream a release through its loader into the registry and `imported_reports`.
+
+Tasks and reports arrive one at a time from the loader and are written in batches, so memory stays
+bounded by a batch plus one hash per known task and report. A task or report whose content hash is
+unchanged is not written again, so re-importing the same files changes nothing; a changed task gets
+a new hash in the registry and `dreval run` then re-materialises it and everything downstream.
+"""
+from __future__ import annotations
+
+import importlib
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import islice
+from pathlib import Path
+from types import ModuleType
+from typing import Iterable, Iterator, TypeVar
+
+from .benchmarks.release import ImportLog, ImportedReport, SystemInfo
+from .core.keys import InvalidKeyError, slugify, validate_key
+from .stages.frames import text_hash
+from .stages.reports import MAX_REPORT_BYTES, decode_report
+from .store.db import Store
+from .store.imports import imported_report_hashes, record_import, write_imported_reports
+from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
+
+RELEASES = ("miroeval", "mmdr", "dr3", "tvir", "wlc", "drb", "generic")
+BATCH = 500
+MAX_TRACE_BYTES = 5_000_000
+T = TypeVar("T")
+
+
+class ImportFailed(ValueError):
+    """The release cannot be imported at all (unknown benchmark, wrong folder)."""
+
+
+def loader(benchmark: str) -> ModuleType:
+    if benchmark not in RELEASES:
+        raise ImportFailed(f"unknown benchmark {benchmark!r}; choose one of {', '.join(RELEASES)}")
+    return importlib.import_module(f".benchmarks.load_{benchmark}", __package__)
+
+
+@dataclass
+class ImportSummary:
+    import_id: str
+    benchmark: str
+    source: str
+    tasks: Counter = field(default_factory=Counter)  # new / changed / unchanged
+    reports: Counter = field(default_factory=Counter)  # new / changed / unchanged
+    reports_by_system: Counter = field(default_factory=Counter)
+    systems_new: list[str] = field(default_factory=list)
+    systems_known: list[str] = field(default_factory=list)
+    systems_without_reports: list[str] = field(default_factory=list)
+    new_task_keys: list[str] = field(default_factory=list)
+    changed_task_keys: list[str] = field(default_factory=list)
+    log: ImportLog = field(default_factory=ImportLog)
+
+    def counts(self) -> dict:
+        return {"tasks": dict(self.tasks), "reports": dict(self.reports),
+                "reports_by_system": dict(self.reports_by_system), "systems_new": self.systems_new,
+                "systems_known": self.systems_known, "systems_without_reports": self.systems_without_reports,
+                "skipped": len(self.log.skipped), "missing": len(self.log.missing), "notes": len(self.log.notes)}
+
+    def lines(self, shown: int = 20) -> list[str]:
+        t, r = self.tasks, self.reports
+        out = [f"import {self.benchmark} from {self.source}",
+               f"tasks: {sum(t.values())} ({t['new']} new, {t['changed']} changed, {t['unchanged']} unchanged)",
+               f"systems: {len(self.systems_new) + len(self.systems_known)} "
+               f"({len(self.systems_new)} new: {', '.join(self.systems_new) or '-'})",
+               f"reports found: {sum(r.values())} ({r['new']} new, {r['changed']} changed, {r['unchanged']} unchanged)"]
+        out += [f"  {system}: {n}" for system, n in sorted(self.reports_by_system.items())]
+        if self.systems_without_reports:
+            out.append(f"named without reports (not registered): {', '.join(self.systems_without_reports)}")
+        for title, problems in (("missing files", self.log.missing), ("skipped", self.log.skipped),
+                                ("notes", self.log.notes)):
+            if problems:
+                out.append(f"{title}: {len(problems)}")
+                out += [f"  {p}" for p in problems[:shown]]
+                if len(problems) > shown:
+                    out.append(f"  ... {len(problems) - shown} more (table import_problems, import_id {self.import_id})")
+        return out
+
+
+def import_release(store: Store, benchmark: str, root: Path, system: str | None = None,
+                   reports: Path | None = None) -> ImportSummary:
+    """Register the release's tasks and its systems' reports. With `reports`, the reports come from
+    that folder instead (`<id>.md` files or a JSONL) for the one system named `system`; with only
+    `system`, only that system's reports of the release are imported."""
+    module = loader(benchmark)
+    root = Path(root)
+    problem = module.layout_problem(root)
+    if problem:
+        raise ImportFailed(f"{root}: {problem}")
+    if reports is not None and not system:
+        raise ImportFailed("--reports needs --system NAME")
+    started = datetime.now(timezone.utc).replace(tzinfo=None)
+    summary = ImportSummary(uuid.uuid4().hex[:12], benchmark, str(root))
+    known = task_hashes(store)
+    for batch in _batches(module.iter_tasks(root, summary.log)):
+        _register(store, batch, known, summary)
+    infos = {info.name: info for info in module.iter_systems(root, summary.log)} if reports is None else {}
+    if reports is not None:
+        from .benchmarks.load_generic import iter_report_folder
+
+        found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
+    else:
+        found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system)
+    _import_reports(store, found, set(known), infos, summary)
+    named = set(infos) if system is None else {system} & set(infos)
+    summary.systems_without_reports = sorted(n for n in named if not summary.reports_by_system.get(slugify(n)))
+    problems = [(kind, p.file, p.line, p.reason) for kind, problems in
+                (("skipped", summary.log.skipped), ("missing", summary.log.missing), ("note", summary.log.notes))
+                for p in problems]
+    record_import(store, summary.import_id, benchmark, str(root), started, summary.counts(), problems)
+    return summary
+
+
+def _batches(items: Iterable[T]) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while batch := list(islice(iterator, BATCH)):
+        yield batch
+
+
+def _register(store: Store, batch, known: dict[str, str], summary: ImportSummary) -> None:
+    new, changed = register_tasks(store, batch, source=f"import:{summary.benchmark}:{summary.source}", known=known)
+    summary.tasks.update(new=len(new), changed=len(changed), unchanged=len(batch) - len(new) - len(changed))
+    summary.new_task_keys += new
+    summary.changed_task_keys += changed
+
+
+def _resolver(store: Store, benchmark: str, known: dict[str, str]):
+    """File stem or task id -> the benchmark's task key: the key itself, or a unique original id."""
+    by_original: dict[str, list[str]] = {}
+    for key, original in store.query("SELECT task, original_id FROM registered_tasks WHERE benchmark = ?",
+                                     [benchmark]).iter_rows():
+        by_original.setdefault(original, []).append(key)
+
+    def resolve(name: str) -> str | None:
+        if name in known:
+            return name
+        keys = by_original.get(name, [])
+        return keys[0] if len(keys) == 1 else None
+    return resolve
+
+
+def _import_reports(store: Store, found: Iterable[ImportedReport], task_keys: set[str],
+                    infos: dict[str, SystemInfo], summary: ImportSummary) -> None:
+    existing = imported_report_hashes(store)
+    registered = load_systems(store)
+    systems: dict[str, str] = {}  # release name -> partition key
+    pending: list[dict] = []
+    for report in found:
+        if report.task not in task_keys:
+            summary.log.skip(report.where, None, f"task {report.task_id!r} was not imported, so neither is its report")
+            continue
+        key = systems.get(report.system) or _register_system(store, report.system, infos.get(report.system),
+                                                             registered, summary)
+        if key is None:
+            summary.log.skip(report.where, None, f"system name {report.system!r} gives no usable partition key")
+            continue
+        systems[report.system] = key
+        row = _report_row(report, key, summary)
+        if row is None:
+            continue
+        before = existing.get((key, report.task))
+        if before == row["content_hash"]:
+            summary.reports["unchanged"] += 1
+        else:
+            summary.reports["changed" if before else "new"] += 1
+            existing[(key, report.task)] = row["content_hash"]
+            pending.append(row)
+        summary.reports_by_system[key] += 1
+        if len(pending) >= BATCH:
+            write_imported_reports(store, pending)
+            pending = []
+    write_imported_reports(store, pending)
+
+
+def _register_system(store: Store, name: str, info: SystemInfo | None, registered: dict[str, SystemEntry],
+                     summary: ImportSummary) -> str | None:
+    try:
+        key = validate_key(slugify(name))
+    except InvalidKeyError:
+        return None
+    known = registered.get(key)
+    if known is not None and known.kind != "imported":
+        raise ImportFailed(f"system {key!r} is already registered as a {known.kind} system; "
+                           f"import its reports under another name with --system")
+    description = (info.description if info else "") or f"imported from {summary.benchmark} {summary.source}"
+    display = (info.display_name if info else "") or name
+    register_system(store, SystemEntry(key, display, "imported", None, description))
+    (summary.systems_known if known else summary.systems_new).append(key)
+    registered[key] = SystemEntry(key, display, "imported", None, description)
+    return key
+
+
+def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> dict | None:
+    """The imported_reports row, or None (logged) when the report is unreadable."""
+    if report.text is not None:
+        data = report.text.encode("utf-8")
+    else:
+        try:
+            with report.path.open("rb") as handle:
+                data = handle.read(MAX_REPORT_BYTES + 1)
+        except OSError as exc:
+            summary.log.skip(report.where, None, f"cannot read report: {exc.strerror}")
+            return None
+    status, text, detail = decode_report(data)
+    if status != "ok":
+        summary.log.skip(report.where, None, detail)
+        return None
+    return {"system": system, "task": report.task, "original_id": report.task_id, "text": text,
+            "content_hash": text_hash(text), "trace": _trace(report, summary), "source": report.where,
+            "base_dir": str(report.base_dir) if report.base_dir else None, "import_id": summary.import_id}
+
+
+def _trace(report: ImportedReport, summary: ImportSummary) -> str | None:
+    if report.trace is not None or report.trace_path is None:
+        return report.trace
+    try:
+        data = report.trace_path.read_bytes()[:MAX_TRACE_BYTES + 1]
+    except OSError as exc:
+        summary.log.note(report.where, None, f"trace {report.trace_path.name} unreadable: {exc.strerror}")
+        return None
+    if len(data) > MAX_TRACE_BYTES:
+        summary.log.note(report.where, None, f"trace cut at {MAX_TRACE_BYTES} bytes")
+    return data[:MAX_TRACE_BYTES].decode("utf-8", "replace")

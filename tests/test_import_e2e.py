@@ -1,0 +1,101 @@
+"""`dreval import` end to end: every official layout's fixture imports and evaluates to the
+leaderboard; re-importing changes nothing; a changed task re-runs only its own partitions."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dreval_assets.cli import main
+from dreval_assets.store.db import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "releases"
+LAYOUTS = ("miroeval", "mmdr", "dr3", "tvir", "wlc", "drb")
+
+
+def store(home: Path) -> Store:
+    return Store(home / "dreval.duckdb")
+
+
+@pytest.fixture(scope="module")
+def imported_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("imported") / "home"
+    for benchmark in LAYOUTS:
+        assert main(["--home", str(home), "import", benchmark, str(FIXTURES / benchmark)]) == 0
+    assert main(["--home", str(home), "run"]) == 0
+    return home
+
+
+def test_every_official_layout_evaluates_to_the_leaderboard(imported_home, capsys):
+    db = store(imported_home)
+    systems = db.query("SELECT s.system, t.benchmark FROM (SELECT DISTINCT system, task FROM imported_reports) s "
+                       "JOIN registered_tasks t USING (task)")
+    assert set(systems["benchmark"]) == set(LAYOUTS)
+    board = db.query("SELECT DISTINCT system, suite FROM leaderboard")
+    on_board = {(r["system"], r["suite"]) for r in board.iter_rows(named=True)}
+    for row in systems.iter_rows(named=True):
+        assert (row["system"], row["benchmark"]) in on_board, row
+    # an imported system is evaluated on its own benchmark's tasks only
+    foreign = db.query("SELECT count(*) FROM metric_scores m JOIN tasks t USING (task) WHERE m.system IN "
+                       "(SELECT system FROM imported_reports) AND t.benchmark NOT IN (SELECT DISTINCT tt.benchmark "
+                       "FROM imported_reports r JOIN tasks tt USING (task) WHERE r.system = m.system)").item()
+    assert foreign == 0
+    for benchmark in LAYOUTS:
+        capsys.readouterr()
+        assert main(["--home", str(imported_home), "leaderboard", "--suite", benchmark]) == 0
+        printed = capsys.readouterr().out
+        for system in set(systems.filter(systems["benchmark"] == benchmark)["system"]):
+            assert system in printed, (benchmark, system)
+
+
+def test_release_material_reaches_the_tables(imported_home):
+    db = store(imported_home)
+    drb = db.query("SELECT count(*) FROM task_rubrics WHERE kind = 'race_criteria'").item()
+    assert drb >= 1  # DeepResearch Bench criteria loaded into task_rubrics
+    checklists = db.query("SELECT DISTINCT task FROM task_rubrics WHERE kind = 'checklist'")["task"].to_list()
+    assert any(t.startswith("tvir.") for t in checklists) and any(t.startswith("dr3.") for t in checklists)
+    gt = db.query("SELECT count(*) FROM tasks WHERE visual_ground_truth_version LIKE 'sha256:%'").item()
+    assert gt >= 1
+    problems = db.query("SELECT kind, count(*) AS n FROM import_problems GROUP BY kind")
+    assert {r["kind"] for r in problems.iter_rows(named=True)} >= {"skipped", "missing", "note"}
+
+
+def test_reimport_changes_nothing_and_a_changed_task_reruns_only_its_partitions(tmp_path, capsys):
+    release = tmp_path / "drb"
+    shutil.copytree(FIXTURES / "drb", release)
+    home = tmp_path / "home"
+    assert main(["--home", str(home), "import", "drb", str(release)]) == 0
+    assert main(["--home", str(home), "run"]) == 0
+    db = store(home)
+    before = {t: db.query(f"SELECT count(*) FROM {t}").item()
+              for t in ("registered_tasks", "imported_reports", "tasks", "metric_scores")}
+    capsys.readouterr()
+    assert main(["--home", str(home), "import", "drb", str(release)]) == 0
+    out = capsys.readouterr().out
+    assert "0 new, 0 changed" in out and "reports found" in out
+    assert main(["--home", str(home), "run"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+    assert before == {t: db.query(f"SELECT count(*) FROM {t}").item() for t in before}
+
+    queries = release / "data" / "prompt_data" / "query.jsonl"
+    lines = queries.read_text(encoding="utf-8", errors="surrogateescape").split("\n")
+    first = json.loads(lines[0])
+    first["prompt"] += " Focus on the last five years."
+    lines[0] = json.dumps(first)
+    queries.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
+    assert main(["--home", str(home), "import", "drb", str(release)]) == 0
+    assert "(0 new, 1 changed" in capsys.readouterr().out
+    assert main(["--home", str(home), "run"]) == 0
+    plan = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("plan:"))
+    n_systems = db.query("SELECT count(DISTINCT system) FROM imported_reports").item()
+    assert plan.startswith(f"plan: 1 task partition(s), {n_systems} system x task partition(s)")
+
+
+def test_import_errors_are_clear(tmp_path, capsys):
+    home = str(tmp_path / "home")
+    assert main(["--home", home, "import", "nosuch", str(tmp_path)]) == 2
+    assert "unknown benchmark 'nosuch'" in capsys.readouterr().err
+    assert main(["--home", home, "import", "drb", str(tmp_path)]) == 2
+    assert f"{tmp_path}: " in capsys.readouterr().err
+    assert main(["--home", home, "import", "drb", str(FIXTURES / "drb"), "--reports", str(tmp_path)]) == 2
+    assert "--reports needs --system" in capsys.readouterr().err

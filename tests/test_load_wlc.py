@@ -1,0 +1,197 @@
+"""Wiki Live Challenge release loader, on a miniature release in the official layout."""
+from __future__ import annotations
+
+import inspect
+import json
+import shutil
+
+import pytest
+from release_helpers import (
+    RELEASES,
+    layout_problems,
+    load_reports,
+    load_tasks,
+    problems,
+)
+
+from dreval_assets.benchmarks import load_wlc
+from dreval_assets.benchmarks.release import ImportLog, SystemInfo
+from dreval_assets.core.report_parser import parse_report
+
+ROOT = RELEASES / "wlc"
+R1 = "data/2025-12/wiki_data"
+T1 = "data/2025-12/test_data"
+
+
+@pytest.fixture
+def tasks():
+    return load_tasks(load_wlc, ROOT)
+
+
+@pytest.fixture
+def reports():
+    return load_reports(load_wlc, ROOT)
+
+
+def test_layout_problem(tmp_path):
+    assert layout_problems(load_wlc, ROOT, tmp_path) == (
+        None, "no data/<release>/wiki_data/ga_100.json: not a Wiki Live Challenge release",
+        f"{tmp_path / 'absent'} is not a folder")
+
+
+def test_tasks_get_release_qualified_keys_and_keep_their_ids(tasks):
+    by_key, _ = tasks
+    assert [(k, t.original_id) for k, t in by_key.items()] == [
+        ("wlc.2025-12-1", "1"), ("wlc.2025-12-2", "2"), ("wlc.2025-12-3", "3"), ("wlc.2025-12-8", "8"),
+        ("wlc.2026-02-1", "1"), ("wlc.2026-02-2", "2")]  # id 1 in both releases, two tasks
+
+
+def test_task_fields_come_from_json_csv_article_and_statements(tasks):
+    task = tasks[0]["wlc.2025-12-1"]
+    record = json.loads((ROOT / R1 / "ga_100.json").read_text().split("\n")[1].rstrip(","))
+    assert task.query == record["question"] and task.benchmark == "wlc" and task.language == "en"
+    assert task.domain == "Culture"
+    assert task.attributes == {
+        "release": "2025-12", "title": "Harbor Lantern Festival",
+        "url": "https://en.wikipedia.org/wiki/Harbor_Lantern_Festival", "created_ts": "2025-03-04T10:00:00Z",
+        "bytes": "41230", "views_total": "5120", "ga_date": "2025-07-01", "ga_topic_keyword": "Festivals, lanterns"}
+    assert task.reference_article == (ROOT / R1 / "cleaned_data/article/Harbor Lantern Festival.md").read_text()
+    assert task.gold_facts == ["The Harbor Lantern Festival is held every autumn in Kestrel Bay.",
+                               "The festival was first held in 1987."]
+    assert task.modality == "text" and not task.attachments and task.race_criteria is None
+
+
+def test_raw_wiki_extract_replaces_a_missing_cleaned_article(tasks):
+    by_key, log = tasks
+    task = by_key["wlc.2025-12-2"]  # files saved as Mira_Valdés_(cyclist).*
+    assert task.reference_article == "Mira Valdés is a retired road cyclist from the invented town of Porto Lume."
+    assert task.gold_facts == ["Mira Valdés won the 2019 Coastal Tour.", "Valdés retired in 2024."]
+    assert f"{R1}/raw_wiki/Mira_Valdés_(cyclist).json: reference article taken from raw_wiki (cleaned article missing)" \
+        in problems(log.notes)
+    assert f"{R1}/cleaned_data/statement/Mira_Valdés_(cyclist)_statements.json: 1 statement(s) without text left out" \
+        in problems(log.notes)
+
+
+def test_titles_with_slashes_find_their_files(tasks):
+    task = tasks[0]["wlc.2025-12-8"]
+    assert task.reference_article.startswith("# AC/DC Tribute Night")
+    assert task.gold_facts == ["AC/DC Tribute Night raises money for the Marlow Flats library."]
+    assert task.attributes["ga_topic_keyword"] == "Concerts\nand tributes"  # quoted multi-line CSV field
+
+
+def test_task_with_article_but_no_statements_is_kept_and_the_gap_logged(tasks):
+    by_key, log = tasks
+    assert by_key["wlc.2025-12-3"].gold_facts == [] and by_key["wlc.2025-12-3"].reference_article
+    assert problems(log.missing) == [
+        f"{R1}/cleaned_data/statement/Blue Fern Bridge_statements.json: gold statements missing: fact coverage will be N/A",
+        (f"{R1}/cleaned_data/article/Lost Article.md: reference article missing (no raw_wiki/Lost Article.json either): "
+        "writing metrics will be N/A"),
+        f"{R1}/cleaned_data/statement/Lost Article_statements.json: gold statements missing: fact coverage will be N/A",
+        "data/2026-02/wiki_data/ga_100.csv: metadata file missing: tasks have no category, GA date or page views"]
+
+
+def test_bad_task_records_are_skipped_with_file_record_and_reason(tasks):
+    by_key, log = tasks
+    assert problems(log.skipped) == [
+        f"{R1}/ga_100.json:4: no reference article and no gold statements: nothing to compare with",
+        f"{R1}/ga_100.json:5: duplicate task id '1' (first seen at {R1}/ga_100.json:1)",
+        f"{R1}/ga_100.json:6: record has no title (reference and reports are named by title)",
+        f"{R1}/ga_100.json:7: empty question",
+        f"{R1}/ga_100.json:9: malformed JSON (Expecting property name enclosed in double quotes); rest of file skipped"]
+    assert problems(log.notes, f"{R1}/ga_100") == [
+        f"{R1}/ga_100.csv:4: row has no title: not matched to a task",
+        f"{R1}/ga_100.json:3: unknown field(s) kept out: difficulty"]
+    assert not any(t.attributes["title"] in {"Lost Article", "Second Harbor", "Copper Kettle Inn"} for t in by_key.values())
+
+
+def test_a_repeated_title_is_skipped(tmp_path):
+    wiki = tmp_path / "data/r1/wiki_data"
+    (wiki / "cleaned_data/article").mkdir(parents=True)
+    (wiki / "cleaned_data/article/Same.md").write_text("# Same\n\nText.\n")
+    (wiki / "ga_100.json").write_text(json.dumps([{"id": "a", "title": "Same", "question": "q"},
+                                                  {"id": "b", "title": "Same", "question": "q"}]))
+    log = ImportLog()
+    assert [t.key for t in load_wlc.iter_tasks(tmp_path, log)] == ["wlc.r1-a"]
+    assert problems(log.skipped) == [("data/r1/wiki_data/ga_100.json:2: duplicate title 'Same' (first at record 1): "
+                                     "its files and reports could not be told apart")]
+
+
+def test_systems_come_from_agencies_of_every_test_data_folder():
+    log = ImportLog()
+    assert list(load_wlc.iter_systems(ROOT, log)) == [
+        SystemInfo("gemini-dr", "Web research agent with citations", True, "Gemini Deep Research", True),
+        SystemInfo("plain-writer", "", False, "Plain Writer", True),
+        SystemInfo("old-bot", "Retired agent", True, "Old Bot", False),  # disabled, still listed
+        SystemInfo("stray-system"),  # an output folder agencies.json does not name
+        SystemInfo("ghost-agent", "Listed without outputs", False, "Ghost", True)]
+    assert problems(log.notes) == [f"{T1}/agencies.json:2: unknown field(s) kept out: tier"]
+
+
+def test_reports_resolve_titles_to_task_keys(reports):
+    found, _ = reports
+    assert [(r.system, r.task, r.task_id, r.where, r.path is not None) for r in found] == [
+        ("gemini-dr", "wlc.2025-12-3", "3", f"{T1}/gemini-dr/md_data/Blue_Fern_Bridge.md", True),
+        ("gemini-dr", "wlc.2025-12-1", "1", f"{T1}/gemini-dr/md_data/Harbor Lantern Festival.md", False),
+        ("gemini-dr", "wlc.2025-12-2", "2", f"{T1}/gemini-dr/json_data/Mira_Valdés_(cyclist).json", False),
+        ("plain-writer", "wlc.2025-12-1", "1", f"{T1}/plain-writer/md_data/Harbor Lantern Festival.md", True),
+        ("stray-system", "wlc.2025-12-1", "1", f"{T1}/stray-system/md_data/Harbor Lantern Festival.md", True),
+        ("gemini-dr", "wlc.2026-02-1", "1", "test_data/gemini-dr/md_data/Glass Owl Observatory.md", True)]
+    keys = {t.key for t in load_wlc.iter_tasks(ROOT, ImportLog())}
+    assert {r.task for r in found} <= keys
+    file_report = found[0]
+    assert file_report.text is None and file_report.base_dir == file_report.path.parent
+
+
+def test_md_without_reference_list_gets_the_json_citation_urls(reports):
+    found, log = reports
+    report = found[1]
+    md = ROOT / T1 / "gemini-dr/md_data/Harbor Lantern Festival.md"
+    assert report.path is None and report.base_dir == md.parent
+    assert report.text == md.read_text().rstrip() + ("\n\nReferences\n[1] https://kestrelbay.example.gov/history\n"
+                                                     "[2] https://news.example.org/lanterns-crowd\n")
+    assert [c.urls for c in parse_report(report.text).claims] == [["https://kestrelbay.example.gov/history"],
+                                                                  ["https://news.example.org/lanterns-crowd"]]
+    assert f"{T1}/gemini-dr/md_data/Harbor Lantern Festival.md: article has no reference list: added from " \
+           "json_data citation_urls" in problems(log.notes)
+
+
+def test_json_only_report_uses_its_extract_and_references(reports):
+    report = reports[0][2]
+    assert report.text == ("Mira Valdés won the Coastal Tour in 2019 [1].\n\nReferences\n"
+                           "[1] https://cycling.example.com/coastal-2019\n")
+    assert report.path is None and report.trace is None
+
+
+def test_report_problems_are_logged_and_nothing_half_imported(reports):
+    _, log = reports
+    assert problems(log.skipped) == [
+        f"{T1}/gemini-dr/md_data/AC_DC Tribute Night.md: empty report",
+        f"{T1}/gemini-dr/md_data/Lost Article.md: no imported task has this title",
+        f"{T1}/gemini-dr/md_data/Unknown Topic.md: no imported task has this title",
+        f"{T1}/plain-writer/md_data/Blue Fern Bridge.md: not UTF-8 (invalid continuation byte at byte 25)",
+        ("test_data/gemini-dr/md_data/Blue Fern Bridge.md: title is in several releases: put test_data under "
+        "data/<release>/ to say which")]
+    assert problems(log.missing) == ["test_data/ghost-agent: no outputs for agency 'ghost-agent'"]
+    assert problems(log.notes) == [
+        f"{T1}/agencies.json: agency 'old-bot' is disabled: its reports are not imported",
+        f"{T1}/stray-system: system folder not listed in agencies.json; imported",
+        (f"{T1}/gemini-dr/md_data/Harbor Lantern Festival.md: article has no reference list: added from json_data "
+        "citation_urls")]
+
+
+def test_loaders_are_lazy(tmp_path):
+    assert inspect.isgenerator(load_wlc.iter_tasks(tmp_path / "nowhere", ImportLog()))
+    assert inspect.isgenerator(load_wlc.iter_reports(tmp_path / "nowhere", ImportLog()))
+    assert inspect.isgenerator(load_wlc.iter_systems(tmp_path / "nowhere", ImportLog()))
+    root = tmp_path / "wlc"
+    shutil.copytree(ROOT, root)
+    ga = root / R1 / "ga_100.json"
+    first = ga.read_text().split("\n")[1].rstrip(",")
+    ga.write_text("[\n" + first + ",\n" + "{garbage " * 20000 + "\n")
+    log = ImportLog()
+    tasks = load_wlc.iter_tasks(root, log)
+    assert next(tasks).key == "wlc.2025-12-1"
+    assert not problems(log.skipped, f"{R1}/ga_100.json")  # the garbage is not read yet
+    assert next(tasks).key == "wlc.2026-02-1"
+    assert problems(log.skipped, f"{R1}/ga_100.json") == [
+        f"{R1}/ga_100.json:2: malformed JSON (Expecting property name enclosed in double quotes); rest of file skipped"]
