@@ -99,3 +99,24 @@ def test_import_errors_are_clear(tmp_path, capsys):
     assert f"{tmp_path}: " in capsys.readouterr().err
     assert main(["--home", home, "import", "drb", str(FIXTURES / "drb"), "--reports", str(tmp_path)]) == 2
     assert "--reports needs --system" in capsys.readouterr().err
+
+
+def test_a_folder_of_reports_joins_a_release_as_one_named_system(tmp_path, capsys):
+    home = str(tmp_path / "home")
+    reports = tmp_path / "mine"
+    reports.mkdir()
+    (reports / "000001.md").write_text("# Report\n\nThe operators run 12 ferries [1].\n\n## References\n"
+                                       "[1] Ferries https://ferries.example/fleet\n", encoding="utf-8")
+    (reports / "tvir.100001.md").write_text("# Report by key\n\nText.\n", encoding="utf-8")
+    (reports / "424242.md").write_text("# No such task\n", encoding="utf-8")
+    (reports / "100002.md").write_text("   \n", encoding="utf-8")
+    assert main(["--home", home, "import", "tvir", str(FIXTURES / "tvir"), "--system", "My Agent",
+                 "--reports", str(reports)]) == 0
+    out = capsys.readouterr().out
+    assert "reports found: 2 (2 new" in out and "my-agent: 2" in out
+    assert "no task with id '424242'" in out and "empty report" in out
+    db = store(Path(home))
+    rows = db.query("SELECT system, task, original_id FROM imported_reports ORDER BY task")
+    assert rows.rows() == [("my-agent", "tvir.000001", "000001"), ("my-agent", "tvir.100001", "tvir.100001")]
+    kinds = dict(db.query("SELECT system, kind FROM registered_systems").iter_rows())
+    assert kinds == {"my-agent": "imported"}  # the release's own systems were not imported

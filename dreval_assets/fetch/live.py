@@ -10,6 +10,7 @@ slot forever and a long queue does not time URLs out before they start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import time
@@ -91,6 +92,21 @@ class _Deadline:
         return left
 
 
+@dataclass(frozen=True)
+class RawBody:
+    """An answer as received; `detail` is empty exactly when it is a complete 2xx answer."""
+
+    url: str
+    status: int | None
+    content_type: str | None
+    data: bytes
+    detail: str
+
+    @property
+    def ok(self) -> bool:
+        return not self.detail
+
+
 @dataclass
 class _Body:
     url: str
@@ -116,21 +132,53 @@ class LiveFetcher:
 
     async def fetch_all(self, urls: Sequence[str]) -> list[FetchResult]:
         c = self.config
+        use_pool = c.extract_workers > 0 and len(urls) >= c.pool_min_urls
+        self._pool = ProcessPoolExecutor(c.extract_workers, mp_context=multiprocessing.get_context("spawn")) \
+            if use_pool else None
+        try:
+            async with self._client() as client:
+                return list(await asyncio.gather(*(self._fetch_one(client, url) for url in urls)))
+        finally:
+            if self._pool:
+                self._pool.shutdown(cancel_futures=True)
+
+    def fetch_bodies(self, urls: Sequence[str]) -> list[RawBody]:
+        """The raw bodies (API answers: JSON, feeds) with the same safety, limits and retries as
+        pages, and no text extraction. Never raises."""
+        return asyncio.run(self._bodies(urls)) if urls else []
+
+    async def _bodies(self, urls: Sequence[str]) -> list[RawBody]:
+        async with self._client() as client:
+            return list(await asyncio.gather(*(self._body_one(client, url) for url in urls)))
+
+    async def _body_one(self, client: httpx.AsyncClient, url: str) -> RawBody:
+        attempts = [0]
+        try:
+            body = await self._follow(client, url, attempts, _Deadline(self.config.total_timeout_s))
+        except UnsafeURLError as exc:
+            return RawBody(url, None, None, b"", f"refused: {exc}")
+        except _DeadlineExceeded:
+            return RawBody(url, None, None, b"", f"no complete answer within {self.config.total_timeout_s:.0f}s")
+        except _Retryable as exc:
+            return RawBody(url, exc.status, None, b"", f"gave up after {attempts[0]} attempt(s): {exc}")
+        except httpx.HTTPError as exc:
+            return RawBody(url, None, None, b"", f"{type(exc).__name__}: {exc}")
+        if body.truncated:
+            return RawBody(url, body.status, body.content_type, b"", f"answer larger than {self.config.max_bytes} bytes")
+        detail = "" if 200 <= body.status < 300 else f"HTTP {body.status}"
+        return RawBody(url, body.status, body.content_type, body.data, detail)
+
+    @contextlib.asynccontextmanager
+    async def _client(self):
+        """One client with this fetcher's limits; the per-host and global slots live as long as it."""
+        c = self.config
         timeout = httpx.Timeout(c.read_timeout_s, connect=c.connect_timeout_s)
         limits = httpx.Limits(max_connections=c.global_concurrency, max_keepalive_connections=c.global_concurrency)
         self._global = asyncio.Semaphore(c.global_concurrency)
         self._hosts: dict[str, tuple[asyncio.Semaphore, asyncio.Lock]] = {}
         self._next_start: dict[str, float] = {}
-        use_pool = c.extract_workers > 0 and len(urls) >= c.pool_min_urls
-        self._pool = ProcessPoolExecutor(c.extract_workers, mp_context=multiprocessing.get_context("spawn")) \
-            if use_pool else None
-        try:
-            async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False,
-                                         trust_env=False) as client:
-                return list(await asyncio.gather(*(self._fetch_one(client, url) for url in urls)))
-        finally:
-            if self._pool:
-                self._pool.shutdown(cancel_futures=True)
+        async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False, trust_env=False) as client:
+            yield client
 
     async def _fetch_one(self, client: httpx.AsyncClient, url: str) -> FetchResult:
         attempts = [0]
