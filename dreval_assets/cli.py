@@ -39,9 +39,15 @@ def _parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="register the bundled demo, materialise everything, print the leaderboard")
     demo.set_defaults(handler=cmd_demo)
 
-    add = sub.add_parser("add-system", help="register a system from a folder of <task>.md reports")
+    add = sub.add_parser("add-system", help="register a system: a folder of <task>.md reports, or an "
+                                            "OpenAI-compatible endpoint that writes them")
     add.add_argument("name")
-    add.add_argument("--reports", required=True, help="folder of <task key or original id>.md files")
+    source = add.add_mutually_exclusive_group(required=True)
+    source.add_argument("--reports", help="folder of <task key or original id>.md files")
+    source.add_argument("--endpoint", help="base URL of an OpenAI-compatible API that writes the reports")
+    add.add_argument("--model", help="with --endpoint: the model to call")
+    add.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                     help="with --endpoint: the environment variable holding its API key (the key is never stored)")
     add.add_argument("--description", default="")
     add.set_defaults(handler=cmd_add_system)
 
@@ -113,6 +119,10 @@ def _register_folder_system(store: Store, name: str, folder: Path, description: 
 
 
 def cmd_add_system(args, settings: Settings) -> int:
+    if args.endpoint:
+        return _add_endpoint_system(args, settings)
+    if args.model:
+        raise CliError("--model goes with --endpoint")
     folder = Path(args.reports)
     if not folder.is_dir():
         raise CliError(f"--reports {args.reports}: not a folder")
@@ -137,6 +147,24 @@ def cmd_import(args, settings: Settings) -> int:
     print("\n".join(summary.lines()))
     if summary.new_task_keys or summary.changed_task_keys or sum(summary.reports.values()):
         print("run `dreval run` to evaluate what is new or changed")
+    return 0
+
+
+def _add_endpoint_system(args, settings: Settings) -> int:
+    from .fetch.safety import UnsafeURLError, check_syntax
+
+    if not args.model:
+        raise CliError("--endpoint needs --model (the model name to call)")
+    try:
+        check_syntax(args.endpoint)
+    except UnsafeURLError as exc:
+        raise CliError(f"--endpoint {args.endpoint}: {exc}") from exc
+    key = validate_key(slugify(args.name))
+    entry = SystemEntry(key, args.name, "endpoint", None, args.description or f"{args.model} at {args.endpoint}",
+                        endpoint=args.endpoint, model=args.model, api_key_env=args.api_key_env)
+    is_new = register_system(_store(settings), entry)
+    print(f"system {key}: {'registered' if is_new else 'updated'} (writes its reports with {args.model} at "
+          f"{args.endpoint}); run `dreval run --system {key}` to have it write and evaluate them")
     return 0
 
 

@@ -63,6 +63,16 @@ SELECT system, judge_id, model,
        sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
        sum(cost) AS cost, count(*) FILTER (WHERE cost IS NULL AND NOT cache_hit) AS unpriced_calls
 FROM judge_ledger
+WHERE asset IS DISTINCT FROM 'reports'
+GROUP BY ALL;
+
+-- What endpoint systems spent writing their reports (not judging: the ledger's `reports` rows).
+CREATE OR REPLACE VIEW generation_cost_by_system AS
+SELECT system, model,
+       count(*) AS calls, count(*) FILTER (WHERE cache_hit) AS cache_hits,
+       sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(cost) AS cost
+FROM judge_ledger
+WHERE asset = 'reports'
 GROUP BY ALL;
 
 -- Judge spend per metric it feeds.

@@ -19,6 +19,8 @@ Response shape, chosen from the request:
   JSON string; ``content`` is null; ``finish_reason`` is ``"tool_calls"``.
 * else ``response_format`` present (json_object / json_schema) -> ``content``
   is the answer as a JSON string; ``finish_reason`` is ``"stop"``.
+* else, when the answer callable returns a ``str`` -> ``content`` is that text
+  (a plain chat completion, e.g. a system writing its report);
 * else (e.g. instructor's MD_JSON mode) -> ``content`` is the JSON inside a
   fenced ```json block.
 
@@ -416,6 +418,7 @@ class LoopbackLLM:
                 return 503, _error_body(503, "loopback server stopping"), {}, None
 
         schema = _schema_of(request)
+        plain = False
         if isinstance(fault, RawContentFault):
             text = fault.text
         else:
@@ -427,8 +430,9 @@ class LoopbackLLM:
                 except Exception as exc:  # surface answer-callable bugs as a 500, not a hang
                     msg = f"answer callable raised {type(exc).__name__}: {exc}"
                     return 500, _error_body(500, msg), {}, None
+            plain = isinstance(obj, str) and not request.get("tools") and request.get("response_format") is None
             try:
-                text = json.dumps(obj, ensure_ascii=False)
+                text = obj if plain else json.dumps(obj, ensure_ascii=False)
             except (TypeError, ValueError) as exc:
                 return 500, _error_body(500, f"answer is not JSON-serialisable: {exc}"), {}, None
 
@@ -446,6 +450,9 @@ class LoopbackLLM:
             }
             finish_reason = "tool_calls"
         elif request.get("response_format") is not None:
+            message = {"role": "assistant", "content": text}
+            finish_reason = "stop"
+        elif plain:  # a plain chat completion (a system writing its report): the text as is
             message = {"role": "assistant", "content": text}
             finish_reason = "stop"
         else:

@@ -18,6 +18,7 @@ from ..stages.judgments import (judge_checklists, judge_flae, judge_pairwise, ju
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
+from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
 from ..stages.tasks import sandbox_for_suites, sandbox_pages, task_frames
@@ -76,10 +77,17 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
     systems, keys = load_systems(dreval.store()), _keys(context)
-    imported = imported_reports(dreval.store(), [k for k in keys if k[0] in systems and
-                                                 systems[k[0]].kind == "imported"])
-    frame = read_reports(keys, systems, original_ids, imported)
-    yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height})
+    kind = {k: systems[k[0]].kind if k[0] in systems else "" for k in keys}
+    imported = imported_reports(dreval.store(), [k for k in keys if kind[k] == "imported"])
+    written, writing = {}, {}
+    for system in sorted({k[0] for k in keys if kind[k] == "endpoint"}):
+        writer = dreval.writer(systems[system])
+        written.update(write_reports([k for k in keys if k[0] == system], tasks["tasks"], writer,
+                                     {"run_id": context.run_id, "asset": "reports"}))
+        writing.update({f"{system}_{name.replace('judge_', 'writer_')}": value
+                        for name, value in writer.stats.metadata().items()})
+    frame = read_reports(keys, systems, original_ids, imported, written)
+    yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
     yield _check("status_explained", "reports", checks.unexplained_report_status(frame),
                  "unreadable reports without a reason, or readable ones without text")
 

@@ -9,7 +9,7 @@ from ..config import Settings
 from ..fetch.base import Fetcher
 from ..fetch.factory import make_fetcher
 from ..judges.base import Judge
-from ..judges.factory import make_judge
+from ..judges.factory import make_judge, make_writer
 from ..store.db import Store
 from ..store.tables import ASSET_STORAGE
 from .partitions import split_system_task
@@ -34,6 +34,10 @@ class DrevalResource(ConfigurableResource):
 
     def judge(self) -> Judge:
         return make_judge(self.judge_kind, self.store(), Path(self.home))
+
+    def writer(self, entry) -> Judge:
+        """The client an endpoint system writes its reports with (cached and ledgered like the judge)."""
+        return make_writer(entry, self.store(), Path(self.home))
 
     def fetcher(self) -> Fetcher:
         return make_fetcher(self.fetch_kind, self.store(), self.refetch_failed)

@@ -17,6 +17,13 @@ class JudgmentRequest:
     labels: Mapping[str, str] = field(default_factory=dict)  # run_id, asset, system, task: for the ledger only
 
 
+class FreeText(BaseModel):
+    """The response model of a request answered in prose (a system writing its report), not JSON:
+    the OpenAI-compatible client sends a plain chat completion and wraps the text."""
+
+    text: str
+
+
 @dataclass
 class Provenance:
     judge_id: str  # model name or `heuristic-vN`

@@ -19,3 +19,17 @@ def make_judge(kind: str, store: Store | None = None, home: Path | None = None) 
 
         return OpenAIJudge(OpenAIJudgeConfig.from_env(home), JudgeCallStore(store) if store else None)
     raise ConfigError(f"unknown judge {kind!r}")
+
+
+def make_writer(entry, store: Store | None = None, home: Path | None = None) -> Judge:
+    """The client an endpoint system writes its reports with: the judge's limits and retry settings,
+    the system's endpoint and model, its key from the environment variable it names."""
+    import dataclasses
+    import os
+
+    from .openai_config import OpenAIJudgeConfig
+    from .openai_judge import OpenAIJudge
+
+    config = dataclasses.replace(OpenAIJudgeConfig.from_env(home, model=entry.model), base_url=entry.endpoint,
+                                 api_key=os.environ.get(entry.api_key_env or "OPENAI_API_KEY", ""))
+    return OpenAIJudge(config, JudgeCallStore(store) if store else None)

@@ -48,10 +48,11 @@ class OpenAIJudgeConfig:
             raise ConfigError("judge concurrency and attempts must be >= 1, validation retries >= 0")
 
     @classmethod
-    def from_env(cls, home: Path | None = None) -> "OpenAIJudgeConfig":
+    def from_env(cls, home: Path | None = None, model: str | None = None) -> "OpenAIJudgeConfig":
+        """The judge's settings; `model` overrides DREVAL_JUDGE_MODEL (a system's writer)."""
         env = os.environ
         return cls(
-            model=env.get("DREVAL_JUDGE_MODEL", ""),
+            model=model or env.get("DREVAL_JUDGE_MODEL", ""),
             base_url=env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY", ""),
             mode=env.get("DREVAL_JUDGE_MODE", "tools"),

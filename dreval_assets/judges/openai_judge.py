@@ -20,7 +20,7 @@ from instructor.v2.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
-from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
+from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
@@ -177,6 +177,8 @@ class OpenAIJudge:
         params: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
+        if p.request.response_model is FreeText:
+            return await self._free_text(p, patched.client, outcome, params)
         try:
             answer, _ = await patched.chat.completions.create_with_completion(
                 model=self.config.model, messages=p.messages, response_model=p.request.response_model,
@@ -195,6 +197,24 @@ class OpenAIJudge:
             raise _FinalError(f"answer failed validation: {_first_line(exc)}", "pipeline_failure") from exc
         except openai.OpenAIError as exc:
             raise _classify_api_error(exc) from exc
+
+    async def _free_text(self, p: _Prepared, client: openai.AsyncOpenAI, outcome: _CallOutcome,
+                         params: dict[str, Any]) -> FreeText:
+        """A plain chat completion: no schema, the answer is the message text."""
+        try:
+            response = await client.chat.completions.create(model=self.config.model, messages=p.messages, **params)
+        except openai.OpenAIError as exc:
+            raise _classify_api_error(exc) from exc
+        usage = getattr(response, "usage", None)
+        outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
+        outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content or "") if choice else ""
+        if choice is not None and choice.finish_reason == "length":
+            raise _FinalError("answer was cut off (max tokens)", "model_failure")
+        if not text.strip():
+            raise _FinalError("the endpoint answered with no text", "model_failure")
+        return FreeText(text=text)
 
     def _wait_before_retry(self, attempt: int, hint: float | None) -> float | None:
         if hint is not None:

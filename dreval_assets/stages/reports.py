@@ -18,10 +18,14 @@ def read_reports(
     systems: Mapping[str, SystemEntry],
     original_ids: Mapping[str, str],
     imported: Mapping[tuple[str, str], dict] | None = None,
+    written: Mapping[tuple[str, str], dict] | None = None,
 ) -> pl.DataFrame:
     """Folder systems are read from their folder; imported systems from `imported` (rows of
-    `imported_reports` for these keys, already decoded and checked by the import)."""
-    return frame("reports", [_read_one(system, task, systems, original_ids, imported or {}) for system, task in keys])
+    `imported_reports` for these keys, already decoded and checked by the import); endpoint systems
+    from `written` (rows `stages/report_writing.write_reports` made)."""
+    written = written or {}
+    return frame("reports", [written.get((system, task)) or _read_one(system, task, systems, original_ids, imported or {})
+                             for system, task in keys])
 
 
 def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], original_ids: Mapping[str, str],
@@ -32,6 +36,9 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
     if entry is None:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} is not registered"}
+    if entry.kind == "endpoint":
+        return {**row, "status": "missing", "na_reason": "pipeline_failure",
+                "detail": f"task {task!r} is unknown, so endpoint system {system!r} was not asked to write it"}
     if entry.kind == "imported":
         found = imported.get((system, task))
         if found is None:

@@ -19,6 +19,9 @@ class SystemEntry:
     kind: str
     reports_dir: str | None
     description: str = ""
+    endpoint: str | None = None  # kind "endpoint": the OpenAI-compatible base URL that writes the reports
+    model: str | None = None
+    api_key_env: str | None = None  # the environment variable holding its API key (the key is never stored)
 
 
 def task_hash(task: Task) -> str:
@@ -55,9 +58,10 @@ def register_system(store: Store, entry: SystemEntry) -> bool:
     validate_key(entry.system)
     known = store.query("SELECT 1 FROM registered_systems WHERE system = ?", [entry.system]).height > 0
     store.execute(
-        "INSERT OR REPLACE INTO registered_systems (system, display_name, kind, reports_dir, description) "
-        "VALUES (?, ?, ?, ?, ?)",
-        [entry.system, entry.display_name, entry.kind, entry.reports_dir, entry.description],
+        "INSERT OR REPLACE INTO registered_systems (system, display_name, kind, reports_dir, description, endpoint, "
+        "model, api_key_env) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [entry.system, entry.display_name, entry.kind, entry.reports_dir, entry.description, entry.endpoint,
+         entry.model, entry.api_key_env],
     )
     return not known
 
@@ -78,7 +82,8 @@ def task_hashes(store: Store) -> dict[str, str]:
 
 def load_systems(store: Store) -> dict[str, SystemEntry]:
     frame = store.query(
-        "SELECT system, display_name, kind, reports_dir, description FROM registered_systems ORDER BY registered_at, system"
+        "SELECT system, display_name, kind, reports_dir, description, endpoint, model, api_key_env "
+        "FROM registered_systems ORDER BY registered_at, system"
     )
     return {row[0]: SystemEntry(*row) for row in frame.iter_rows()}
 
