@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     imp.add_argument("--reports", help="a folder of <task id>.md reports (or a JSONL of {task_id, report}) of --system")
     imp.set_defaults(handler=cmd_import)
 
+    fresh = sub.add_parser("refresh", help="fetch a live benchmark's new tasks and register them (then `dreval run`)")
+    fresh.add_argument("source", choices=("wlc", "miroeval"),
+                       help="wlc: new Wikipedia Good Articles; miroeval: queries generated from recent headlines")
+    fresh.set_defaults(handler=cmd_refresh)
+
     run = sub.add_parser("run", help="materialise what is missing or stale")
     run.add_argument("--system", action="append", help="only this system (repeatable)")
     run.add_argument("--task", help="only tasks whose key or original id matches this glob")
@@ -147,6 +152,21 @@ def cmd_import(args, settings: Settings) -> int:
     print("\n".join(summary.lines()))
     if summary.new_task_keys or summary.changed_task_keys or sum(summary.reports.values()):
         print("run `dreval run` to evaluate what is new or changed")
+    return 0
+
+
+def cmd_refresh(args, settings: Settings) -> int:
+    from .judges.factory import make_judge
+    from .live.refresh import RefreshFailed, refresh
+
+    store = _store(settings)
+    try:
+        summary = refresh(args.source, store, make_judge(settings.judge, store, settings.home))
+    except RefreshFailed as exc:
+        raise CliError(str(exc)) from exc
+    print("\n".join(summary.lines()))
+    if summary.new_tasks or summary.changed_tasks:
+        print("run `dreval run` to evaluate the new tasks")
     return 0
 
 

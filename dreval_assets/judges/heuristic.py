@@ -22,6 +22,9 @@ from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, C
                            TraceWeights, FlaeScores, CriteriaScores, CriterionScore, KeyFacts, RaceCriterionScores,
                            RaceScores)
 from ..core.key_facts import extract_key_facts, share_kept
+from ..live.query_generation import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
+                                     answer_research_necessity)
+from ..live.wikilive import answer_gold_statements
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 
@@ -163,6 +166,11 @@ TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
     "criteria_scores": answer_criteria_scores,
     "key_facts": answer_key_facts,
     "race_scores": answer_race_scores,
+    "gold_statements": answer_gold_statements,
+    "persona_queries": answer_persona_queries,
+    "research_necessity": answer_research_necessity,
+    "closed_book_answer": answer_closed_book_answer,
+    "answer_adequacy": answer_answer_adequacy,
     "flae_scores": answer_flae_scores,
     "pairwise_criteria": answer_pairwise_criteria,
     "rubric_scores": answer_rubric_scores,

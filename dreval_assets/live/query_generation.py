@@ -1,0 +1,665 @@
+"""MiroEval-style live query generation (methods/miroeval.md section 4), without Dagster.
+
+Pipeline: topics x subtopics -> recent headlines from a news endpoint -> the judge writes candidate
+research queries in domain personas -> three filters, in order -> accepted candidates become
+`Task`s of benchmark `miroeval` (`miroeval.live-<hash of the query>`).
+
+Filters (a candidate failing one is not sent to the next; `Candidate.rejected_by` says which):
+1. `search`: the search endpoint returns >= 3 results from >= 2 distinct registered domains;
+2. `necessity`: the judge (`research_necessity`) says answering needs external, current sources;
+3. `inverse_quality`: the judge answers closed-book (`closed_book_answer`, no search) and a second
+   judgment (`answer_adequacy`) finds that answer inadequate; an adequate closed-book answer rejects.
+Other outcomes: `judge_failure` (an N/A or unusable judgment for this candidate), `endpoint_failure`
+(the search endpoint failed or answered in the wrong shape for this candidate), `known` (its task key
+is in `known_keys`: an earlier run made it; no filter is run again) and `duplicate` (the same query,
+up to case and spacing, came earlier in this run). Every candidate is returned with whatever outcomes
+it reached; failures that happen before there is a candidate (the news endpoint for a subtopic, the
+persona-query judgment for a headline) are `GenerationProblem`s of the `GenerationResult`.
+
+Endpoints (JSON over HTTP through `fetch.api.JsonApi`, i.e. our `LiveFetcher` with its URL safety,
+politeness, byte cap and retries):
+- news, NewsAPI-compatible:
+  `GET <news_url>?q=<subtopic>&sortBy=publishedAt&pageSize=<headlines_per_subtopic>`
+  -> `{"articles": [{"title": str, "url": str, "publishedAt": str, "description": str?}, ...]}`
+  (articles without a title or an http(s) url are skipped; `{"status": "error", "message": ...}`
+  is a failure);
+- search, SearXNG-compatible: `GET <search_url>?q=<query>&format=json`
+  -> `{"results": [{"url": str, "title": str, "content": str}, ...]}`.
+An optional `ApiKey(param, value)` per endpoint is sent as one more query parameter; its value never
+appears in a repr, a candidate, a problem or an error text (it is replaced by `***`).
+
+Distinct domains use a simple registered-domain rule: the last two labels of the host name
+(`news.example.org` and `www.example.org` are both `example.org`; an IP address is its own domain).
+Its limit: under multi-label public suffixes it merges different sites (`a.co.uk` and `b.co.uk` are
+both `co.uk`), so the filter can only be stricter than a public-suffix-list rule, never looser.
+
+Offline handlers for the four templates (`answer_persona_queries`, `answer_research_necessity`,
+`answer_closed_book_answer`, `answer_answer_adequacy`) are a deterministic lexical *baseline*
+(`heuristic` judge), not a language model: personas from a fixed per-topic list and question patterns
+around the headline; necessity = the query names a figure, date, name or a run of words of its
+headline; the closed-book "model" knows no recent specifics, so it restates the query's general words
+and says it cannot confirm names, figures or dates; adequacy = the answer carries all the headline's
+names and figures and at least half its key words.
+"""
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import logging
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ..core.checklist_match import key_words
+from ..core.keys import task_key
+from ..core.models import Task
+from ..judges.base import Judge, Judgment, JudgmentRequest
+from ..judges.prompts import fence_untrusted
+
+if TYPE_CHECKING:
+    from ..fetch.api import JsonApi
+
+log = logging.getLogger(__name__)
+
+BENCHMARK = "miroeval"
+MIN_SEARCH_RESULTS = 3
+MIN_SEARCH_DOMAINS = 2
+KEPT_SEARCH_RESULTS = 10  # results stored on the candidate (all valid ones are counted)
+KEPT_SNIPPET_CHARS = 500
+DEFAULT_LABELS = {"asset": "live_query_generation"}
+
+RejectedBy = Literal["search", "necessity", "inverse_quality", "judge_failure", "endpoint_failure",
+                     "known", "duplicate"]
+
+
+# --- response models of the four templates ---------------------------------------------------------
+
+class PersonaQuery(BaseModel):
+    persona: str
+    query: str
+
+
+class PersonaQueries(BaseModel):
+    queries: list[PersonaQuery] = Field(default_factory=list)
+
+
+class Necessity(BaseModel):
+    needs_external_sources: bool
+    reason: str = ""
+
+
+class ClosedBookAnswer(BaseModel):
+    answer: str
+
+
+class Adequacy(BaseModel):
+    adequate: bool
+    reason: str = ""
+
+
+# --- data ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An endpoint key sent as query parameter `param`; the value is kept out of reprs and texts."""
+
+    param: str
+    value: str = field(repr=False)
+
+    def redact(self, text: str) -> str:
+        return text.replace(self.value, "***") if self.value else text
+
+
+@dataclass(frozen=True)
+class Headline:
+    topic: str
+    subtopic: str
+    title: str
+    url: str
+    published_at: str
+    description: str = ""
+
+
+@dataclass
+class Candidate:
+    """One generated query and how far it got. Outcomes of filters it never reached stay None."""
+
+    topic: str
+    subtopic: str
+    headline: str
+    headline_url: str
+    published_at: str
+    persona: str
+    query: str
+    headline_description: str = ""
+    task_key: str = ""  # the key it has (or would have) as a task
+    search_results: list[dict[str, str]] = field(default_factory=list)  # url, title, content (cut)
+    n_search_results: int = 0  # valid results counted (search_results keeps the first few)
+    distinct_domains: int = 0
+    passed_search: bool | None = None
+    needs_external: bool | None = None
+    necessity_reason: str = ""
+    closed_book_answer: str | None = None
+    adequate: bool | None = None
+    adequacy_reason: str = ""
+    accepted: bool = False
+    rejected_by: RejectedBy | None = None
+    rejection_detail: str = ""  # why, beyond rejected_by: the failure text, counts, the earlier duplicate
+    task: Task | None = None
+
+    @property
+    def pending(self) -> bool:
+        return not self.accepted and self.rejected_by is None
+
+    def reject(self, by: RejectedBy, detail: str = "") -> None:
+        self.rejected_by, self.rejection_detail = by, detail
+
+    def as_row(self) -> dict[str, Any]:
+        """A flat record for a table: the task is replaced by its key, search results stay a list."""
+        row = asdict(self)
+        row.pop("task")
+        row["task_key"] = self.task_key
+        return row
+
+
+@dataclass(frozen=True)
+class GenerationProblem:
+    """A failure before any candidate existed: the news endpoint for a subtopic (`stage="news"`) or
+    the persona-query judgment for one headline (`stage="persona_queries"`)."""
+
+    topic: str
+    subtopic: str
+    stage: Literal["news", "persona_queries"]
+    detail: str
+    headline: str = ""
+
+
+@dataclass
+class GenerationResult:
+    candidates: list[Candidate]
+    problems: list[GenerationProblem]
+
+    @property
+    def tasks(self) -> list[Task]:
+        return [c.task for c in self.candidates if c.task is not None]
+
+    def counts(self) -> dict[str, int]:
+        """Candidates, accepted ones, rejections per reason and problems (for run metadata)."""
+        counts = {"candidates": len(self.candidates), "accepted": sum(c.accepted for c in self.candidates),
+                  "problems": len(self.problems)}
+        for candidate in self.candidates:
+            if candidate.rejected_by:
+                counts[f"rejected_{candidate.rejected_by}"] = counts.get(f"rejected_{candidate.rejected_by}", 0) + 1
+        return counts
+
+
+# --- the pipeline ----------------------------------------------------------------------------------
+
+def generate_queries(news: "JsonApi", news_url: str, search: "JsonApi", search_url: str, judge: Judge,
+                     topics: Mapping[str, Sequence[str]], headlines_per_subtopic: int = 2,
+                     queries_per_headline: int = 2, known_keys: Collection[str] = frozenset(), *,
+                     news_key: ApiKey | None = None, search_key: ApiKey | None = None,
+                     labels: Mapping[str, str] | None = None) -> GenerationResult:
+    """Headlines for every (topic, subtopic), candidate queries from the judge, the three filters.
+
+    Never raises for one bad endpoint answer or judgment; see the module docstring for what each
+    outcome means. Judge calls are batched per stage (`judge.judge_many`); `labels` go to the ledger.
+    """
+    if headlines_per_subtopic < 1 or queries_per_headline < 1:
+        raise ValueError("headlines_per_subtopic and queries_per_headline must be at least 1")
+    labels = dict(labels or DEFAULT_LABELS)
+    problems: list[GenerationProblem] = []
+    headlines = fetch_headlines(news, news_url, topics, headlines_per_subtopic, problems, news_key)
+    candidates = write_candidates(judge, headlines, queries_per_headline, problems, labels)
+    _skip_known_and_duplicates(candidates, known_keys)
+    search_filter(search, search_url, [c for c in candidates if c.pending], search_key)
+    necessity_filter(judge, [c for c in candidates if c.pending], labels)
+    inverse_quality_filter(judge, [c for c in candidates if c.pending], labels)
+    for candidate in candidates:
+        if candidate.pending:
+            candidate.accepted = True
+            candidate.task = task_for(candidate, judge.judge_id)
+    result = GenerationResult(candidates, problems)
+    log.info("live query generation: %s", result.counts())
+    return result
+
+
+def fetch_headlines(news: "JsonApi", news_url: str, topics: Mapping[str, Sequence[str]], per_subtopic: int,
+                    problems: list[GenerationProblem], key: ApiKey | None = None) -> list[Headline]:
+    pairs = [(topic, subtopic) for topic, subtopics in topics.items() for subtopic in subtopics]
+    urls = [_url(news_url, {"q": subtopic, "sortBy": "publishedAt", "pageSize": per_subtopic}, key)
+            for _, subtopic in pairs]
+    headlines: list[Headline] = []
+    for (topic, subtopic), answer in zip(pairs, _get_each(news, urls, key)):
+        found, detail = _parse_articles(answer, topic, subtopic, per_subtopic)
+        if detail:
+            problems.append(GenerationProblem(topic, subtopic, "news", detail))
+        headlines.extend(found)
+    return headlines
+
+
+def write_candidates(judge: Judge, headlines: Sequence[Headline], per_headline: int,
+                     problems: list[GenerationProblem], labels: Mapping[str, str]) -> list[Candidate]:
+    requests = [JudgmentRequest("persona_queries", {
+        "topic": h.topic, "subtopic": h.subtopic, "headline": fence_untrusted(h.title),
+        "description": fence_untrusted(h.description or "(none)"), "published_at": h.published_at or "unknown",
+        "count": per_headline}, PersonaQueries, labels) for h in headlines]
+    candidates = []
+    for headline, outcome in zip(headlines, _judge_all(judge, requests)):
+        if isinstance(outcome, str):
+            problems.append(GenerationProblem(headline.topic, headline.subtopic, "persona_queries", outcome,
+                                              headline.title))
+            continue
+        seen: set[str] = set()
+        for item in outcome.queries:
+            query, persona = " ".join(item.query.split()), " ".join(item.persona.split())
+            if not query or _normal(query) in seen:
+                continue
+            seen.add(_normal(query))
+            candidates.append(Candidate(
+                topic=headline.topic, subtopic=headline.subtopic, headline=headline.title,
+                headline_url=headline.url, published_at=headline.published_at, persona=persona, query=query,
+                headline_description=headline.description, task_key=live_task_key(query)))
+            if len(seen) == per_headline:
+                break
+        if not seen:
+            problems.append(GenerationProblem(headline.topic, headline.subtopic, "persona_queries",
+                                              "the judge wrote no queries", headline.title))
+    return candidates
+
+
+def search_filter(search: "JsonApi", search_url: str, candidates: Sequence[Candidate],
+                  key: ApiKey | None = None) -> None:
+    urls = [_url(search_url, {"q": c.query, "format": "json"}, key) for c in candidates]
+    for candidate, answer in zip(candidates, _get_each(search, urls, key)):
+        if isinstance(answer, _Failure):
+            candidate.reject("endpoint_failure", f"search: {answer.detail}")
+            continue
+        results = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(results, list):
+            candidate.reject("endpoint_failure", "search: the answer has no 'results' list")
+            continue
+        valid = [r for r in results if isinstance(r, dict) and registered_domain(str(r.get("url") or ""))]
+        candidate.n_search_results = len(valid)
+        candidate.distinct_domains = len({registered_domain(str(r["url"])) for r in valid})
+        candidate.search_results = [{"url": str(r["url"]), "title": str(r.get("title") or ""),
+                                     "content": str(r.get("content") or "")[:KEPT_SNIPPET_CHARS]}
+                                    for r in valid[:KEPT_SEARCH_RESULTS]]
+        candidate.passed_search = (candidate.n_search_results >= MIN_SEARCH_RESULTS
+                                   and candidate.distinct_domains >= MIN_SEARCH_DOMAINS)
+        if not candidate.passed_search:
+            candidate.reject("search", f"{candidate.n_search_results} result(s) from "
+                                       f"{candidate.distinct_domains} domain(s)")
+
+
+def necessity_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
+    requests = [JudgmentRequest("research_necessity", _context(c), Necessity, labels) for c in candidates]
+    for candidate, outcome in zip(candidates, _judge_all(judge, requests)):
+        if isinstance(outcome, str):
+            candidate.reject("judge_failure", f"research_necessity: {outcome}")
+            continue
+        candidate.needs_external, candidate.necessity_reason = outcome.needs_external_sources, outcome.reason
+        if not outcome.needs_external_sources:
+            candidate.reject("necessity")
+
+
+def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
+    requests = [JudgmentRequest("closed_book_answer", {"query": fence_untrusted(c.query)}, ClosedBookAnswer, labels)
+                for c in candidates]
+    answered = []
+    for candidate, outcome in zip(candidates, _judge_all(judge, requests)):
+        if isinstance(outcome, str):
+            candidate.reject("judge_failure", f"closed_book_answer: {outcome}")
+        else:
+            candidate.closed_book_answer = outcome.answer
+            answered.append(candidate)
+    requests = [JudgmentRequest("answer_adequacy", {**_context(c), "answer": fence_untrusted(c.closed_book_answer or "")},
+                                Adequacy, labels) for c in answered]
+    for candidate, outcome in zip(answered, _judge_all(judge, requests)):
+        if isinstance(outcome, str):
+            candidate.reject("judge_failure", f"answer_adequacy: {outcome}")
+            continue
+        candidate.adequate, candidate.adequacy_reason = outcome.adequate, outcome.reason
+        if outcome.adequate:
+            candidate.reject("inverse_quality")
+
+
+def live_task_id(query: str) -> str:
+    """`live-<16 hex>`: a hash of the query, ignoring case and spacing, so re-runs give the same id."""
+    return "live-" + hashlib.sha256(_normal(query).encode("utf-8")).hexdigest()[:16]
+
+
+def live_task_key(query: str) -> str:
+    return task_key(BENCHMARK, live_task_id(query))
+
+
+def task_for(candidate: Candidate, generator: str = "") -> Task:
+    attributes = {"origin": "live", "topic": candidate.topic, "subtopic": candidate.subtopic,
+                  "persona": candidate.persona, "headline": candidate.headline,
+                  "headline_url": candidate.headline_url, "published_at": candidate.published_at}
+    if generator:
+        attributes["generator"] = generator
+    return Task(key=live_task_key(candidate.query), benchmark=BENCHMARK, original_id=live_task_id(candidate.query),
+                query=candidate.query, language="en", domain=candidate.topic, attributes=attributes)
+
+
+def registered_domain(url: str) -> str:
+    """The last two labels of an http(s) URL's host ('' when there is no usable host); see the module
+    docstring for the limit of this rule."""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        return ""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    labels = [label for label in host.split(".") if label]
+    return ".".join(labels[-2:])
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Failure:
+    detail: str
+
+
+def _url(base: str, params: dict[str, Any], key: ApiKey | None) -> str:
+    from ..fetch.api import with_params
+
+    if key is not None and key.value:
+        params = {**params, key.param: key.value}
+    return with_params(base, params)
+
+
+def _get_each(api: "JsonApi", urls: Sequence[str], key: ApiKey | None) -> list[Any]:
+    """Parsed JSON per URL, or a `_Failure` for that URL alone. `JsonApi.get_many` stops at the first
+    failure, so this asks its fetcher for the raw bodies (same safety, limits, retries, one client for
+    all URLs) and parses each the way `JsonApi` does."""
+    answers: list[Any] = []
+    redact = key.redact if key else (lambda text: text)
+    for body in api.fetcher.fetch_bodies(list(urls)) if urls else []:
+        if not body.ok:
+            answers.append(_Failure(redact(body.detail)))
+            continue
+        try:
+            answers.append(json.loads(body.data.decode("utf-8-sig")))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            answers.append(_Failure(redact(f"not JSON ({exc})")))
+    return answers
+
+
+def _parse_articles(answer: Any, topic: str, subtopic: str, limit: int) -> tuple[list[Headline], str]:
+    if isinstance(answer, _Failure):
+        return [], answer.detail
+    if not isinstance(answer, dict):
+        return [], "the news answer is not a JSON object"
+    if answer.get("status") == "error":
+        return [], f"the news endpoint reported an error: {str(answer.get('message') or '')[:200]}"
+    articles = answer.get("articles")
+    if not isinstance(articles, list):
+        return [], "the news answer has no 'articles' list"
+    headlines = []
+    for article in articles:
+        if not isinstance(article, dict):
+            continue
+        title, url = " ".join(str(article.get("title") or "").split()), str(article.get("url") or "").strip()
+        if not title or not registered_domain(url):
+            continue
+        headlines.append(Headline(topic, subtopic, title, url, str(article.get("publishedAt") or ""),
+                                  " ".join(str(article.get("description") or "").split())))
+        if len(headlines) == limit:
+            break
+    return headlines, "" if headlines else "no usable headlines (each needs a title and an http(s) url)"
+
+
+def _judge_all(judge: Judge, requests: list[JudgmentRequest]) -> list[BaseModel | str]:
+    """Each request's validated answer, or a string saying why there is none."""
+    if not requests:
+        return []
+    try:
+        judgments = list(judge.judge_many(requests))
+    except Exception as exc:  # the protocol says it never raises; a broken judge still must not sink the run
+        judgments = []
+        failure = f"the judge raised {type(exc).__name__}: {exc}"
+    else:
+        failure = f"the judge returned {len(judgments)} judgments for {len(requests)} requests"
+    if len(judgments) != len(requests):
+        return [failure] * len(requests)
+    return [_validated(request, judgment) for request, judgment in zip(requests, judgments)]
+
+
+def _validated(request: JudgmentRequest, judgment: Judgment) -> BaseModel | str:
+    if judgment is None or judgment.answer is None:
+        reason = getattr(judgment, "na_reason", None) or "no answer"
+        error = getattr(judgment, "error", "")
+        return f"{reason}: {error}" if error else str(reason)
+    answer = judgment.answer
+    if isinstance(answer, request.response_model):
+        return answer
+    try:
+        data = answer.model_dump() if isinstance(answer, BaseModel) else answer
+        return request.response_model.model_validate(data)
+    except ValidationError as exc:
+        return f"unusable answer for {request.response_model.__name__}: {exc.error_count()} validation error(s)"
+
+
+def _context(candidate: Candidate) -> dict[str, Any]:
+    return {"query": fence_untrusted(candidate.query), "headline": fence_untrusted(candidate.headline),
+            "description": fence_untrusted(candidate.headline_description or "(none)"),
+            "published_at": candidate.published_at or "unknown"}
+
+
+def _normal(query: str) -> str:
+    return " ".join(query.split()).casefold()
+
+
+def _skip_known_and_duplicates(candidates: Sequence[Candidate], known_keys: Collection[str]) -> None:
+    known = set(known_keys)
+    first_of: dict[str, int] = {}
+    for number, candidate in enumerate(candidates):
+        if candidate.task_key in known:
+            candidate.reject("known", "an earlier run already made this task")
+        elif candidate.task_key in first_of:
+            candidate.reject("duplicate", f"the same query as candidate {first_of[candidate.task_key]}")
+        else:
+            first_of[candidate.task_key] = number
+
+
+# --- offline handlers (heuristic judge baseline) ------------------------------------------------------
+
+PERSONAS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("tech", "software", "computing", "ai"), ("software engineer", "technology policy analyst", "venture investor")),
+    (("financ", "econom", "market", "bank"), ("equity analyst", "central bank economist", "small business owner")),
+    (("business", "industr", "compan"), ("strategy consultant", "supply chain manager", "equity analyst")),
+    (("health", "medic", "pharma"), ("clinician", "public health researcher", "hospital administrator")),
+    (("climate", "environment", "weather"), ("climate scientist", "environmental regulator", "insurance risk analyst")),
+    (("energy", "power", "oil"), ("grid operator engineer", "energy economist", "utility regulator")),
+    (("politic", "government", "election", "policy"), ("policy analyst", "political journalist", "civil servant")),
+    (("law", "legal", "court", "justice"), ("litigation lawyer", "legal scholar", "compliance officer")),
+    (("science", "research", "space"), ("research scientist", "science journalist", "research funder")),
+    (("education", "school", "universit"), ("school teacher", "education researcher", "university administrator")),
+    (("sport",), ("sports analyst", "club administrator", "sports journalist")),
+    (("transport", "travel", "mobility"), ("transport planner", "transport economist", "commuter advocate")),
+    (("culture", "entertainment", "media", "art"), ("media analyst", "arts programmer", "cultural critic")),
+)
+DEFAULT_PERSONAS = ("policy analyst", "industry researcher", "investigative journalist")
+
+# `background` names no specific of the headline: the necessity filter is there to drop such queries.
+QUERY_PATTERNS = (
+    ("specific", "I'm a {persona}. News {when} reported \"{headline}\". What led to this, what is known so far "
+                 "about its scale, and what consequences should be expected for {subtopic} over the next year?"),
+    ("background", "I'm a {persona}. In general terms, what shapes {subtopic}, and what are the "
+                   "main long-standing debates about it?"),
+    ("specific", "As a {persona}, I want to compare \"{headline}\" (reported {when}) with earlier developments "
+                 "in {subtopic}: what is new about it, which sources confirm the details, and where do they "
+                 "disagree?"),
+    ("specific", "As a {persona}, I need a briefing on \"{headline}\" ({when}): who is affected, what have the "
+                 "organisations involved said or decided, and what figures have been reported?"),
+)
+
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,]\d+)*|[.!?]")
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+_SMALL = frozenset("""a an the of and or in on at to for by with from as is are was were be been it its that this
+these those which who what how why when where new after over under into about amid says said will may
+not no but than more most i'm""".split())
+
+
+def answer_persona_queries(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`persona_queries`: personas from a fixed per-topic list, questions from fixed patterns around the
+    headline (its wording, date and subtopic)."""
+    personas = personas_for(str(variables.get("topic") or ""))
+    headline = _clean_headline(str(variables["headline"]))
+    values = {"headline": headline, "subtopic": str(variables.get("subtopic") or "this area"),
+              "when": _when(str(variables.get("published_at") or ""))}
+    queries = []
+    for number in range(int(variables.get("count") or 1)):
+        persona = personas[number % len(personas)]
+        _, pattern = QUERY_PATTERNS[number % len(QUERY_PATTERNS)]
+        queries.append(PersonaQuery(persona=persona, query=pattern.format(persona=persona, **values)))
+    return PersonaQueries(queries=queries), {"fallback": True}
+
+
+def answer_research_necessity(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`research_necessity`: needed when the query names a figure or date of its headline (or the
+    headline's publication year), a name from it, or three of its key words in a row."""
+    query, headline = str(variables["query"]), _clean_headline(str(variables.get("headline") or ""))
+    names = headline_names(headline, str(variables.get("description") or ""))
+    year = re.match(r"\d{4}", str(variables.get("published_at") or ""))
+    figures = _numbers(headline) | ({year.group()} if year else set())
+    found_figures = sorted(figures & _numbers(query))
+    found_names = sorted(names & _words(query))
+    run = _shared_run(headline, query)
+    needed = bool(found_figures or found_names or len(run) >= 3)
+    if needed:
+        named = [f"figures/dates {', '.join(found_figures)}" if found_figures else "",
+                 f"names {', '.join(found_names)}" if found_names else "",
+                 f"the event '{' '.join(run)}'" if len(run) >= 3 else ""]
+        reason = "the request is about the headline's " + "; ".join(n for n in named if n)
+    else:
+        reason = "the request names no figure, date, name or event of the headline: general background"
+    return Necessity(needs_external_sources=needed, reason=reason), {"figures": found_figures, "names": found_names}
+
+
+def answer_closed_book_answer(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`closed_book_answer`: an offline model knows nothing recent; it restates the request's general
+    words (no names, figures or dates) and says what it cannot confirm."""
+    general = []
+    for word, starts_sentence in _tokens(str(variables["query"])):
+        lower = word.lower()
+        if (word[0].isdigit() or lower in _SMALL or lower in _MONTHS or len(lower) < 3
+                or (word[0].isupper() and not starts_sentence) or lower in general):
+            continue
+        general.append(lower)
+    subject = ", ".join(general[:15]) or "the question asked"
+    answer = (f"Without search I can only offer general background on: {subject}. I have no reliable "
+              "knowledge of the recent events this request refers to, so I cannot confirm the names, "
+              "figures or dates involved.")
+    return ClosedBookAnswer(answer=answer), {"fallback": True}
+
+
+def answer_answer_adequacy(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`answer_adequacy`: adequate when the answer carries every name and figure of the headline and at
+    least half of its key words."""
+    headline, answer = _clean_headline(str(variables.get("headline") or "")), str(variables["answer"])
+    missing_names = sorted(headline_names(headline, str(variables.get("description") or "")) - _words(answer))
+    missing_figures = sorted(_numbers(headline) - _numbers(answer))
+    wanted = key_words(headline)
+    share = len(wanted & key_words(answer)) / len(wanted) if wanted else 0.0
+    adequate = not missing_names and not missing_figures and share >= 0.5
+    reason = (f"{len(wanted & key_words(answer))} of {len(wanted)} headline key words present"
+              + (f"; missing names {', '.join(missing_names)}" if missing_names else "")
+              + (f"; missing figures {', '.join(missing_figures)}" if missing_figures else ""))
+    return Adequacy(adequate=adequate, reason=reason), {"key_word_share": round(share, 4)}
+
+
+def personas_for(topic: str) -> tuple[str, ...]:
+    lower = topic.lower()
+    for stems, personas in PERSONAS:
+        if any(re.search(rf"\b{stem}", lower) for stem in stems):
+            return personas
+    return DEFAULT_PERSONAS
+
+
+def headline_names(headline: str, description: str = "") -> set[str]:
+    """Lower-cased names of a headline: capitalised words not opening a sentence, and acronyms. In a
+    Title Case headline every word is capitalised, so there only words also capitalised in the
+    description (anywhere) count, plus acronyms."""
+    tokens = [(w, start) for w, start in _tokens(headline) if not w[0].isdigit()]
+    long_words = [w for w, _ in tokens if len(w) > 3 and w.lower() not in _SMALL]
+    title_case = len(long_words) >= 3 and sum(w[0].isupper() for w in long_words) >= 0.6 * len(long_words)
+    acronyms = {_plain(w) for w, _ in tokens if len(w) >= 2 and w.isupper()}
+    if title_case:
+        described = {_plain(w) for w, _ in _tokens(description) if w[0].isupper()}
+        names = {_plain(w) for w, _ in tokens if w[0].isupper() and _plain(w) in described}
+    else:
+        names = {_plain(w) for w, start in tokens if w[0].isupper() and not start}
+    return {n for n in names | acronyms if n not in _SMALL and n not in _MONTHS and len(n) > 1}
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """Words and numbers, each with whether it opens a sentence."""
+    tokens, start = [], True
+    for match in _TOKEN_RE.finditer(text):
+        token = match.group()
+        if token in ".!?":
+            start = True
+            continue
+        tokens.append((token, start))
+        start = False
+    return tokens
+
+
+def _plain(word: str) -> str:
+    return re.sub(r"['\u2019]s$", "", word).lower().strip("'\u2019-")
+
+
+def _words(text: str) -> set[str]:
+    return {_plain(w) for w, _ in _tokens(text) if not w[0].isdigit()}
+
+
+def _numbers(text: str) -> set[str]:
+    return {n.replace(",", "").rstrip(".") for n in _NUMBER_RE.findall(text)}
+
+
+def _shared_run(headline: str, query: str) -> list[str]:
+    """The longest run of consecutive headline words (small words inside allowed) found in the query
+    in the same order, counted in key words."""
+    words = [w.lower() for w, _ in _tokens(headline) if not w[0].isdigit()]
+    query_text = " " + " ".join(w.lower() for w, _ in _tokens(query)) + " "
+    best: list[str] = []
+    for i in range(len(words)):
+        for j in range(len(words), i, -1):
+            if f" {' '.join(words[i:j])} " in query_text:
+                run = [w for w in words[i:j] if w not in _SMALL]
+                if len(run) > len(best):
+                    best = run
+                break
+    return best
+
+
+def _clean_headline(title: str) -> str:
+    """The headline without a trailing ' - Site Name' (news APIs append it) and with plain quotes."""
+    head, _, tail = title.rpartition(" - ")
+    if head and len(tail.split()) <= 4:
+        title = head
+    return title.replace('"', "'").strip()
+
+
+def _when(published_at: str) -> str:
+    try:
+        moment = datetime.fromisoformat(published_at.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return "recently"
+    return f"on {moment.day} {_MONTHS[moment.month - 1].capitalize()} {moment.year}"

@@ -1,0 +1,100 @@
+"""Live refresh into the registry: the Wiki Live and MiroEval-style sources, each registering its
+new tasks (the partitions a following run materialises) and remembering where it stopped. Used by
+`dreval refresh` and by the refresh jobs; no Dagster here."""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from ..fetch.api import JsonApi
+from ..judges.base import Judge
+from ..store.db import Store
+from ..store.refresh import cursor, save_refresh, write_candidates
+from ..store.registry import register_tasks
+from .config import LiveConfig
+
+SOURCES = ("wlc", "miroeval")
+
+
+class RefreshFailed(RuntimeError):
+    """The refresh could not run at all (configuration, the source's API); the cursor is kept."""
+
+
+@dataclass
+class RefreshSummary:
+    source: str
+    new_tasks: list[str] = field(default_factory=list)
+    changed_tasks: list[str] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)
+    cursor: str | None = None
+
+    def lines(self, shown: int = 20) -> list[str]:
+        out = [f"refresh {self.source}: {len(self.new_tasks)} new task(s)"
+               + (f", {len(self.changed_tasks)} changed" if self.changed_tasks else "")]
+        out += [f"  {key}" for key in self.new_tasks[:shown]]
+        out += [f"  {name}: {value}" for name, value in self.counts.items()]
+        if self.skipped:
+            out.append(f"skipped: {len(self.skipped)}")
+            out += [f"  {reason}" for reason in self.skipped[:shown]]
+        if self.cursor:
+            out.append(f"next refresh starts after {self.cursor}")
+        return out
+
+
+def make_api() -> JsonApi:
+    """The live fetcher behind the refreshes: the same safety and politeness as cited pages."""
+    from ..fetch.live import LiveFetchConfig, LiveFetcher
+
+    return JsonApi(LiveFetcher(LiveFetchConfig.from_env()))
+
+
+def refresh(source: str, store: Store, judge: Judge, config: LiveConfig | None = None,
+            api: JsonApi | None = None) -> RefreshSummary:
+    if source not in SOURCES:
+        raise RefreshFailed(f"unknown live source {source!r}; choose one of {', '.join(SOURCES)}")
+    config = config or LiveConfig.from_env()
+    api = api or make_api()
+    return (_wikilive if source == "wlc" else _generated)(store, judge, config, api)
+
+
+def _known_keys(store: Store, prefix: str) -> set[str]:
+    return set(store.query("SELECT task FROM registered_tasks WHERE starts_with(task, ?)", [prefix])["task"])
+
+
+def _wikilive(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
+    from ..fetch.api import ApiError
+    from .wikilive import refresh_wikilive
+
+    since = cursor(store, "wlc")
+    try:
+        result = refresh_wikilive(api, config.wlc_api, since, judge, limit=config.wlc_limit,
+                                  known_keys=_known_keys(store, "wlc.live-"), labels={"asset": "wlc_refresh"})
+    except ApiError as exc:
+        raise RefreshFailed(f"Wiki Live refresh: the MediaWiki API failed: {exc}") from exc
+    new, changed = register_tasks(store, result.tasks, source="refresh:wlc")
+    summary = RefreshSummary("wlc", new, changed, {"api_calls": result.api_calls, "pending": result.pending},
+                             list(result.skipped), result.newest or since)
+    save_refresh(store, "wlc", summary.cursor, {"new": len(new), "skipped": len(result.skipped),
+                                                "pending": result.pending})
+    return summary
+
+
+def _generated(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
+    from .query_generation import ApiKey, generate_queries
+
+    if not config.news_url or not config.search_url:
+        raise RefreshFailed("MiroEval-style generation needs DREVAL_NEWS_URL (a NewsAPI-compatible endpoint) "
+                            "and DREVAL_SEARCH_URL (a SearXNG-compatible JSON search endpoint)")
+    news_key = ApiKey(config.news_key_param, config.news_key) if config.news_key else None
+    result = generate_queries(api, config.news_url, api, config.search_url, judge, config.topics,
+                              config.headlines_per_subtopic, config.queries_per_headline,
+                              known_keys=_known_keys(store, "miroeval.live-"), news_key=news_key,
+                              labels={"asset": "miroeval_refresh"})
+    refresh_id = uuid.uuid4().hex[:12]
+    write_candidates(store, refresh_id, [c.as_row() for c in result.candidates])
+    new, changed = register_tasks(store, result.tasks, source="refresh:miroeval")
+    problems = [f"{p.topic}/{p.subtopic} ({p.stage}): {p.detail}" for p in result.problems]
+    summary = RefreshSummary("miroeval", new, changed, result.counts(), problems)
+    save_refresh(store, "miroeval", None, {"refresh_id": refresh_id, **result.counts()})
+    return summary
