@@ -13,7 +13,7 @@ from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import Store
-from .store.registry import SystemEntry, register_system, register_tasks
+from .store.registry import SystemEntry, load_systems, register_system, register_tasks
 
 
 class CliError(Exception):
@@ -113,13 +113,11 @@ def cmd_demo(args, settings: Settings) -> int:
 
 
 def _register_folder_system(store: Store, name: str, folder: Path, description: str) -> str:
-    meta_path = folder / "system.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    key = validate_key(slugify(name))
-    entry = SystemEntry(key, meta.get("name", name), "folder", str(folder.resolve()),
-                        description or meta.get("description", ""))
-    is_new = register_system(store, entry)
-    print(f"system {key}: {'registered' if is_new else 'updated'} ({folder.name})")
+    from .inbox import register_folder_system
+
+    known = set(load_systems(store))
+    key = register_folder_system(store, name, folder, description)
+    print(f"system {key}: {'updated' if key in known else 'registered'} ({folder.name})")
     return key
 
 

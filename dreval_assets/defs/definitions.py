@@ -1,15 +1,14 @@
 """Definitions: assets, jobs and resources, built from Settings."""
 from __future__ import annotations
 
-from dagster import AssetSelection, Definitions, define_asset_job
+from dagster import Definitions
 
 from ..config import Settings
-from .assets import ALL_ASSETS, PER_REPORT_ASSETS, leaderboard, task_rubrics, tasks
+from ..live.config import LiveConfig
+from .assets import ALL_ASSETS
+from .automation import miroeval_refresh_job, refresh_schedules, registry_sensor, wlc_refresh_job
+from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .resources import DrevalResource, PartitionedDuckDBIOManager
-
-tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks, task_rubrics))
-evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS))
-leaderboard_job = define_asset_job("leaderboard_job", AssetSelection.assets(leaderboard))
 
 
 def build_definitions(settings: Settings | None = None) -> Definitions:
@@ -17,7 +16,9 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     home = str(settings.home)
     return Definitions(
         assets=ALL_ASSETS,
-        jobs=[tasks_job, evaluate_job, leaderboard_job],
+        jobs=[tasks_job, evaluate_job, leaderboard_job, wlc_refresh_job, miroeval_refresh_job],
+        sensors=[registry_sensor],
+        schedules=refresh_schedules(LiveConfig.from_env().enabled),
         resources={
             "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,
                                      judge_batch_size=settings.judge_batch_size,

@@ -47,8 +47,8 @@ def register_tasks(store: Store, tasks: Sequence[Task], source: str,
     if rows:
         def work(con):
             con.executemany(
-                "INSERT OR REPLACE INTO registered_tasks (task, benchmark, original_id, payload, content_hash, source) "
-                "VALUES (?, ?, ?, ?, ?, ?)", rows)
+                "INSERT OR REPLACE INTO registered_tasks (task, benchmark, original_id, payload, content_hash, source, "
+                "changed_at) VALUES (?, ?, ?, ?, ?, ?, current_timestamp)", rows)
         store.write(work)
     return new, changed
 
@@ -56,10 +56,13 @@ def register_tasks(store: Store, tasks: Sequence[Task], source: str,
 def register_system(store: Store, entry: SystemEntry) -> bool:
     """Register or update a system; returns True when it is new."""
     validate_key(entry.system)
-    known = store.query("SELECT 1 FROM registered_systems WHERE system = ?", [entry.system]).height > 0
+    before = load_systems(store).get(entry.system)
+    known = before is not None
+    if before == entry:
+        return False  # unchanged: no write, so its changed_at (what the registry sensor follows) stays
     store.execute(
         "INSERT OR REPLACE INTO registered_systems (system, display_name, kind, reports_dir, description, endpoint, "
-        "model, api_key_env) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "model, api_key_env, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
         [entry.system, entry.display_name, entry.kind, entry.reports_dir, entry.description, entry.endpoint,
          entry.model, entry.api_key_env],
     )

@@ -1,0 +1,123 @@
+"""Sensors, refresh jobs and schedules: what keeps a home current while `dagster dev` runs.
+
+`registry_sensor` (running by default) takes folders dropped into `<home>/inbox/`, notices tasks
+and systems registered since its cursor (by the inbox, `dreval import`, `dreval refresh` or a refresh
+job), adds their dynamic partitions and requests runs for exactly them, in the order the assets
+need: `tasks_job` for new tasks; once those are materialised, `evaluate_job` per system; once those
+are evaluated, `leaderboard_job`. Its cursor holds the inbox signatures, the registry time it has
+seen up to, and what is still pending, so an idle tick reads one directory and two small queries.
+
+The refresh jobs run the live sources; their schedules are stopped unless DREVAL_LIVE_REFRESH=1.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+
+from dagster import (AddDynamicPartitionsRequest, DefaultScheduleStatus, DefaultSensorStatus, OpExecutionContext,
+                     RunRequest, ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, job, op,
+                     sensor)
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+
+from .. import inbox
+from ..live.config import LiveConfig
+from ..live.refresh import refresh
+from .jobs import evaluate_job, leaderboard_job, tasks_job
+from .partitions import system_task_key
+from .runner import contiguous_ranges
+from .resources import DrevalResource
+
+SENSOR_INTERVAL_S = 30
+REFRESH_CRON = {"wlc": "0 5 * * 1", "miroeval": "0 5 * * 3"}  # weekly, early morning (UTC)
+
+
+def _run_key(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _ranged(job_name: str, first: str, last: str, *key_parts: object) -> RunRequest:
+    return RunRequest(run_key=_run_key(job_name, first, last, *key_parts), job_name=job_name,
+                      tags={ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last})
+
+
+@sensor(name="registry_sensor", minimum_interval_seconds=SENSOR_INTERVAL_S, default_status=DefaultSensorStatus.RUNNING,
+        jobs=[tasks_job, evaluate_job, leaderboard_job])
+def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
+    state = json.loads(context.cursor) if context.cursor else {}
+    store = dreval.store()
+    store.ensure_schema()
+    seen, messages = inbox.ingest_inbox(store, Path(dreval.home) / "inbox", state.get("inbox", {}))
+    for message in messages:
+        context.log.info(message)
+    changes = inbox.registry_changes(store, state.get("registered_at"))
+    partitions = [AddDynamicPartitionsRequest(name, keys) for name, keys in
+                  (("task", changes.tasks), ("system", changes.systems)) if keys]
+    requests = []
+    if changes.tasks:  # new keys are appended to the partitions in this order
+        known = list(context.instance.get_dynamic_partitions("task"))
+        order = known + [k for k in changes.tasks if k not in set(known)]
+        requests += [_ranged("tasks_job", first, last, changes.newest)
+                     for first, last in contiguous_ranges(changes.tasks, order)]
+
+    # evaluation waits for its tasks: a task is ready once its current version is materialised
+    pending_tasks = list(dict.fromkeys([*state.get("pending_tasks", []), *changes.tasks]))
+    new_systems = list(dict.fromkeys([*state.get("pending_systems", []), *changes.systems]))
+    ready = inbox.tasks_ready(store, pending_tasks)
+    targets = inbox.evaluation_targets(store, ready, new_systems) if (ready or new_systems) else {}
+    order = list(context.instance.get_dynamic_partitions("task")) if targets else []
+    evaluating = [tuple(pair) for pair in state.get("evaluating", [])]
+    for system, task_keys in targets.items():
+        requests += [_ranged("evaluate_job", str(system_task_key(system, first)), str(system_task_key(system, last)),
+                             changes.newest, sorted(ready)) for first, last in contiguous_ranges(task_keys, order)]
+        evaluating += [(system, task) for task in task_keys]
+
+    # the leaderboard once everything requested is evaluated (a failed run leaves it pending)
+    if evaluating and not targets and inbox.evaluated(store, evaluating):
+        requests.append(RunRequest(run_key=_run_key("leaderboard", changes.newest, evaluating),
+                                   job_name="leaderboard_job"))
+        evaluating = []
+    cursor = json.dumps({"inbox": seen, "registered_at": changes.newest, "evaluating": evaluating,
+                         "pending_tasks": [t for t in pending_tasks if t not in ready],
+                         # a new system is planned on every materialised task at once; later tasks reach
+                         # it through the ready tasks, which every system evaluates
+                         "pending_systems": []})
+    if not requests and not partitions:
+        return SensorResult(skip_reason=SkipReason("nothing new"), cursor=cursor)
+    return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor)
+
+
+def _refresh_op(source: str):
+    @op(name=f"{source}_refresh", description=f"Fetch the {source} live source's new tasks and register them; "
+                                               "registry_sensor then materialises exactly those partitions.")
+    def refresh_op(context: OpExecutionContext, dreval: DrevalResource) -> None:
+        store = dreval.store()
+        store.ensure_schema()
+        summary = refresh(source, store, dreval.judge(), LiveConfig.from_env())
+        if summary.new_tasks:
+            context.instance.add_dynamic_partitions("task", summary.new_tasks)
+        for line in summary.lines():
+            context.log.info(line)
+        context.add_output_metadata({"new_tasks": len(summary.new_tasks), "skipped": len(summary.skipped),
+                                     **{k: v for k, v in summary.counts.items() if isinstance(v, int)}})
+    return refresh_op
+
+
+def _refresh_job(source: str):
+    op_def = _refresh_op(source)
+
+    @job(name=f"{source}_refresh_job", description=f"Live refresh of {source}")
+    def refresh_job():
+        op_def()
+    return refresh_job
+
+
+wlc_refresh_job = _refresh_job("wlc")
+miroeval_refresh_job = _refresh_job("miroeval")
+
+
+def refresh_schedules(enabled: bool) -> list[ScheduleDefinition]:
+    status = DefaultScheduleStatus.RUNNING if enabled else DefaultScheduleStatus.STOPPED
+    return [ScheduleDefinition(name=f"{job_def.name.removesuffix('_job')}_schedule", job=job_def,
+                               cron_schedule=REFRESH_CRON[source], default_status=status,
+                               execution_timezone="UTC")
+            for source, job_def in (("wlc", wlc_refresh_job), ("miroeval", miroeval_refresh_job))]

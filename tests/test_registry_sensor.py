@@ -1,0 +1,126 @@
+"""The registry sensor: inbox folders and newly registered tasks and systems become dynamic
+partitions and runs for exactly them, in asset order, with a cursor (idle ticks request nothing)."""
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_context
+
+from dreval_assets.config import Settings
+from dreval_assets.defs.automation import registry_sensor
+from dreval_assets.defs.definitions import build_definitions
+from dreval_assets.defs.resources import DrevalResource
+from dreval_assets.defs.runner import QUIET_LOGS, demo_root
+from dreval_assets.store.db import Store
+
+DEMO = demo_root()
+TASK_IDS = ("100001", "100002")
+
+
+def demo_batch(folder: Path) -> None:
+    """Two demo tasks with their sandbox, and one system's reports, in our generic layout."""
+    folder.mkdir(parents=True)
+    tasks = [line for line in (DEMO / "tasks.jsonl").read_text().splitlines() if json.loads(line)["id"] in TASK_IDS]
+    (folder / "tasks.jsonl").write_text("\n".join(tasks) + "\n")
+    pages = [line for line in (DEMO / "sandbox.jsonl").read_text().splitlines()
+             if json.loads(line)["task_id"] in TASK_IDS]
+    (folder / "sandbox.jsonl").write_text("\n".join(pages) + "\n")
+    for task_id in TASK_IDS:
+        target = folder / "systems" / "careful-scholar" / f"{task_id}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DEMO / "systems" / "careful-scholar" / f"{task_id}.md", target)
+
+
+class Daemon:
+    """Ticks the sensor and carries out what it asks, as the Dagster daemon would."""
+
+    def __init__(self, home: Path):
+        self.home, self.cursor = home, None
+        self.instance = DagsterInstance.ephemeral()
+        self.defs = build_definitions(Settings(home))
+
+    def tick(self) -> SensorResult:
+        context = build_sensor_context(instance=self.instance, cursor=self.cursor,
+                                       resources={"dreval": DrevalResource(home=str(self.home))})
+        result = registry_sensor(context)
+        self.cursor = result.cursor
+        return result
+
+    def carry_out(self, result: SensorResult) -> list[tuple[str, dict]]:
+        for request in result.dynamic_partitions_requests or []:
+            self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        done = []
+        for request in result.run_requests or []:
+            run = self.defs.resolve_job_def(request.job_name).execute_in_process(
+                instance=self.instance, tags=request.tags, run_config=QUIET_LOGS)
+            assert run.success
+            done.append((request.job_name, {k.split("/")[-1]: v for k, v in request.tags.items()}))
+        return done
+
+
+def ranges(done):
+    return [(job, tags.get("asset_partition_range_start"), tags.get("asset_partition_range_end")) for job, tags in done]
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    home = tmp_path / "home"
+    Store(home / "dreval.duckdb").ensure_schema()
+    return Daemon(home)
+
+
+def test_inbox_folder_becomes_partitions_then_runs_in_asset_order(daemon):
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    first = daemon.tick()
+    added = {r.partitions_def_name: list(r.partition_keys) for r in first.dynamic_partitions_requests}
+    assert added == {"task": ["tvir.100001", "tvir.100002"], "system": ["careful-scholar"]}
+    assert ranges(daemon.carry_out(first)) == [("tasks_job", "tvir.100001", "tvir.100002")]
+
+    second = daemon.tick()  # the tasks are materialised: now every system evaluates them
+    assert not second.dynamic_partitions_requests
+    assert ranges(daemon.carry_out(second)) == [
+        ("evaluate_job", "careful-scholar|tvir.100001", "careful-scholar|tvir.100002")]
+
+    third = daemon.tick()  # evaluated: the leaderboard
+    assert ranges(daemon.carry_out(third)) == [("leaderboard_job", None, None)]
+    board = Store(daemon.home / "dreval.duckdb").query("SELECT DISTINCT system FROM leaderboard")
+    assert board["system"].to_list() == ["careful-scholar"]
+
+    idle = daemon.tick()
+    assert idle.skip_reason == SkipReason("nothing new") and not idle.run_requests
+
+
+def test_a_new_system_folder_runs_only_its_own_partitions(daemon):
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    for _ in range(3):
+        daemon.carry_out(daemon.tick())
+    reports = daemon.home / "inbox" / "loose-cannon"
+    reports.mkdir()
+    for task_id in TASK_IDS:
+        shutil.copy(DEMO / "systems" / "loose-cannon" / f"{task_id}.md", reports / f"{task_id}.md")
+    result = daemon.tick()
+    assert [list(r.partition_keys) for r in result.dynamic_partitions_requests] == [["loose-cannon"]]
+    assert ranges(daemon.carry_out(result)) == [("evaluate_job", "loose-cannon|tvir.100001", "loose-cannon|tvir.100002")]
+    assert ranges(daemon.carry_out(daemon.tick())) == [("leaderboard_job", None, None)]
+    # the same folder is not taken again; a changed task file is, and only its task re-runs
+    assert daemon.tick().skip_reason is not None
+    tasks = daemon.home / "inbox" / "batch-1" / "tasks.jsonl"
+    lines = tasks.read_text().splitlines()
+    changed = json.loads(lines[0])
+    changed["query"] += " Include 2025."
+    tasks.write_text("\n".join([json.dumps(changed), *lines[1:]]) + "\n")
+    assert ranges(daemon.carry_out(daemon.tick())) == [("tasks_job", "tvir.100001", "tvir.100001")]
+    assert sorted(ranges(daemon.carry_out(daemon.tick()))) == [
+        ("evaluate_job", "careful-scholar|tvir.100001", "careful-scholar|tvir.100001"),
+        ("evaluate_job", "loose-cannon|tvir.100001", "loose-cannon|tvir.100001")]
+
+
+def test_refresh_schedules_are_off_unless_switched_on(tmp_path, monkeypatch):
+    from dagster import DefaultScheduleStatus
+
+    defs = build_definitions(Settings(tmp_path))
+    assert {s.name: s.default_status for s in defs.schedules} == {
+        "wlc_refresh_schedule": DefaultScheduleStatus.STOPPED, "miroeval_refresh_schedule": DefaultScheduleStatus.STOPPED}
+    monkeypatch.setenv("DREVAL_LIVE_REFRESH", "1")
+    assert {s.default_status for s in build_definitions(Settings(tmp_path)).schedules} == {DefaultScheduleStatus.RUNNING}
