@@ -105,6 +105,9 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
 
         found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
     else:
+        if system is not None and system not in infos:
+            summary.log.note(".", None, f"the release names no system {system!r} (it names: "
+                                        f"{', '.join(sorted(infos)) or 'none'}); no reports imported")
         found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system)
     _import_reports(store, found, set(known), infos, summary)
     named = set(infos) if system is None else {system} & set(infos)
