@@ -101,6 +101,7 @@ def cmd_demo(args, settings: Settings) -> int:
         print(f"skipped: {reason}")
     new, changed = register_tasks(store, loaded.tasks, source="demo")
     print(f"demo tasks: {len(loaded.tasks)} ({len(new)} new, {len(changed)} changed)")
+    _tell_dagster(settings, store, [*new, *changed])
     for folder in sorted((root / "systems").iterdir()):
         if folder.is_dir():
             _register_folder_system(store, folder.name, folder, "")
@@ -148,9 +149,21 @@ def cmd_import(args, settings: Settings) -> int:
     except ImportFailed as exc:
         raise CliError(str(exc)) from exc
     print("\n".join(summary.lines()))
+    _tell_dagster(settings, store, [*summary.new_task_keys, *summary.changed_task_keys])
     if summary.new_task_keys or summary.changed_task_keys or sum(summary.reports.values()):
         print("run `dreval run` to evaluate what is new or changed")
     return 0
+
+
+def _tell_dagster(settings: Settings, store: Store, keys: list[str]) -> None:
+    """New and changed tasks become partitions and data-version observations in the home's Dagster
+    instance, so the UI shows them (and what depends on them) as missing or stale."""
+    if not keys:
+        return
+    from .defs.registry_events import report_registry_changes
+    from .defs.runner import open_instance
+
+    report_registry_changes(open_instance(settings), store, keys)
 
 
 def cmd_refresh(args, settings: Settings) -> int:
@@ -163,6 +176,7 @@ def cmd_refresh(args, settings: Settings) -> int:
     except RefreshFailed as exc:
         raise CliError(str(exc)) from exc
     print("\n".join(summary.lines()))
+    _tell_dagster(settings, store, [*summary.new_tasks, *summary.changed_tasks])
     if summary.new_tasks or summary.changed_tasks:
         print("run `dreval run` to evaluate the new tasks")
     return 0

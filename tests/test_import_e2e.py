@@ -89,10 +89,30 @@ def test_reimport_changes_nothing_and_a_changed_task_reruns_only_its_partitions(
     queries.write_text("\n".join(lines), encoding="utf-8", errors="surrogateescape")
     assert main(["--home", str(home), "import", "drb", str(release)]) == 0
     assert "(0 new, 1 changed" in capsys.readouterr().out
+    changed_key = f"drb.{first['id']}"
+    # Dagster sees it too: the changed task's partition is stale, the others fresh
+    status = stale_status(home, "tasks")
+    assert status[changed_key] == "STALE" and set(v for k, v in status.items() if k != changed_key) == {"FRESH"}
     assert main(["--home", str(home), "run"]) == 0
     plan = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("plan:"))
     n_systems = db.query("SELECT count(DISTINCT system) FROM imported_reports").item()
     assert plan.startswith(f"plan: 1 task partition(s), {n_systems} system x task partition(s)")
+    assert set(stale_status(home, "tasks").values()) == {"FRESH"}  # materialised again: fresh
+
+
+def stale_status(home: Path, asset: str) -> dict[str, str]:
+    """Dagster's own stale status of every partition of `asset` in the home's instance."""
+    from dagster import AssetKey, DagsterInstance
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver
+    from dagster._core.loader import LoadingContextForTest
+
+    from dreval_assets.config import Settings
+    from dreval_assets.defs.definitions import build_definitions
+
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    graph = build_definitions(Settings(home)).get_repository_def().asset_graph
+    resolver = CachingStaleStatusResolver(instance, graph, LoadingContextForTest(instance))
+    return {k: resolver.get_status(AssetKey(asset), k).value for k in instance.get_dynamic_partitions("task")}
 
 
 def test_import_errors_are_clear(tmp_path, capsys):

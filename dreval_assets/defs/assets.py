@@ -3,6 +3,7 @@
 import polars as pl
 from dagster import (
     AssetCheckResult,
+    AssetSpec,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
@@ -42,7 +43,15 @@ def _check(name: str, asset_name: str, failures: int, what: str) -> AssetCheckRe
                             metadata={"failures": failures, "what": what})
 
 
-@asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs")
+# The registry as Dagster sees it: an external asset whose data version per task partition is the
+# task's content hash (reported by `registry_events`), so a changed task shows `tasks` stale in the UI.
+registered_tasks = AssetSpec("registered_tasks", partitions_def=task_partitions, group_name="inputs",
+                             description="Tasks as registered by dreval import, refresh or the inbox; "
+                                         "data version = the task's content hash")
+
+
+@asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs",
+       deps=[registered_tasks])
 def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, pl.DataFrame]:
     """Each registered task: query, checklist, gold material, and its sandbox corpus."""
     keys = list(context.partition_keys)
@@ -199,6 +208,6 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     return frame
 
 
-ALL_ASSETS = [tasks, task_rubrics, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
+ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
               leaderboard]
 PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]

@@ -23,7 +23,9 @@ from .. import inbox
 from ..live.config import LiveConfig
 from ..live.refresh import refresh
 from .jobs import evaluate_job, leaderboard_job, tasks_job
+from ..store.registry import task_hashes
 from .partitions import system_task_key
+from .registry_events import observations, report_registry_changes
 from .runner import contiguous_ranges
 from .resources import DrevalResource
 
@@ -83,7 +85,9 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
                          "pending_systems": []})
     if not requests and not partitions:
         return SensorResult(skip_reason=SkipReason("nothing new"), cursor=cursor)
-    return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor)
+    hashes = task_hashes(store) if changes.tasks else {}
+    return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor,
+                        asset_events=observations({k: hashes[k] for k in changes.tasks if k in hashes}))
 
 
 def _refresh_op(source: str):
@@ -93,8 +97,7 @@ def _refresh_op(source: str):
         store = dreval.store()
         store.ensure_schema()
         summary = refresh(source, store, dreval.judge(), LiveConfig.from_env())
-        if summary.new_tasks:
-            context.instance.add_dynamic_partitions("task", summary.new_tasks)
+        report_registry_changes(context.instance, store, [*summary.new_tasks, *summary.changed_tasks])
         for line in summary.lines():
             context.log.info(line)
         context.add_output_metadata({"new_tasks": len(summary.new_tasks), "skipped": len(summary.skipped),
