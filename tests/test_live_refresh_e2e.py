@@ -71,3 +71,22 @@ def test_refresh_without_endpoints_is_a_clear_error(tmp_path, capsys, monkeypatc
     monkeypatch.delenv("DREVAL_NEWS_URL", raising=False)
     assert main(["--home", str(tmp_path / "home"), "refresh", "miroeval"]) == 2
     assert "DREVAL_NEWS_URL" in capsys.readouterr().err
+
+
+def test_the_refresh_job_registers_and_observes_the_new_tasks(wiki, tmp_path):
+    from dagster import AssetKey, DagsterInstance
+
+    from dreval_assets.config import Settings
+    from dreval_assets.defs.definitions import build_definitions
+    from dreval_assets.defs.runner import QUIET_LOGS
+
+    home = tmp_path / "home"
+    wiki.add("Marta Ilves", MARTA_ILVES, "2025-06-05T12:00:00Z")
+    instance = DagsterInstance.ephemeral()
+    job = build_definitions(Settings(home)).resolve_job_def("wlc_refresh_job")
+    result = job.execute_in_process(instance=instance, run_config=QUIET_LOGS)
+    assert result.success
+    [key] = Store(home / "dreval.duckdb").query("SELECT task FROM registered_tasks")["task"].to_list()
+    assert instance.get_dynamic_partitions("task") == [key]
+    observed = instance.fetch_observations(AssetKey("registered_tasks"), limit=5).records
+    assert [r.partition_key for r in observed] == [key]

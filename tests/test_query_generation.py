@@ -20,12 +20,14 @@ from dreval_assets.judges import heuristic  # noqa: E402
 from dreval_assets.judges.base import Judgment, Provenance  # noqa: E402
 from dreval_assets.judges.prompts import render  # noqa: E402
 from dreval_assets.live import query_generation as qg  # noqa: E402
-from dreval_assets.live.query_generation import (  # noqa: E402
-    ApiKey, ClosedBookAnswer, PersonaQueries, PersonaQuery, generate_queries, registered_domain)
+from dreval_assets.live.generation_models import ClosedBookAnswer, PersonaQueries, PersonaQuery  # noqa: E402
+from dreval_assets.live.generation_offline import (  # noqa: E402
+    answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries, answer_research_necessity)
+from dreval_assets.live.query_generation import ApiKey, generate_queries, registered_domain  # noqa: E402
 
 TOPICS = {"transport": ["rail fares", "tram lines"], "health": ["hospital waiting times"]}
-HANDLERS = {"persona_queries": qg.answer_persona_queries, "research_necessity": qg.answer_research_necessity,
-            "closed_book_answer": qg.answer_closed_book_answer, "answer_adequacy": qg.answer_answer_adequacy}
+HANDLERS = {"persona_queries": answer_persona_queries, "research_necessity": answer_research_necessity,
+            "closed_book_answer": answer_closed_book_answer, "answer_adequacy": answer_answer_adequacy}
 
 
 @pytest.fixture
@@ -269,13 +271,13 @@ def test_offline_handlers_are_a_deterministic_baseline():
     variables = {"topic": "Health", "subtopic": "hospital waiting times", "count": 4,
                  "headline": "Waiting lists at Estuary General fall to 12,400 - Coast Gazette",
                  "published_at": "2025-03-02T06:15:00Z", "description": ""}
-    answer, _ = qg.answer_persona_queries(variables)
-    assert answer == qg.answer_persona_queries(variables)[0] and len(answer.queries) == 4
+    answer, _ = answer_persona_queries(variables)
+    assert answer == answer_persona_queries(variables)[0] and len(answer.queries) == 4
     assert [q.persona for q in answer.queries] == ["clinician", "public health researcher", "hospital administrator",
                                                    "clinician"]
     assert "Coast Gazette" not in answer.queries[0].query and "on 2 March 2025" in answer.queries[0].query
-    closed, _ = qg.answer_closed_book_answer({"query": answer.queries[3].query})
+    closed, _ = answer_closed_book_answer({"query": answer.queries[3].query})
     assert "12,400" not in closed.answer and "Estuary" not in closed.answer
-    adequacy, _ = qg.answer_answer_adequacy({**variables, "query": answer.queries[3].query,
-                                             "answer": "Lists at Estuary General fell to 12,400 as waiting eased."})
+    adequacy, _ = answer_answer_adequacy({**variables, "query": answer.queries[3].query,
+                                          "answer": "Lists at Estuary General fell to 12,400 as waiting eased."})
     assert adequacy.adequate

@@ -3,36 +3,41 @@ import json
 
 import pytest
 
-from dreval_assets.benchmarks import release
+from dreval_assets.benchmarks import release_json, release_reports
 from dreval_assets.benchmarks.generic import read_attachments
 from dreval_assets.benchmarks.release import (
     ImportLog,
-    JsonlIndex,
     as_list,
     attachment_texts,
     canonical_id,
-    check_images,
-    embedded_reports,
     first_of,
     id_and_query,
-    image_file,
-    is_blank,
+    labels,
+    layout_check,
+    make_key,
+    text_of,
+    trace_text,
+)
+from dreval_assets.benchmarks.release_json import (
+    JsonlIndex,
     iter_json_array,
     iter_jsonl,
     iter_jsonl_offsets,
     iter_records,
-    labels,
-    layout_check,
+)
+from dreval_assets.benchmarks.release_reports import (
+    check_images,
+    embedded_reports,
+    image_file,
+    is_blank,
     local_images,
-    make_key,
-    text_of,
-    trace_text,
 )
 
 
 @pytest.fixture(params=[7, 1 << 16])
 def chunk(request, monkeypatch):
-    monkeypatch.setattr(release, "READ_CHUNK", request.param)  # tiny chunks split every token
+    for module in (release_json, release_reports):  # both read in chunks: arrays, blank reports
+        monkeypatch.setattr(module, "READ_CHUNK", request.param)  # tiny chunks split every token
     return request.param
 
 

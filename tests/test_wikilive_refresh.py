@@ -18,8 +18,9 @@ from dreval_assets.fetch.live import LiveFetchConfig, LiveFetcher  # noqa: E402
 from dreval_assets.fetch.safety import AllowList  # noqa: E402
 from dreval_assets.judges.heuristic import TEMPLATE_HANDLERS, HeuristicJudge  # noqa: E402
 from dreval_assets.judges.prompts import load_template, render  # noqa: E402
-from dreval_assets.live.wikilive import (  # noqa: E402
-    GoldStatements, answer_gold_statements, extract_to_markdown, offline_gold_statements, refresh_wikilive)
+from dreval_assets.live.wikilive import refresh_wikilive  # noqa: E402
+from dreval_assets.live.wikilive_text import (  # noqa: E402
+    GoldStatements, answer_gold_statements, extract_to_markdown, offline_gold_statements)
 
 
 @pytest.fixture(scope="module")

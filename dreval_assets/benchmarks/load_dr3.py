@@ -21,7 +21,6 @@ from pathlib import Path
 from ..core.keys import task_key
 from ..core.models import SandboxPage, Task
 from .release import (
-    FirstReports,
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -29,16 +28,14 @@ from .release import (
     canonical_id,
     first_of,
     id_and_query,
-    is_blank,
-    iter_json_array,
-    iter_jsonl,
-    iter_records,
     layout_check,
     make_key,
     relative,
     subfolders,
     unknown_fields,
 )
+from .release_json import iter_json_array, iter_jsonl, iter_records
+from .release_reports import FirstReports, is_blank
 
 BENCHMARK = "dr3"
 SETS = (("en", "datasets_en"), ("zh", "datasets_zh"))

@@ -23,16 +23,15 @@ from .release import (
     Entry,
     ImportedReport,
     ImportLog,
-    JsonlIndex,
     SystemInfo,
-    embedded_reports,
     first_of,
-    iter_jsonl,
     layout_check,
     make_key,
     text_of,
     unknown_fields,
 )
+from .release_json import JsonlIndex, iter_jsonl
+from .release_reports import embedded_reports
 
 BENCHMARK = "drb"
 QUERIES = Path("data/prompt_data/query.jsonl")

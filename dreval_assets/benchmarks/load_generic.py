@@ -25,31 +25,25 @@ from ..core.keys import BENCHMARKS
 from ..core.models import SandboxPage, Task
 from .release import (
     Entry,
-    FirstReports,
     ImportedReport,
     ImportLog,
-    JsonlIndex,
     SystemInfo,
     as_list,
     attachment_texts,
-    check_images,
-    embedded_reports,
     first_of,
     id_and_query,
     is_inside,
-    iter_jsonl,
     labels,
     layout_check,
     make_key,
     object_field,
-    read_json,
-    read_report,
-    read_text,
     relative,
     subfolders,
     text_of,
     unknown_fields,
 )
+from .release_json import JsonlIndex, iter_jsonl, read_json, read_text
+from .release_reports import FirstReports, check_images, embedded_reports, read_report
 
 BENCHMARK = "generic"
 TASKS = "tasks.jsonl"

@@ -20,10 +20,8 @@ from .release import (
     ImportLog,
     SystemInfo,
     attachment_texts,
-    embedded_reports,
     first_of,
     is_inside,
-    iter_records,
     labels,
     layout_check,
     make_key,
@@ -32,6 +30,8 @@ from .release import (
     text_of,
     unknown_fields,
 )
+from .release_json import iter_records
+from .release_reports import embedded_reports
 
 BENCHMARK = "miroeval"
 QUERIES = Path("data/input_queries")

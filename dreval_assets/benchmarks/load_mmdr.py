@@ -16,24 +16,21 @@ from pathlib import Path
 from ..core.keys import InvalidKeyError, task_key
 from ..core.models import Task
 from .release import (
-    REMOTE,
     ImportedReport,
     ImportLog,
-    JsonlIndex,
     SystemInfo,
     as_list,
     attachment_texts,
-    check_images,
     first_of,
     is_inside,
-    iter_jsonl,
     layout_check,
     make_key,
-    read_report,
     relative,
     text_of,
     unknown_fields,
 )
+from .release_json import JsonlIndex, iter_jsonl
+from .release_reports import REMOTE, check_images, read_report
 
 BENCHMARK = "mmdr"
 QUIZ = Path("data/quiz.jsonl")

@@ -15,22 +15,20 @@ from pathlib import Path
 from ..core.keys import task_key
 from ..core.models import Task
 from .release import (
-    FirstReports,
     ImportedReport,
     ImportLog,
     SystemInfo,
     canonical_id,
-    check_images,
     first_of,
     id_and_query,
-    iter_records,
     layout_check,
     make_key,
-    read_report,
     relative,
     subfolders,
     unknown_fields,
 )
+from .release_json import iter_records
+from .release_reports import FirstReports, check_images, read_report
 
 BENCHMARK = "tvir"
 QUERY_FILE = "benchmark/data/query.json"

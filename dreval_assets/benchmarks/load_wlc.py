@@ -29,15 +29,13 @@ from .release import (
     ImportLog,
     SystemInfo,
     first_of,
-    iter_json_array,
     layout_check,
     make_key,
-    read_json,
-    read_text,
     relative,
     text_of,
     unknown_fields,
 )
+from .release_json import iter_json_array, read_json, read_text
 
 BENCHMARK = "wlc"
 GA_FILE = "ga_100.json"

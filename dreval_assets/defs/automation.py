@@ -22,8 +22,8 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 from .. import inbox
 from ..live.config import LiveConfig
 from ..live.refresh import refresh
-from .jobs import evaluate_job, leaderboard_job, tasks_job
 from ..store.registry import task_hashes
+from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
 from .runner import contiguous_ranges
@@ -57,7 +57,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     requests = []
     if changes.tasks:  # new keys are appended to the partitions in this order
         known = list(context.instance.get_dynamic_partitions("task"))
-        order = known + [k for k in changes.tasks if k not in set(known)]
+        listed = set(known)
+        order = known + [k for k in changes.tasks if k not in listed]
         requests += [_ranged("tasks_job", first, last, changes.newest)
                      for first, last in contiguous_ranges(changes.tasks, order)]
 

@@ -22,9 +22,9 @@ from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, C
                            TraceWeights, FlaeScores, CriteriaScores, CriterionScore, KeyFacts, RaceCriterionScores,
                            RaceScores)
 from ..core.key_facts import extract_key_facts, share_kept
-from ..live.query_generation import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
-                                     answer_research_necessity)
-from ..live.wikilive import answer_gold_statements
+from ..live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
+                                       answer_research_necessity)
+from ..live.wikilive_text import answer_gold_statements
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
 

@@ -1,0 +1,231 @@
+"""The streaming JSON and JSONL readers of the release loaders: one record at a time, in bounded
+memory; what cannot be read is logged to the `ImportLog` and skipped, the rest still loads."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .release import ImportLog, relative, unknown_fields
+
+READ_CHUNK = 1 << 16
+
+
+def iter_jsonl(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict]]:
+    """(line number, object) per JSONL line, streamed; bad lines (encoding, JSON, non-objects) are
+    logged and skipped, the rest of the file still loads."""
+    for number, _, record in iter_jsonl_offsets(path, root, log):
+        yield number, record
+
+
+def iter_jsonl_offsets(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, int, dict]]:
+    """(line number, byte offset of the line, object) per JSONL line: `iter_jsonl` for indexes."""
+    name = relative(root, path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        log.miss(name, None, f"cannot open: {exc.strerror}")
+        return
+    with handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            record = _decode_line(raw, number, name, log)
+            if record is not None:
+                yield number, start, record
+
+
+def _decode_line(raw: bytes, number: int, name: str, log: ImportLog) -> dict | None:
+    """One JSONL line's object; None for a blank line or one that is logged as unusable."""
+    try:
+        line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        log.skip(name, number, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+        return None
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        log.skip(name, number, f"malformed JSON ({exc.msg} at column {exc.colno})")
+        return None
+    if not isinstance(record, dict):
+        log.skip(name, number, f"expected a JSON object, found {type(record).__name__}")
+        return None
+    return record
+
+
+class JsonlIndex:
+    """A JSONL side file indexed by id in one streaming pass; a record is decoded again, by seeking
+    to its line, only when asked for. Bounded: an id and (line, byte offset) pairs per record, never
+    the records, which may be long (reference articles, criteria, sandbox pages).
+
+    Records without an id, with a `problem` (a reason to refuse them), or, unless `repeated`, with an
+    id already indexed are logged as skips; `known` fields, when given, are checked on the records
+    kept. `claim` marks the ids the loader used, so that `unclaimed` can say which were not.
+    """
+
+    def __init__(self, path: Path, root: Path, log: ImportLog, id_of: Callable[[dict], str], *,
+                 label: str = "id", problem: Callable[[str, dict], str | None] | None = None,
+                 known: set[str] | None = None, repeated: bool = False):
+        self.path, self.log, self.label, self.repeated = path, log, label, repeated
+        self.file = relative(root, path)
+        self.entries: dict[str, list[tuple[int, int]]] = {}  # id -> [(line, byte offset)]
+        self.claimed: set[str] = set()  # bounded by the ids indexed
+        for number, offset, record in iter_jsonl_offsets(path, root, log):
+            record_id = id_of(record)
+            reason = self._refusal(record_id, record, problem)
+            if reason:
+                log.skip(self.file, number, reason)
+                continue
+            if known is not None:
+                unknown_fields(record, known, self.file, number, log)
+            self.entries.setdefault(record_id, []).append((number, offset))
+
+    def _refusal(self, record_id: str, record: dict, problem: Callable[[str, dict], str | None] | None) -> str | None:
+        if not record_id:
+            return f"record has no {self.label}"
+        reason = problem(record_id, record) if problem else None
+        if reason:
+            return reason
+        if not self.repeated and record_id in self.entries:
+            return f"duplicate {self.label} {record_id!r} (first seen at {self.file}:{self.line(record_id)})"
+        return None
+
+    def line(self, record_id: str) -> int | None:
+        """Line of the (first) record with this id."""
+        found = self.entries.get(record_id)
+        return found[0][0] if found else None
+
+    def read(self, record_id: str) -> dict | None:
+        """The (first) record with this id; None when there is none or it no longer decodes (logged)."""
+        records = self._records(self.entries.get(record_id, [])[:1])
+        return records[0][1] if records else None
+
+    def read_all(self, record_id: str) -> list[tuple[int, dict]]:
+        """(line, record) of every record with this id, in file order (one task's few pages, say)."""
+        return self._records(self.entries.get(record_id, []))
+
+    def _records(self, positions: list[tuple[int, int]]) -> list[tuple[int, dict]]:
+        if not positions:
+            return []
+        records = []
+        with self.path.open("rb") as handle:
+            for number, offset in positions:
+                handle.seek(offset)
+                record = _decode_line(handle.readline(), number, self.file, self.log)
+                if record is not None:
+                    records.append((number, record))
+        return records
+
+    def claim(self, record_id: str) -> None:
+        if record_id in self.entries:
+            self.claimed.add(record_id)
+
+    def unclaimed(self) -> Iterator[tuple[str, int]]:
+        """(id, line) of the ids no `claim` named, in file order."""
+        for record_id, found in self.entries.items():
+            if record_id not in self.claimed:
+                yield record_id, found[0][0]
+
+
+def iter_json_array(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict]]:
+    """(record number, object) per element of a top-level JSON array, decoded element by element
+    from fixed-size chunks, so a large array is never held whole. A malformed element ends the
+    file (JSON has no line boundaries to resynchronise on) and is logged with its record number."""
+    name = relative(root, path)
+    decoder = json.JSONDecoder()
+    try:
+        handle = path.open(encoding="utf-8-sig", errors="strict")
+    except OSError as exc:
+        log.miss(name, None, f"cannot open: {exc.strerror}")
+        return
+    with handle:
+        buffer, pos, number, eof = "", 0, 0, False
+
+        def fill() -> bool:
+            nonlocal buffer, pos, eof
+            chunk = handle.read(READ_CHUNK)
+            buffer, pos = buffer[pos:] + chunk, 0
+            eof = not chunk
+            return bool(chunk)
+
+        def skip_space() -> None:
+            nonlocal pos
+            while True:
+                while pos < len(buffer) and buffer[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(buffer) or not fill():
+                    return
+
+        try:
+            fill()
+            skip_space()
+            if buffer[pos:pos + 1] != "[":
+                log.skip(name, None, "expected a JSON array at the top level")
+                return
+            pos += 1
+            while True:
+                skip_space()
+                if buffer[pos:pos + 1] == "]":
+                    return
+                if number and buffer[pos:pos + 1] == ",":
+                    pos += 1
+                    skip_space()
+                elif number:
+                    log.skip(name, number + 1, "malformed JSON array (missing comma); rest of file skipped")
+                    return
+                while True:
+                    try:
+                        record, end = decoder.raw_decode(buffer, pos)
+                        if end == len(buffer) and not eof and isinstance(record, (int, float)):
+                            raise json.JSONDecodeError("number may continue", buffer, end)
+                        break
+                    except json.JSONDecodeError as exc:
+                        if eof or not fill():
+                            log.skip(name, number + 1, f"malformed JSON ({exc.msg}); rest of file skipped")
+                            return
+                number += 1
+                pos = end
+                if not isinstance(record, dict):
+                    log.skip(name, number, f"expected a JSON object, found {type(record).__name__}")
+                    continue
+                yield number, record
+        except UnicodeDecodeError as exc:
+            log.skip(name, number + 1, f"not UTF-8 ({exc.reason}); the rest of the file is unreadable")
+
+
+def iter_records(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict]]:
+    """JSONL or a JSON array, whichever the file holds (releases name both `.json`)."""
+    name = relative(root, path)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError as exc:
+        log.miss(name, None, f"cannot open: {exc.strerror}")
+        return
+    yield from (iter_json_array if head.startswith(b"[") else iter_jsonl)(path, root, log)
+
+
+def read_json(path: Path, root: Path, log: ImportLog) -> Any:
+    """A small side file (one task's or one report's), whole; None (logged) when unreadable."""
+    text = read_text(path, root, log)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        log.skip(relative(root, path), exc.lineno, f"malformed JSON ({exc.msg} at column {exc.colno})")
+    return None
+
+
+def read_text(path: Path, root: Path, log: ImportLog) -> str | None:
+    """A small text file, whole; None (logged) when it cannot be opened or is not UTF-8."""
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        log.miss(relative(root, path), None, f"cannot open: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        log.skip(relative(root, path), None, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+    return None
