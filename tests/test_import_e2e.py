@@ -144,3 +144,14 @@ def test_a_folder_of_reports_joins_a_release_as_one_named_system(tmp_path, capsy
     assert rows.rows() == [("my-agent", "tvir.000001", "000001"), ("my-agent", "tvir.100001", "tvir.100001")]
     kinds = dict(db.query("SELECT system, kind FROM registered_systems").iter_rows())
     assert kinds == {"my-agent": "imported"}  # the release's own systems were not imported
+
+
+def test_dr3_citations_of_corpus_documents_and_user_files_are_checked_offline(imported_home):
+    assert main(["--home", str(imported_home), "run", "--system", "gpt-4.1-32k"]) == 0
+    fetched = store(imported_home).query("SELECT url, status, final_url FROM fetched_references "
+                                         "WHERE system = 'gpt-4.1-32k' ORDER BY url")
+    assert fetched.rows() == [("attachment:field_notes.txt", "ok", "attachment:datasets_en/002/field_notes.txt"),
+                              ("doc:Valley rebate programme results", "ok", "doc:Valley rebate programme results")]
+    cc = store(imported_home).query("SELECT value FROM metric_scores WHERE system = 'gpt-4.1-32k' "
+                                    "AND task = 'dr3.en-1' AND metric = 'cc'").item()
+    assert cc == 50.0  # one of the task's two supportive documents is cited

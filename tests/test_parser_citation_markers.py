@@ -115,3 +115,28 @@ def test_clean_url():
     assert clean_url("https://a.example/x).") == "https://a.example/x"
     assert clean_url("https://a.example/f_(x)") == "https://a.example/f_(x)"
     assert clean_url("https://") == ""
+
+
+def test_dr3_named_sources_become_locators_the_sandbox_resolves():
+    from dreval_assets.core.models import SandboxPage
+    from dreval_assets.core.report_parser import parse_report
+    from dreval_assets.fetch.sandbox import SandboxFetcher
+
+    report = parse_report(
+        "# Notes\n\nInstallations in the valley tripled between 2021 and 2023 "
+        "[long_context: \"Valley rebate programme results\", chunk 2].\n"
+        "Moss cover reached 60 percent in the restored plots [Doc: Field_Notes.txt, Page 1].\n"
+        "Tea exports fell by eighteen percent in the last season [RAG-3].\n"
+        "The export chart shows the same decline over the decade [Image: export_chart.png].\n")
+    urls = [c.urls for c in report.claims]
+    assert urls == [["doc:Valley rebate programme results"], ["attachment:Field_Notes.txt"], ["rag:3"],
+                    ["attachment:export_chart.png"]]
+    assert "[RAG-3]" not in report.claims[2].text and report.has_inline_citations
+    sandbox = [SandboxPage(url="doc:Valley rebate programme results", title="Valley rebate programme results",
+                           role="supportive", text="Installations tripled."),
+               SandboxPage(url="attachment:datasets_en/2/field_notes.txt", title="datasets_en/2/field_notes.txt",
+                           role="attachment", text="Plot 4: moss cover back to 60 percent.")]
+    found = SandboxFetcher().fetch_many([u for [u] in urls], sandbox)
+    assert [r.status for r in found] == ["ok", "ok", "unknown", "unknown"]
+    assert found[1].final_url == "attachment:datasets_en/2/field_notes.txt"  # matched by file name
+    assert "trace" in found[2].detail and "vision" in found[3].detail

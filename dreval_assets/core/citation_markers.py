@@ -8,8 +8,9 @@ carries, and `TokenizedText.plain` renders clean text without the markers.
 Recognised, in this order (earlier forms hide their text from later ones):
 code spans (never citations), images, HTML anchors around numbers
 (`<a href="#ref3">[3]</a>`), HTML links, Markdown links (`[title](url)`,
-`[[3]](url)`), autolinks, `[15†L10]` / `【15†L10-L20】`, footnotes `[^3]`,
-numbered brackets `[3]`, `[3, 5]`, `[3-5]`, and bare `https://` URLs.
+`[[3]](url)`), autolinks, DR³-Eval's named sources (`[long_context: "title", chunk 2]`,
+`[Doc: f.pdf, Page 5]`, `[Image: x.jpg]`, `[RAG-3]`), `[15†L10]` / `【15†L10-L20】`,
+footnotes `[^3]`, numbered brackets `[3]`, `[3, 5]`, `[3-5]`, and bare `https://` URLs.
 """
 from __future__ import annotations
 
@@ -61,6 +62,13 @@ _SUP_TAG_RE = re.compile(r"</?sup\b[^<>]{0,200}>", re.I)
 _HTML_NUMBERED_ANCHOR_RE = re.compile(
     r"<a\b(?P<attrs>[^<>]{0,2000})>\s*[\[【]?\s*(?P<numbers>" + _NUMBER_LIST + r")\s*[\]】]?\s*</a\s*>", re.I
 )
+# DR³-Eval's source citations: a corpus document by title (and chunk), a user file (and page), an
+# image, or a retrieval chunk of the system's own run. Locators: `doc:<title>` (the sandbox corpus),
+# `attachment:<file name>`, `rag:<n>` (resolvable only from the system's trace).
+_NAMED_SOURCE_RE = re.compile(
+    r"\[\s*(?P<kind>long_context|doc|image)\s*:\s*(?P<body>[^\[\]\n]{1,500})\]"
+    r"|\[\s*rag\s*-\s*(?P<rag>\d{1,6})\s*\]", re.I)
+_QUOTED_RE = re.compile(r"^[\"“”']\s*(?P<title>.*?)\s*[\"“”']\s*(?:,|$)")
 _DAGGER_RE = re.compile(r"[\[【]\s*(?P<number>\d{1,6})\s*†[^\]】\n]{0,80}[\]】]")
 _FOOTNOTE_RE = re.compile(r"\[\^(?P<label>[^\]\s]{1,40})\](?!:)")
 _BRACKET_NUMBERS_RE = re.compile(r"[\[【]\s*(?P<numbers>" + _NUMBER_LIST + r")\s*[\]】](?!\()")
@@ -201,6 +209,7 @@ class _Tokenizer:
         text = AUTOLINK_RE.sub(self._autolink, text)
         # Remaining tags go before bare URLs so attribute values are never cited.
         text = strip_html_tags(text, block_break="\n")
+        text = _NAMED_SOURCE_RE.sub(self._named_source, text)
         text = _DAGGER_RE.sub(self._dagger, text)
         text = _FOOTNOTE_RE.sub(self._footnote, text)
         text = _BRACKET_NUMBERS_RE.sub(self._bracket_numbers, text)
@@ -275,6 +284,21 @@ class _Tokenizer:
         if not url:
             return literal
         return self._add(InlineToken(literal, citation=Citation(marker=literal, url=url)), False)
+
+    def _named_source(self, match: re.Match) -> str:
+        literal = match.group(0)
+        if match.group("rag"):
+            url, title = f"rag:{match.group('rag')}", ""
+        else:
+            kind, body = match.group("kind").lower(), match.group("body").strip()
+            quoted = _QUOTED_RE.match(body)
+            # `long_context: "title", chunk N` / `Doc: file.pdf, Page 5` / `Image: x.jpg`: the name
+            # is the quoted part, else what comes before the first comma
+            name = quoted.group("title") if quoted else body.split(",")[0].strip()
+            if not name:
+                return literal
+            url, title = (f"doc:{name}", name) if kind == "long_context" else (f"attachment:{name}", name)
+        return self._add(InlineToken(literal, citation=Citation(marker=literal, url=url, title=title)), False)
 
     def _dagger(self, match: re.Match) -> str:
         return self._numbered(match.group(0), match.group("number"))

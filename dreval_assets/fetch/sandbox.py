@@ -1,6 +1,7 @@
 """Offline fetching: cited URLs resolve to pages of the task's sandbox corpus, nothing else."""
 from __future__ import annotations
 
+from pathlib import PurePosixPath
 from typing import Sequence
 
 from ..core.models import FetchResult, SandboxPage
@@ -13,13 +14,23 @@ class SandboxFetcher:
     def fetch_many(self, urls: Sequence[str], sandbox: Sequence[SandboxPage]) -> list[FetchResult]:
         by_url = {normalise_url(p.url): p for p in sandbox}
         by_title = {normalise_title(p.title): p for p in sandbox if p.title.strip()}
-        return [self._resolve(url, by_url, by_title) for url in urls]
+        # a report cites a user file by its name; the task stores it by its path in the release
+        by_file = {PurePosixPath(p.url.removeprefix("attachment:")).name.casefold(): p
+                   for p in sandbox if p.url.startswith("attachment:")}
+        return [self._resolve(url, by_url, by_title, by_file) for url in urls]
 
-    def _resolve(self, url: str, by_url: dict, by_title: dict) -> FetchResult:
+    def _resolve(self, url: str, by_url: dict, by_title: dict, by_file: dict) -> FetchResult:
+        if url.startswith("rag:"):
+            return _unknown(url, "a retrieval chunk of the system's own run: its text is in the system's trace, "
+                                 "not in the task's sandbox")
         try:
             page = by_url.get(normalise_url(url)) or by_title.get(normalise_title(url))
         except ValueError as exc:  # e.g. an invalid port in a hostile URL
             return _unknown(url, f"malformed URL: {exc}")
+        if page is None and url.startswith("attachment:"):
+            page = by_file.get(PurePosixPath(url.removeprefix("attachment:")).name.casefold())
+            if page is None:
+                return _unknown(url, "no readable attachment of that name (images need a vision judge)")
         if page is None:
             return _unknown(url, "not in the task's sandbox corpus (offline fetcher)")
         if not page.text.strip():
