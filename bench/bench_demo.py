@@ -27,9 +27,9 @@ from dreval_assets.stages.parse import parse_reports  # noqa: E402
 from dreval_assets.stages.reports import read_reports  # noqa: E402
 from dreval_assets.stages.scores import score_reports  # noqa: E402
 from dreval_assets.stages.verdicts import judge_claims  # noqa: E402
-from dreval_assets.stages.tasks import task_frames  # noqa: E402
+from dreval_assets.stages.tasks import attachments_by_task, task_frames  # noqa: E402
 from dreval_assets.stages.judgments import (  # noqa: E402
-    judge_checklists, judge_flae, judge_pairwise, judge_rubrics, judge_synthesis)
+    judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics, judge_synthesis)
 from dreval_assets.stages.task_rubrics import generate_rubrics  # noqa: E402
 import polars as pl  # noqa: E402
 from dreval_assets.benchmarks.suites import NEEDS_SANDBOX_EVIDENCE  # noqa: E402
@@ -70,13 +70,16 @@ def pure_stage_seconds(home: Path) -> tuple[float, int]:
     needs_sandbox = {k: t.sandbox for k, t in tasks.items() if t.benchmark in NEEDS_SANDBOX_EVIDENCE}
     verdicts = judge_claims(parsed["report_claims"], fetched["fetched_references"], texts, judge, batch_size=8,
                             sandbox_evidence=needs_sandbox)
-    rubrics = generate_rubrics(task_tables["tasks"], task_tables["task_sandbox"], judge)
+    page_texts = dict(task_tables["page_texts"].select("text_hash", "text").iter_rows())
+    rubrics = generate_rubrics(task_tables["tasks"], attachments_by_task(task_tables["task_sandbox"], page_texts),
+                               judge)
     judged = pl.concat([
-        judge_checklists(keys, reports, task_tables["tasks"], judge),
+        judge_checklists(keys, reports, rubrics, judge),
         judge_rubrics(keys, reports, task_tables["tasks"], judge),
         judge_pairwise(keys, reports, task_tables["tasks"], judge),
         judge_flae(keys, reports, task_tables["tasks"], judge),
-        judge_synthesis(keys, reports, task_tables["tasks"], rubrics, judge)])
+        judge_synthesis(keys, reports, task_tables["tasks"], rubrics, judge),
+        judge_race(keys, reports, task_tables["tasks"], rubrics, judge)])
     score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts,
                   task_tables["tasks"], task_tables["task_sandbox"], judge, judgments=judged, rubrics=rubrics)
     return time.perf_counter() - started, len(keys)

@@ -22,7 +22,7 @@ from ..stages.parse import PARSER_VERSION, parse_reports
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
-from ..stages.tasks import sandbox_for_suites, sandbox_pages, task_frames
+from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
 from ..store.registry import load_systems, load_tasks
@@ -70,10 +70,7 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
     adaptive rubric and attachment key facts, loaded checklists and RACE criteria."""
     judge = dreval.judge()
     attached = tasks["task_sandbox"].filter(pl.col("role") == "attachment")
-    texts = dreval.store().texts(attached.get_column("text_hash").to_list())
-    attachments: dict[str, dict[str, str]] = {}
-    for row in attached.iter_rows(named=True):
-        attachments.setdefault(row["task"], {})[row["title"] or row["url"]] = texts.get(row["text_hash"], "")
+    attachments = attachments_by_task(attached, dreval.store().texts(attached.get_column("text_hash").to_list()))
     frame = generate_rubrics(tasks["tasks"], attachments, judge, dreval.extra_suites,
                              {"run_id": context.run_id, "asset": "task_rubrics"})
     context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})

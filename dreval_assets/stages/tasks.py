@@ -59,3 +59,11 @@ def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -
         return {}
     sandbox = tasks["task_sandbox"].filter(pl.col("task").is_in(wanted))
     return sandbox_pages(sandbox, store.texts(sandbox.get_column("text_hash").to_list()))
+
+
+def attachments_by_task(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str, dict[str, str]]:
+    """task -> readable attachment name -> text (the `attachment` rows of the task sandboxes)."""
+    found: dict[str, dict[str, str]] = {}
+    for row in task_sandbox.filter(pl.col("role") == "attachment").iter_rows(named=True):
+        found.setdefault(row["task"], {})[row["title"] or row["url"]] = texts.get(row["text_hash"], "")
+    return found
