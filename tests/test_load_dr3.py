@@ -12,16 +12,27 @@ from dreval_assets.benchmarks.release import ImportLog
 FIXTURE = RELEASES / "dr3"
 
 
+def copy_release(root):
+    """The fixture release, plus the retrieval cache a real run leaves beside a corpus (a database
+    file, written here rather than kept in git) that the loader must pass over."""
+    shutil.copytree(FIXTURE, root)
+    (root / "datasets_en/1/long_context_sampled_32k.json.chunks.db").write_bytes(b"\x00cache")
+    return root
+
+
 @pytest.fixture(scope="module")
-def loaded():
-    return load_release(load_dr3, FIXTURE)
+def loaded_root(tmp_path_factory):
+    return copy_release(tmp_path_factory.mktemp("dr3") / "dr3")
+
+
+@pytest.fixture(scope="module")
+def loaded(loaded_root):
+    return load_release(load_dr3, loaded_root)
 
 
 @pytest.fixture
 def release(tmp_path):
-    root = tmp_path / "dr3"
-    shutil.copytree(FIXTURE, root)
-    return root
+    return copy_release(tmp_path / "dr3")
 
 
 def test_tasks_and_keys_keep_the_set_apart(loaded):
@@ -99,7 +110,7 @@ def test_every_bad_record_is_reported_where_it_is(loaded):
     }
 
 
-def test_reports_resolve_to_the_right_set(loaded):
+def test_reports_resolve_to_the_right_set(loaded, loaded_root):
     _, reports, log = loaded
     assert [(r.system, r.task, r.task_id, r.where) for r in reports] == [
         ("claude-sonnet-4-128k", "dr3.zh-1", "1", "results/128k/claude-sonnet-4/zh/1/final_report.md"),
@@ -107,9 +118,9 @@ def test_reports_resolve_to_the_right_set(loaded):
         ("gpt-4.1-32k", "dr3.en-1", "1", "results/32k/gpt-4.1/en-1/final_report.md"),
     ]
     zh = reports[0]
-    assert zh.path == FIXTURE / "results/128k/claude-sonnet-4/zh/1/final_report.md" and zh.text is None
-    assert zh.base_dir == FIXTURE / "results/128k/claude-sonnet-4/zh/1"
-    assert zh.trace_path == FIXTURE / "results/128k/claude-sonnet-4/zh/1/execution_log.json"
+    assert zh.path == loaded_root / "results/128k/claude-sonnet-4/zh/1/final_report.md" and zh.text is None
+    assert zh.base_dir == loaded_root / "results/128k/claude-sonnet-4/zh/1"
+    assert zh.trace_path == loaded_root / "results/128k/claude-sonnet-4/zh/1/execution_log.json"
     assert reports[1].trace_path is None
     assert problems(log.skipped, "results/") == [
         "results/128k/claude-sonnet-4/9/final_report.md: no task with id '9'",
