@@ -17,16 +17,27 @@ class JsonApi:
     def __init__(self, fetcher: LiveFetcher):
         self.fetcher = fetcher
 
-    def get_many(self, urls: Sequence[str]) -> list[Any]:
-        """Parsed JSON of each URL, in order; the first failure raises ApiError naming its URL."""
-        answers = []
-        for body in self.fetcher.fetch_bodies(list(urls)):
+    def get_each(self, urls: Sequence[str]) -> list[Any]:
+        """Parsed JSON of each URL, in order, or an `ApiError` (not raised) for a URL that failed:
+        one bad endpoint answer costs only itself. The errors do not name their URL (it may carry
+        a key)."""
+        answers: list[Any] = []
+        for body in self.fetcher.fetch_bodies(list(urls)) if urls else []:
             if not body.ok:
-                raise ApiError(f"{body.url}: {body.detail}")
+                answers.append(ApiError(body.detail))
+                continue
             try:
                 answers.append(json.loads(body.data.decode("utf-8-sig")))
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise ApiError(f"{body.url}: not JSON ({exc})") from exc
+                answers.append(ApiError(f"not JSON ({exc})"))
+        return answers
+
+    def get_many(self, urls: Sequence[str]) -> list[Any]:
+        """Parsed JSON of each URL, in order; the first failure raises ApiError naming its URL."""
+        answers = self.get_each(urls)
+        for url, answer in zip(urls, answers):
+            if isinstance(answer, ApiError):
+                raise ApiError(f"{url}: {answer}")
         return answers
 
     def get(self, base_url: str, params: Mapping[str, Any] | None = None) -> Any:

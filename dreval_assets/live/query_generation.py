@@ -40,22 +40,19 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-import json
 import logging
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Literal, Mapping, Sequence
+from typing import Any, Collection, Literal, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
 from ..core.keys import task_key
+from ..fetch.api import ApiError, JsonApi, with_params
 from ..core.models import Task
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.prompts import fence_untrusted
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries
-
-if TYPE_CHECKING:
-    from ..fetch.api import JsonApi
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +165,7 @@ class GenerationResult:
 
 # --- the pipeline ----------------------------------------------------------------------------------
 
-def generate_queries(news: "JsonApi", news_url: str, search: "JsonApi", search_url: str, judge: Judge,
+def generate_queries(news: JsonApi, news_url: str, search: JsonApi, search_url: str, judge: Judge,
                      topics: Mapping[str, Sequence[str]], headlines_per_subtopic: int = 2,
                      queries_per_headline: int = 2, known_keys: Collection[str] = frozenset(), *,
                      news_key: ApiKey | None = None, search_key: ApiKey | None = None,
@@ -197,7 +194,7 @@ def generate_queries(news: "JsonApi", news_url: str, search: "JsonApi", search_u
     return result
 
 
-def fetch_headlines(news: "JsonApi", news_url: str, topics: Mapping[str, Sequence[str]], per_subtopic: int,
+def fetch_headlines(news: JsonApi, news_url: str, topics: Mapping[str, Sequence[str]], per_subtopic: int,
                     problems: list[GenerationProblem], key: ApiKey | None = None) -> list[Headline]:
     pairs = [(topic, subtopic) for topic, subtopics in topics.items() for subtopic in subtopics]
     urls = [_url(news_url, {"q": subtopic, "sortBy": "publishedAt", "pageSize": per_subtopic}, key)
@@ -241,7 +238,7 @@ def write_candidates(judge: Judge, headlines: Sequence[Headline], per_headline: 
     return candidates
 
 
-def search_filter(search: "JsonApi", search_url: str, candidates: Sequence[Candidate],
+def search_filter(search: JsonApi, search_url: str, candidates: Sequence[Candidate],
                   key: ApiKey | None = None) -> None:
     urls = [_url(search_url, {"q": c.query, "format": "json"}, key) for c in candidates]
     for candidate, answer in zip(candidates, _get_each(search, urls, key)):
@@ -342,28 +339,16 @@ class _Failure:
 
 
 def _url(base: str, params: dict[str, Any], key: ApiKey | None) -> str:
-    from ..fetch.api import with_params
-
     if key is not None and key.value:
         params = {**params, key.param: key.value}
     return with_params(base, params)
 
 
-def _get_each(api: "JsonApi", urls: Sequence[str], key: ApiKey | None) -> list[Any]:
-    """Parsed JSON per URL, or a `_Failure` for that URL alone. `JsonApi.get_many` stops at the first
-    failure, so this asks its fetcher for the raw bodies (same safety, limits, retries, one client for
-    all URLs) and parses each the way `JsonApi` does."""
-    answers: list[Any] = []
+def _get_each(api: JsonApi, urls: Sequence[str], key: ApiKey | None) -> list[Any]:
+    """Parsed JSON per URL, or a `_Failure` for that URL alone (its text with the key redacted)."""
     redact = key.redact if key else (lambda text: text)
-    for body in api.fetcher.fetch_bodies(list(urls)) if urls else []:
-        if not body.ok:
-            answers.append(_Failure(redact(body.detail)))
-            continue
-        try:
-            answers.append(json.loads(body.data.decode("utf-8-sig")))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            answers.append(_Failure(redact(f"not JSON ({exc})")))
-    return answers
+    return [_Failure(redact(str(answer))) if isinstance(answer, ApiError) else answer
+            for answer in api.get_each(urls)]
 
 
 def _parse_articles(answer: Any, topic: str, subtopic: str, limit: int) -> tuple[list[Headline], str]:
