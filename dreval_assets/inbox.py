@@ -66,14 +66,18 @@ def ingest_inbox(store: Store, inbox: Path, seen: dict[str, str]) -> tuple[dict[
 
 
 def register_folder_system(store: Store, name: str, folder: Path, description: str = "") -> str:
-    """A folder of `<task>.md` reports as a system; `system.json` may give a name and description."""
-    import json
+    """A folder of `<task>.md` reports as a system; `system.json` may give a name and description
+    (read as the generic layout reads it; a malformed one is an error)."""
+    from .benchmarks.load_generic import system_info
+    from .benchmarks.release import ImportLog
 
-    meta_path = folder / "system.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    log = ImportLog()
+    info = system_info(folder.parent, name, folder, log)
+    if log.skipped or log.missing:
+        raise ValueError(f"{folder.name}/system.json: {(log.skipped or log.missing)[0].reason}")
     key = validate_key(slugify(name))
-    register_system(store, SystemEntry(key, meta.get("name", name), "folder", str(folder.resolve()),
-                                       description or meta.get("description", "")))
+    register_system(store, SystemEntry(key, info.display_name or name, "folder", str(folder.resolve()),
+                                       description or info.description))
     return key
 
 

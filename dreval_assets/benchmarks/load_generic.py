@@ -235,7 +235,7 @@ def _pages(sandbox: JsonlIndex | None, task_id: str) -> list[SandboxPage]:
 def iter_systems(root: Path, log: ImportLog) -> Iterator[SystemInfo]:
     root = Path(root)
     for name, folder, _ in _systems(root):
-        yield _system_info(root, name, folder, log)
+        yield system_info(root, name, folder, log)
 
 
 def iter_reports(root: Path, log: ImportLog) -> Iterator[ImportedReport]:
@@ -315,7 +315,8 @@ def _systems(root: Path) -> Iterator[tuple[str, Path | None, Path | None]]:
         yield name, folders.get(name), files.get(name)
 
 
-def _system_info(root: Path, name: str, folder: Path | None, log: ImportLog) -> SystemInfo:
+def system_info(root: Path, name: str, folder: Path | None, log: ImportLog) -> SystemInfo:
+    """What `<folder>/system.json` says about a system (its name alone when there is none)."""
     path = folder / "system.json" if folder is not None else None
     if path is None or not path.is_file():
         return SystemInfo(name=name)
