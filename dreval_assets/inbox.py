@@ -19,7 +19,7 @@ from typing import Iterable
 
 from .core.keys import slugify, validate_key
 from .store.db import Store
-from .store.imports import imported_benchmarks
+from .store.imports import imported_benchmarks, tasks_in_scope
 from .store.registry import SystemEntry, load_systems, register_system
 
 
@@ -118,9 +118,8 @@ def evaluation_targets(store: Store, ready_tasks: list[str], new_systems: list[s
                             "ORDER BY task")["task"].to_list() if new_systems else []
     targets: dict[str, list[str]] = {}
     for system, entry in systems.items():
-        wanted = list(dict.fromkeys([*ready_tasks, *(all_tasks if system in new_systems else [])]))
-        if entry.kind == "imported":
-            wanted = [t for t in wanted if benchmark.get(t) in scope.get(system, set())]
+        candidates = list(dict.fromkeys([*ready_tasks, *(all_tasks if system in new_systems else [])]))
+        wanted = tasks_in_scope(entry, candidates, benchmark, scope)
         if wanted:
             targets[system] = wanted
     return targets

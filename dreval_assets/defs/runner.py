@@ -19,7 +19,7 @@ from ..config import Settings
 from ..stages.parse import PARSER_VERSION
 from ..stages.reports import report_source_hash
 from ..store.db import Store
-from ..store.imports import imported_benchmarks, imported_report_hashes
+from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
 from ..store.registry import load_systems, load_tasks, task_hashes
 from .partitions import system_task_key
 
@@ -104,9 +104,10 @@ def plan(store: Store, selection: Selection) -> Plan:
         "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
     ).iter_rows()} if selection.refetch_failed else set()
     imported_hashes, scope = imported_report_hashes(store), imported_benchmarks(store)
+    benchmark_of = {key: task.benchmark for key, task in tasks.items()}
     for system in chosen_systems:
         todo = []
-        for task in _covered(chosen_tasks, tasks, systems[system], scope):
+        for task in tasks_in_scope(systems[system], chosen_tasks, benchmark_of, scope):
             key = (system, task)
             stale = (
                 selection.force or task in result.tasks or key not in done_scores
@@ -125,14 +126,6 @@ def plan(store: Store, selection: Selection) -> Plan:
     has_board = ("", "") in store.materialised("leaderboard")
     result.leaderboard = bool(result.tasks or result.per_system) or not has_board or selection.force
     return result
-
-
-def _covered(chosen: list[str], tasks: dict, entry, scope: dict[str, set[str]]) -> list[str]:
-    """The tasks a system is evaluated on: all of them for a folder system, the tasks of the
-    benchmarks it has imported reports for when it is an imported one."""
-    if entry.kind != "imported":
-        return chosen
-    return [t for t in chosen if tasks[t].benchmark in scope.get(entry.system, set())]
 
 
 def _task_selected(key: str, original_id: str, benchmark: str, selection: Selection) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import polars as pl
 
@@ -28,6 +28,15 @@ def imported_benchmarks(store: Store) -> dict[str, set[str]]:
             "JOIN registered_tasks t USING (task)").iter_rows():
         scope.setdefault(system, set()).add(benchmark)
     return scope
+
+
+def tasks_in_scope(entry, task_keys: Sequence[str], benchmark_of: Mapping[str, str],
+                   scope: Mapping[str, set[str]]) -> list[str]:
+    """The tasks a system is evaluated on: all of them for a folder or endpoint system, those of the
+    benchmarks it has imported reports for (`imported_benchmarks`) when it is an imported one."""
+    if entry.kind != "imported":
+        return list(task_keys)
+    return [t for t in task_keys if benchmark_of.get(t) in scope.get(entry.system, set())]
 
 
 def write_imported_reports(store: Store, rows: Sequence[dict]) -> None:
