@@ -54,20 +54,20 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     changes = inbox.registry_changes(store, state.get("registered_at"))
     partitions = [AddDynamicPartitionsRequest(name, keys) for name, keys in
                   (("task", changes.tasks), ("system", changes.systems)) if keys]
-    requests = []
-    if changes.tasks:  # new keys are appended to the partitions in this order
-        known = list(context.instance.get_dynamic_partitions("task"))
-        listed = set(known)
-        order = known + [k for k in changes.tasks if k not in listed]
-        requests += [_ranged("tasks_job", first, last, changes.newest)
-                     for first, last in contiguous_ranges(changes.tasks, order)]
 
     # evaluation waits for its tasks: a task is ready once its current version is materialised
     pending_tasks = list(dict.fromkeys([*state.get("pending_tasks", []), *changes.tasks]))
-    new_systems = list(dict.fromkeys([*state.get("pending_systems", []), *changes.systems]))
     ready = inbox.tasks_ready(store, pending_tasks)
-    targets = inbox.evaluation_targets(store, ready, new_systems) if (ready or new_systems) else {}
-    order = list(context.instance.get_dynamic_partitions("task")) if targets else []
+    # a new system is planned at once on every materialised task; later tasks reach it through the
+    # ready tasks, which every system evaluates
+    targets = inbox.evaluation_targets(store, ready, changes.systems) if (ready or changes.systems) else {}
+
+    # ranges follow the partition order; new keys are appended to it in registration order
+    known = list(context.instance.get_dynamic_partitions("task")) if (changes.tasks or targets) else []
+    listed = set(known)
+    order = known + [k for k in changes.tasks if k not in listed]
+    requests = [_ranged("tasks_job", first, last, changes.newest)
+                for first, last in contiguous_ranges(changes.tasks, order)]
     evaluating = [tuple(pair) for pair in state.get("evaluating", [])]
     for system, task_keys in targets.items():
         requests += [_ranged("evaluate_job", str(system_task_key(system, first)), str(system_task_key(system, last)),
@@ -80,10 +80,7 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
                                    job_name="leaderboard_job"))
         evaluating = []
     cursor = json.dumps({"inbox": seen, "registered_at": changes.newest, "evaluating": evaluating,
-                         "pending_tasks": [t for t in pending_tasks if t not in ready],
-                         # a new system is planned on every materialised task at once; later tasks reach
-                         # it through the ready tasks, which every system evaluates
-                         "pending_systems": []})
+                         "pending_tasks": [t for t in pending_tasks if t not in ready]})
     if not requests and not partitions:
         return SensorResult(skip_reason=SkipReason("nothing new"), cursor=cursor)
     hashes = task_hashes(store) if changes.tasks else {}

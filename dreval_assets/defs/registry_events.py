@@ -10,6 +10,7 @@ from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
 from ..store.db import Store
 from ..store.registry import task_hashes
+from .runner import add_missing_partitions
 
 REGISTRY_ASSET = "registered_tasks"
 
@@ -24,9 +25,6 @@ def report_registry_changes(instance: DagsterInstance, store: Store, keys: list[
     if not keys:
         return
     hashes = task_hashes(store)
-    known = set(instance.get_dynamic_partitions("task"))
-    new = [k for k in keys if k not in known]
-    if new:
-        instance.add_dynamic_partitions("task", new)
+    add_missing_partitions(instance, "task", keys)
     for event in observations({k: hashes[k] for k in keys if k in hashes}):
         instance.report_runless_asset_event(event)

@@ -41,10 +41,14 @@ def open_instance(settings: Settings) -> DagsterInstance:
 def sync_partitions(instance: DagsterInstance, store: Store) -> None:
     """Mirror the registry into the dynamic partitions (the registry is the source of truth)."""
     for name, keys in (("task", list(task_hashes(store))), ("system", list(load_systems(store)))):
-        known = set(instance.get_dynamic_partitions(name))
-        new = [k for k in keys if k not in known]
-        if new:
-            instance.add_dynamic_partitions(name, new)
+        add_missing_partitions(instance, name, keys)
+
+
+def add_missing_partitions(instance: DagsterInstance, name: str, keys: list[str]) -> None:
+    known = set(instance.get_dynamic_partitions(name))
+    new = [k for k in keys if k not in known]
+    if new:
+        instance.add_dynamic_partitions(name, new)
 
 
 @dataclass
