@@ -29,3 +29,13 @@ def fence_untrusted(text: str) -> str:
 def render(name: str, variables: dict) -> str:
     text, _ = load_template(name)
     return text.format(**variables)
+
+
+def for_judge(text: str, budget: int | None, limit: int, cut_note: str) -> tuple[str, bool]:
+    """Untrusted text as an LLM judge reads it: fenced, and cut at `limit` characters with a note
+    saying so when the judge has a budget (`budget` None: the heuristic judge reads it whole).
+    Returns the text and whether it was cut."""
+    cut = budget is not None and len(text) > limit
+    if cut:
+        text = text[:limit] + f"\n[... {cut_note}: {limit} of {len(text)} characters]"
+    return fence_untrusted(text), cut

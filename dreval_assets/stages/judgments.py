@@ -24,7 +24,7 @@ from ..core.models import (ChecklistJudgment, ContradictionCount, CriteriaScores
                            RaceCriteria, RaceCriterion, RaceScores, RubricScores)
 from ..core.report_parser import without_citations
 from ..judges.base import Judge, JudgmentRequest
-from ..judges.prompts import fence_untrusted, load_template
+from ..judges.prompts import fence_untrusted, for_judge, load_template
 from .frames import frame, rows_by_partition
 from .task_rubrics import adaptive_rubric, checklists as task_checklists, key_facts as task_key_facts, race_criteria
 
@@ -123,9 +123,7 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
 
 
 def _for_judge(text: str, judge: Judge) -> str:
-    if judge.source_token_budget is not None and len(text) > REPORT_CHARS:
-        text = text[:REPORT_CHARS] + f"\n[... report cut: {REPORT_CHARS} of {len(text)} characters]"
-    return fence_untrusted(text)
+    return for_judge(text, judge.source_token_budget, REPORT_CHARS, "report cut")[0]
 
 
 PAIRWISE_TEMPLATE = "pairwise_criteria"

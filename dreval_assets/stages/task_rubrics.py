@@ -21,7 +21,7 @@ from ..benchmarks.miroeval_rubric import finalise
 from ..benchmarks.suites import suite_names
 from ..core.models import AdaptiveRubric, KeyFacts, RaceCriteria
 from ..judges.base import Judge, JudgmentRequest
-from ..judges.prompts import fence_untrusted, load_template
+from ..judges.prompts import for_judge, load_template
 from .frames import frame
 
 TEMPLATE = "miroeval_rubric"
@@ -86,11 +86,10 @@ def _key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[di
     plans, requests = [], []
     for row in wanted:
         for name, text in sorted((attachments.get(row["task"]) or {}).items()):
-            cut = judge.source_token_budget is not None and len(text) > ATTACHMENT_CHARS
-            shown = text[:ATTACHMENT_CHARS] + f"\n[... cut: {ATTACHMENT_CHARS} of {len(text)} characters]" if cut else text
+            shown, cut = for_judge(text, judge.source_token_budget, ATTACHMENT_CHARS, "cut")
             plans.append((row["task"], name, cut))
             requests.append(JudgmentRequest(KEY_FACTS_TEMPLATE, {
-                "query": row["query"], "attachment": name, "attachment_text": fence_untrusted(shown),
+                "query": row["query"], "attachment": name, "attachment_text": shown,
                 "max_facts": MAX_KEY_FACTS}, KeyFacts, {**(labels or {}), "task": row["task"]}))
     rows = []
     for (task, name, cut), judgment in zip(plans, judge.judge_many(requests), strict=True):
