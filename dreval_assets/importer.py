@@ -46,7 +46,7 @@ class ImportSummary:
     import_id: str
     benchmark: str
     source: str
-    tasks: Counter = field(default_factory=Counter)  # new / changed / unchanged
+    tasks_unchanged: int = 0
     reports: Counter = field(default_factory=Counter)  # new / changed / unchanged
     reports_by_system: Counter = field(default_factory=Counter)
     systems_new: list[str] = field(default_factory=list)
@@ -55,6 +55,12 @@ class ImportSummary:
     new_task_keys: list[str] = field(default_factory=list)
     changed_task_keys: list[str] = field(default_factory=list)
     log: ImportLog = field(default_factory=ImportLog)
+
+    @property
+    def tasks(self) -> Counter:
+        """Tasks new / changed / unchanged."""
+        return Counter(new=len(self.new_task_keys), changed=len(self.changed_task_keys),
+                       unchanged=self.tasks_unchanged)
 
     def counts(self) -> dict:
         return {"tasks": dict(self.tasks), "reports": dict(self.reports),
@@ -127,7 +133,7 @@ def _batches(items: Iterable[T]) -> Iterator[list[T]]:
 
 def _register(store: Store, batch, known: dict[str, str], summary: ImportSummary) -> None:
     new, changed = register_tasks(store, batch, source=f"import:{summary.benchmark}:{summary.source}", known=known)
-    summary.tasks.update(new=len(new), changed=len(changed), unchanged=len(batch) - len(new) - len(changed))
+    summary.tasks_unchanged += len(batch) - len(new) - len(changed)
     summary.new_task_keys += new
     summary.changed_task_keys += changed
 
