@@ -198,9 +198,11 @@ def _register_system(store: Store, name: str, info: SystemInfo | None, registere
                            f"import its reports under another name with --system")
     description = (info.description if info else "") or f"imported from {summary.benchmark} {summary.source}"
     display = (info.display_name if info else "") or name
-    register_system(store, SystemEntry(key, display, "imported", None, description))
+    entry = SystemEntry(key, display, "imported", None, description,
+                        has_citations=info.has_citations if info else None)
+    register_system(store, entry)
     (summary.systems_known if known else summary.systems_new).append(key)
-    registered[key] = SystemEntry(key, display, "imported", None, description)
+    registered[key] = entry
     return key
 
 

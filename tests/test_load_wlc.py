@@ -195,3 +195,23 @@ def test_loaders_are_lazy(tmp_path):
     assert next(tasks).key == "wlc.2026-02-1"
     assert problems(log.skipped, f"{R1}/ga_100.json") == [
         f"{R1}/ga_100.json:2: malformed JSON (Expecting property name enclosed in double quotes); rest of file skipped"]
+
+
+def test_has_citations_from_agencies_is_kept_on_the_registered_system(tmp_path):
+    from dreval_assets.importer import import_release
+    from dreval_assets.store.db import Store
+    from dreval_assets.store.registry import SystemEntry, load_systems, register_system
+
+    store = Store(tmp_path / "t.duckdb")
+    store.ensure_schema()
+    import_release(store, "wlc", ROOT)
+    systems = load_systems(store)
+    assert systems["plain-writer"].has_citations is False  # agencies.json: has_citations false
+    assert systems["gemini-dr"].has_citations is True
+    assert systems["stray-system"].has_citations is None  # not in agencies.json: unknown
+    # a folder system nobody describes stays unknown, and re-importing changes nothing
+    register_system(store, SystemEntry("my-folder", "my-folder", "folder", str(tmp_path)))
+    assert load_systems(store)["my-folder"].has_citations is None
+    before = store.query("SELECT system, changed_at FROM registered_systems ORDER BY system").rows()
+    import_release(store, "wlc", ROOT)
+    assert store.query("SELECT system, changed_at FROM registered_systems ORDER BY system").rows() == before

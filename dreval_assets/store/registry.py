@@ -22,6 +22,7 @@ class SystemEntry:
     endpoint: str | None = None  # kind "endpoint": the OpenAI-compatible base URL that writes the reports
     model: str | None = None
     api_key_env: str | None = None  # the environment variable holding its API key (the key is never stored)
+    has_citations: bool | None = None  # False: the release says it writes without citations; None: not said
 
 
 def task_hash(task: Task) -> str:
@@ -62,9 +63,9 @@ def register_system(store: Store, entry: SystemEntry) -> bool:
         return False  # unchanged: no write, so its changed_at (what the registry sensor follows) stays
     store.execute(
         "INSERT OR REPLACE INTO registered_systems (system, display_name, kind, reports_dir, description, endpoint, "
-        "model, api_key_env, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
+        "model, api_key_env, has_citations, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, current_timestamp)",
         [entry.system, entry.display_name, entry.kind, entry.reports_dir, entry.description, entry.endpoint,
-         entry.model, entry.api_key_env],
+         entry.model, entry.api_key_env, entry.has_citations],
     )
     return not known
 
@@ -85,7 +86,7 @@ def task_hashes(store: Store) -> dict[str, str]:
 
 def load_systems(store: Store) -> dict[str, SystemEntry]:
     frame = store.query(
-        "SELECT system, display_name, kind, reports_dir, description, endpoint, model, api_key_env "
+        "SELECT system, display_name, kind, reports_dir, description, endpoint, model, api_key_env, has_citations "
         "FROM registered_systems ORDER BY registered_at, system"
     )
     return {row[0]: SystemEntry(*row) for row in frame.iter_rows()}
