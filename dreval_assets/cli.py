@@ -223,18 +223,14 @@ def cmd_run(args, settings: Settings) -> int:
 
 
 def cmd_leaderboard(args, settings: Settings) -> int:
+    from .leaderboard_view import leaderboard_tables
+
     store = _store(settings)
     board = store.query("SELECT * FROM leaderboard")
     if args.suite and args.suite not in SUITES:
         raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")
-    if args.suite or args.format in ("csv", "json"):
-        print(render(wide_leaderboard(board, args.suite), args.format))
-        return 0
-    present = set(board.get_column("suite").unique()) if board.height else set()
-    sections = [s for s in SUITES.values() if s.name in present] or [SUITES["core"]]
-    for index, suite in enumerate(sections):
-        print(("\n" if index else "") + f"{suite.title} (suite {suite.name}; ranked by {suite.headline[0]})")
-        print(render(wide_leaderboard(board, suite.name), args.format))
+    # one table per suite and judge, ranked on the tasks every system scored
+    print(render(leaderboard_tables(board, args.suite), args.format))
     return 0
 
 

@@ -1,74 +1,204 @@
-"""Render the leaderboard table for people: one row per system, one column per metric."""
+"""The leaderboard as people read it: one table per suite and judge, one row per system, one column
+per metric, coverage beside every mean and a mark where a system was scored on fewer tasks than
+another one (md, csv and json say the same).
+
+Rows are ordered by the `rank` the leaderboard stage computed on the tasks every system scored, so
+a mean over half the tasks never leads a table unmarked. Judges never share a table: a home holding
+rows of two judges prints two tables, each headed by its judge.
+"""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import polars as pl
 
 from .benchmarks.suites import SUITES
 
 FORMATS = ("table", "md", "csv", "json")
+UNJUDGED = "none"  # the judge of metrics computed without one; they belong in every judge's table
+MARK = "†"
+EMPTY = "(no scores yet: run `dreval run`)"
+DETAIL_FIELDS = ("mean", "ci_low", "ci_high", "n_scored", "n_tasks", "coverage", "shared_mean", "n_shared",
+                 "rank", "coverage_note")
 
 
-def wide_leaderboard(board: pl.DataFrame, suite: str | None = None) -> pl.DataFrame:
-    """One row per system, one column per suite.metric (suffixed @judge only when judges differ).
+@dataclass(frozen=True)
+class BoardTable:
+    suite: str
+    title: str
+    judge: str                 # the judge of the table's judged metrics (`none` when it has none)
+    ranked_by: str | None      # the column whose shared-task rank orders the rows
+    n_shared: int | None       # how many tasks that rank compares
+    rows: pl.DataFrame         # leaderboard rows shown, one per system x metric, in display order
 
-    Columns follow each suite's headline order; rows rank by the first headline number of `suite`
-    (or of `core` when no suite is given).
-    """
+
+def leaderboard_tables(board: pl.DataFrame, suite: str | None = None) -> list[BoardTable]:
+    """The tables to print: per suite (registry order), per judge."""
+    board = _with_new_columns(board)
     if suite:
         board = board.filter(pl.col("suite") == suite)
-    if board.height == 0:
-        return pl.DataFrame()
-    board = board.with_columns(column=pl.col("suite") + "." + pl.col("metric"))
-    judges_per_column = board.group_by("column").agg(pl.col("judge").n_unique().alias("n_judges"))
-    board = board.join(judges_per_column, on="column").with_columns(
-        column=pl.when(pl.col("n_judges") > 1).then(pl.col("column") + "@" + pl.col("judge")).otherwise(pl.col("column")))
-    cells = board.with_columns(cell=_cell_text())
-    wide = cells.pivot(on="column", index="system", values="cell", aggregate_function="first")
-    summary = board.group_by("system").agg(
-        pl.col("n_tasks").max().alias("tasks"),
-        pl.col("judge").filter(pl.col("judge") != "none").unique().sort().str.join(",").alias("judge"))
-    wide = wide.join(summary, on="system")
-    rank_suite = SUITES[suite or "core"] if (suite or "core") in SUITES else None
-    if rank_suite:
-        headline = f"{rank_suite.name}.{rank_suite.headline[0]}"
-        ranked = board.filter(pl.col("column") == headline).select("system", rank=pl.col("mean"))
-        if ranked.height:
-            wide = wide.join(ranked, on="system", how="left").sort("rank", descending=True, nulls_last=True).drop("rank")
-    first = ["system", "judge", "tasks"]
-    return wide.select(first + sorted((c for c in wide.columns if c not in first), key=_column_order))
-
-
-def _column_order(column: str) -> tuple[int, int, str]:
-    suite, _, metric = column.partition(".")
-    metric = metric.split("@")[0]
     names = list(SUITES)
-    suite_rank = names.index(suite) if suite in SUITES else len(names)
+    present = sorted(board.get_column("suite").unique().to_list(),
+                     key=lambda s: (names.index(s) if s in SUITES else len(names), s))
+    tables = []
+    for name in present:
+        rows = board.filter(pl.col("suite") == name).with_columns(column=pl.col("suite") + "." + pl.col("metric"))
+        for judge, judge_rows in _split_by_judge(rows):
+            tables.append(_table(name, judge, judge_rows))
+    return tables
+
+
+def _with_new_columns(board: pl.DataFrame) -> pl.DataFrame:
+    """A board written before ranks existed (until the next `dreval run`) still prints, unranked."""
+    missing = {"shared_mean": pl.Float64, "n_shared": pl.Int64, "rank": pl.Int64, "coverage_note": pl.String}
+    return board.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in missing.items() if c not in board.columns)
+
+
+def _split_by_judge(rows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """One part per judge: its systems' judged rows plus their unjudged ones. A system with no judged
+    row in this suite appears in every part (its numbers do not depend on a judge)."""
+    judges = sorted(set(rows.get_column("judge").to_list()) - {UNJUDGED})
+    if not judges:
+        return [(UNJUDGED, rows)]
+    judged_systems = {j: set(rows.filter(pl.col("judge") == j).get_column("system").to_list()) for j in judges}
+    unjudged_only = set(rows.get_column("system").to_list()) - set().union(*judged_systems.values())
+    return [(j, rows.filter((pl.col("judge") == j)
+                            | ((pl.col("judge") == UNJUDGED) & pl.col("system").is_in(judged_systems[j] | unjudged_only))))
+            for j in judges]
+
+
+def _table(suite: str, judge: str, rows: pl.DataFrame) -> BoardTable:
+    spec = SUITES.get(suite)
+    headline = spec.headline if spec else ()
+    columns = set(rows.get_column("column").to_list())
+    ranked_rows = rows.filter(pl.col("rank").is_not_null())
+    ranked_by = next((f"{suite}.{m}" for m in headline
+                      if f"{suite}.{m}" in set(ranked_rows.get_column("column").to_list())), None)
+    if ranked_by is None:  # no rank at all (e.g. a board from before ranks): the first headline column
+        ranked_by = next((f"{suite}.{m}" for m in headline if f"{suite}.{m}" in columns), None)
+    by_column = rows.filter(pl.col("column") == ranked_by)
+    order = (by_column.select("system", "rank").sort(["rank", "system"], nulls_last=True).get_column("system").to_list()
+             if ranked_by else [])
+    systems = order + sorted(set(rows.get_column("system").to_list()) - set(order))
+    shared = by_column.get_column("n_shared").drop_nulls()
+    metric_order = {c: _column_order(c) for c in columns}
+    rows = (rows.with_columns(_system_order=pl.col("system").replace_strict(systems, list(range(len(systems)))),
+                              _metric_order=pl.col("column").replace_strict(metric_order, return_dtype=pl.Int64))
+            .sort(["_system_order", "_metric_order", "column"]).drop("_system_order", "_metric_order"))
+    return BoardTable(suite=suite, title=spec.title if spec else suite, judge=judge, ranked_by=ranked_by,
+                      n_shared=int(shared.max()) if shared.len() else None, rows=rows)
+
+
+def _column_order(column: str) -> int:
+    suite, _, metric = column.partition(".")
     headline = SUITES[suite].headline if suite in SUITES else ()
-    return suite_rank, headline.index(metric) if metric in headline else len(headline), column
+    return headline.index(metric) if metric in headline else len(headline)
+
+
+def wide_leaderboard(table: BoardTable) -> pl.DataFrame:
+    """One row per system: rank, tasks, then each metric as `mean (scored/tasks)`, marked when the
+    system was scored on fewer tasks than another one; the ranked column's shared-task mean is added
+    when some system's mean covers other tasks than the shared ones."""
+    rows = table.rows
+    cells = rows.with_columns(cell=_cell_text())
+    columns = list(dict.fromkeys(rows.get_column("column").to_list()))
+    wide = cells.pivot(on="column", index="system", values="cell", aggregate_function="first")
+    summary = rows.group_by("system", maintain_order=True).agg(
+        tasks=pl.col("n_tasks").max(),
+        rank=pl.col("rank").filter(pl.col("column") == table.ranked_by).first())
+    wide = summary.join(wide, on="system", how="left", maintain_order="left")
+    ranked = rows.filter(pl.col("column") == table.ranked_by)
+    if ranked.filter(pl.col("n_shared") < pl.col("n_scored")).height:
+        shared = ranked.select("system", pl.col("shared_mean").round(2).cast(pl.String).fill_null("—")
+                               .alias(f"{table.ranked_by} on {table.n_shared} shared"))
+        wide = wide.join(shared, on="system", how="left", maintain_order="left")
+        columns.insert(columns.index(table.ranked_by) + 1, shared.columns[1])
+    return wide.select("system", pl.col("rank").cast(pl.String).fill_null("—"), pl.col("tasks").cast(pl.String),
+                       *(pl.col(c).fill_null("—") for c in columns))
 
 
 def _cell_text() -> pl.Expr:
-    """Mean rounded to 2 places; coverage in brackets when some tasks were N/A."""
-    coverage = pl.lit(" (") + (pl.col("coverage") * 100).round(0).cast(pl.Int32).cast(pl.String) + pl.lit("% scored)")
-    return (pl.when(pl.col("mean").is_null()).then(pl.lit("N/A"))
-            .otherwise(pl.col("mean").round(2).cast(pl.String)
-                       + pl.when(pl.col("coverage") < 1).then(coverage).otherwise(pl.lit(""))))
+    """`71.25 (5/8)`: the mean over scored tasks and how many were scored; N/A when none was; the mark
+    when another system was scored on tasks this one was not."""
+    coverage = pl.format(" ({}/{})", pl.col("n_scored"), pl.col("n_tasks"))
+    mean = pl.when(pl.col("mean").is_null()).then(pl.lit("N/A")).otherwise(pl.col("mean").round(2).cast(pl.String))
+    mark = pl.when(pl.col("coverage_note").fill_null("") != "").then(pl.lit(" " + MARK)).otherwise(pl.lit(""))
+    return mean + coverage + mark
 
 
-def render(wide: pl.DataFrame, fmt: str) -> str:
-    if wide.is_empty():
-        return "(no scores yet: run `dreval run`)"
+def heading(table: BoardTable) -> str:
+    judge = "no judged metric" if table.judge == UNJUDGED else f"judge {table.judge}"
+    if table.ranked_by is None:
+        basis = "not ranked"
+    elif table.n_shared is None:
+        basis = f"by {table.ranked_by} (no shared-task rank yet: run `dreval run`)"
+    elif table.n_shared == 0:
+        basis = f"not ranked: no task has a {table.ranked_by} score for every system"
+    else:
+        basis = f"ranked by {table.ranked_by} on the {table.n_shared} task(s) every system scored"
+    return f"{table.title} (suite {table.suite}; {judge}; {basis})"
+
+
+def footnotes(table: BoardTable) -> list[str]:
+    """What the marks mean; the ranked column's notes in full, the others counted."""
+    marked = table.rows.filter(pl.col("coverage_note").fill_null("") != "")
+    if marked.height == 0:
+        return []
+    lines = [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
+             "(coverage in brackets); ranks use only the tasks every system scored."]
+    on_rank = marked.filter(pl.col("column") == table.ranked_by)
+    lines += [f"  {r['system']} {r['column']}: {r['coverage_note']}" for r in on_rank.iter_rows(named=True)]
+    others = marked.height - on_rank.height
+    if others:
+        lines.append(f"  {others} more marked cell(s): dreval sql \"SELECT system, suite, metric, coverage_note "
+                     f"FROM leaderboard WHERE coverage_note <> ''\"")
+    return lines
+
+
+def render(tables: list[BoardTable], fmt: str) -> str:
+    if not tables:
+        return EMPTY
     if fmt == "csv":
-        return wide.write_csv()
+        return _csv(tables)
     if fmt == "json":
-        return json.dumps(wide.to_dicts(), indent=2)
-    rows = [[str(v) for v in row] for row in wide.iter_rows()]
+        return json.dumps([_json_table(t) for t in tables], indent=2, default=str)
+    blocks = []
+    for table in tables:
+        wide = wide_leaderboard(table)
+        body = _markdown(wide) if fmt == "md" else _plain(wide)
+        blocks.append("\n".join([heading(table), body, *footnotes(table)]))
+    return "\n\n".join(blocks)
+
+
+def _csv(tables: list[BoardTable]) -> str:
+    """Long rows (one per system x metric x judge), typed, in the tables' order: every number has its
+    coverage, rank and note in its own row, and no column is empty for another judge's systems."""
+    fields = ["system", "suite", "metric", "column", "judge", "scale", *DETAIL_FIELDS]
+    rows = pl.concat([t.rows.select(fields) for t in tables], how="vertical_relaxed").unique(maintain_order=True)
+    return rows.write_csv()
+
+
+def _json_table(table: BoardTable) -> dict:
+    systems = []
+    for system, rows in table.rows.group_by("system", maintain_order=True):
+        metrics = {r["column"]: {f: r[f] for f in DETAIL_FIELDS} for r in rows.iter_rows(named=True)}
+        ranked = metrics.get(table.ranked_by, {})
+        systems.append({"system": system[0], "rank": ranked.get("rank"), "tasks": rows.get_column("n_tasks").max(),
+                        "metrics": metrics})
+    return {"suite": table.suite, "title": table.title, "judge": table.judge, "ranked_by": table.ranked_by,
+            "n_shared": table.n_shared, "systems": systems}
+
+
+def _markdown(wide: pl.DataFrame) -> str:
     header = wide.columns
-    if fmt == "md":
-        lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-        return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in wide.iter_rows()])
+
+
+def _plain(wide: pl.DataFrame) -> str:
+    rows = [list(row) for row in wide.iter_rows()]
+    header = wide.columns
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])

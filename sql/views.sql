@@ -1,14 +1,36 @@
 -- Views users query. Recreated on every schema check; they hold no data of their own.
 
--- Per system x suite x metric x judge, live over metric_scores (the leaderboard asset adds CIs).
+-- Per system x suite x metric x judge, live over metric_scores (the leaderboard asset adds CIs, ranks
+-- and coverage notes). A mean is over scored tasks only; shared_mean is over the tasks every system
+-- with a score on this suite x metric x judge has scored, the fair basis for comparing them.
 CREATE OR REPLACE VIEW leaderboard_live AS
-SELECT system, suite, metric, judge, any_value(scale) AS scale,
-       avg(value)                                    AS mean,
+WITH scored AS (
+    SELECT system, task, suite, metric, judge, value FROM metric_scores WHERE value IS NOT NULL
+), compared AS (
+    SELECT suite, metric, judge, count(DISTINCT system) AS n_systems FROM scored GROUP BY ALL
+), shared AS (
+    SELECT s.suite, s.metric, s.judge, s.task
+    FROM scored s JOIN compared c USING (suite, metric, judge)
+    GROUP BY s.suite, s.metric, s.judge, s.task, c.n_systems
+    HAVING count(DISTINCT s.system) = c.n_systems
+), shared_means AS (
+    SELECT s.system, s.suite, s.metric, s.judge, avg(s.value) AS shared_mean
+    FROM scored s JOIN shared USING (suite, metric, judge, task)
+    GROUP BY ALL
+), shared_counts AS (
+    SELECT suite, metric, judge, count(*) AS n_shared FROM shared GROUP BY ALL
+)
+SELECT m.system, m.suite, m.metric, m.judge, any_value(m.scale) AS scale,
+       avg(m.value)                                  AS mean,
        count(*)                                      AS n_tasks,
-       count(value)                                  AS n_scored,
-       count(value) / count(*)                       AS coverage
-FROM metric_scores
-GROUP BY ALL;
+       count(m.value)                                AS n_scored,
+       count(m.value) / count(*)                     AS coverage,
+       any_value(sm.shared_mean)                     AS shared_mean,
+       coalesce(any_value(sc.n_shared), 0)           AS n_shared
+FROM metric_scores m
+LEFT JOIN shared_means sm USING (system, suite, metric, judge)
+LEFT JOIN shared_counts sc USING (suite, metric, judge)
+GROUP BY m.system, m.suite, m.metric, m.judge;
 
 -- Every verdict with the claim, the report and the task it came from.
 CREATE OR REPLACE VIEW claim_verdicts_in_context AS

@@ -1,17 +1,30 @@
 """Statistics over per-task scores."""
 from __future__ import annotations
 
-import random
-from typing import Sequence
+from typing import Mapping, Sequence
+
+import polars as pl
 
 
 def bootstrap_ci(values: Sequence[float], draws: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float] | None:
-    """Percentile bootstrap CI of the mean, resampling tasks with replacement; None below 2 values."""
+    """Percentile bootstrap CI of the mean, resampling tasks with replacement; None below 2 values.
+    The draws are sampled in polars (seeded, so reproducible): a leaderboard holds thousands of these."""
     if len(values) < 2:
         return None
-    rng = random.Random(seed)
     n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(draws))
+    picks = pl.Series(values, dtype=pl.Float64).sample(n * draws, with_replacement=True, seed=seed)
+    means = picks.reshape((draws, n)).arr.mean().sort()
     lo = means[int((1 - level) / 2 * draws)]
     hi = means[min(draws - 1, int((1 + level) / 2 * draws))]
     return lo, hi
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def competition_ranks(scores: Mapping[str, float], higher_is_better: bool = True) -> dict[str, int]:
+    """Rank 1 for the best score; equal scores share the better rank and the next one skips ("1224"),
+    as sports tables and most published leaderboards do."""
+    ordered = sorted(scores.values(), reverse=higher_is_better)
+    return {name: ordered.index(score) + 1 for name, score in scores.items()}

@@ -43,6 +43,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
                       "n_items": I, "na_reason": S, "detail": S, "policy": S, "judge": S},
     "leaderboard": {"system": S, "suite": S, "metric": S, "judge": S, "scale": S, "mean": F,
                     "ci_low": F, "ci_high": F, "n_tasks": I, "n_scored": I, "coverage": F,
+                    "shared_mean": F, "n_shared": I, "rank": I, "coverage_note": S,
                     "computed_at": pl.Datetime("us")},
 }
 
