@@ -215,3 +215,50 @@ def test_has_citations_from_agencies_is_kept_on_the_registered_system(tmp_path):
     before = store.query("SELECT system, changed_at FROM registered_systems ORDER BY system").rows()
     import_release(store, "wlc", ROOT)
     assert store.query("SELECT system, changed_at FROM registered_systems ORDER BY system").rows() == before
+
+
+SHAPES = RELEASES.parent / "report_shapes"
+
+
+def _release_with_one_report(tmp_path, md_text: str, citation_urls: dict) -> tuple:
+    wiki = tmp_path / "data/r1/wiki_data"
+    (wiki / "cleaned_data/article").mkdir(parents=True)
+    (wiki / "cleaned_data/article/Kestrel Bay Lighthouse.md").write_text("# Kestrel Bay Lighthouse\n\nA lighthouse.\n")
+    (wiki / "ga_100.json").write_text(json.dumps([{"id": "7", "title": "Kestrel Bay Lighthouse", "question": "Write it."}]))
+    outputs = tmp_path / "data/r1/test_data/agent"
+    (outputs / "md_data").mkdir(parents=True)
+    (outputs / "json_data").mkdir()
+    (outputs / "md_data/Kestrel_Bay_Lighthouse.md").write_text(md_text)
+    page = {"title": "Kestrel Bay Lighthouse", "extract": "unused", "citation_urls": citation_urls}
+    (outputs / "json_data/Kestrel_Bay_Lighthouse.json").write_text(json.dumps({"query": {"pages": {"99": page}}}))
+    log = ImportLog()
+    return list(load_wlc.iter_reports(tmp_path, log)), log
+
+
+def test_citation_map_fills_the_indices_the_article_list_leaves_unresolved(tmp_path):
+    md = (SHAPES / "wlc_footnotes.md").read_text()  # footnotes [^1]..[^5] (5 without a URL), [^6] undefined
+    assert parse_report(md).unresolved_indices == [5, 6]
+    urls = {"1": "https://elsewhere.example/one", "5": "https://gazette.example/2019/03/14/sale",
+            "6": "https://kestrelbaytrust.example.org/reopening-2022"}
+    (report,), log = _release_with_one_report(tmp_path, md, urls)
+    parsed = parse_report(report.text)
+    assert parsed.unresolved_indices == []
+    by_index = {r.index: r.url for r in parsed.references}
+    assert by_index[1] == "https://maritimeheritage.example.org/lights/kestrel-bay"  # the article's own URL wins
+    assert by_index[5] == "https://gazette.example/2019/03/14/sale"
+    assert by_index[6] == "https://kestrelbaytrust.example.org/reopening-2022"
+    claims = {c.text: c.urls for c in parsed.claims}
+    assert claims["A local trust bought the lighthouse in 2019 for £1.2 million."] == [
+        "https://gazette.example/2019/03/14/sale"]
+    assert report.text.endswith("References\n[5] https://gazette.example/2019/03/14/sale\n"
+                                "[6] https://kestrelbaytrust.example.org/reopening-2022\n")
+    assert problems(log.notes) == [
+        "data/r1/test_data/agent/md_data/Kestrel_Bay_Lighthouse.md: json_data citation_urls resolve 2 index(es) "
+        "the article's reference list leaves without a URL: 5, 6"]
+
+
+def test_article_whose_list_resolves_everything_is_imported_as_its_file(tmp_path):
+    md = "# Kestrel Bay Lighthouse\n\nIt was built in 1871 [1].\n\n## References\n[1] https://a.example/built\n"
+    (report,), log = _release_with_one_report(tmp_path, md, {"1": "https://b.example/other"})
+    assert report.path is not None and report.text is None
+    assert problems(log.notes) == []

@@ -30,6 +30,22 @@ def cited(markup: str, known: set[int] = frozenset()) -> list[tuple]:
         ('Fact <sup><a href="#ref4">[4]</a></sup>.', [4]),
         ("Fact [^3].", [3]),
         ("Fact [3](#ref3).", [3]),
+        # escaped by Markdown converters (html2text, pandoc)
+        ("Fact \\[3\\].", [3]),
+        ("Fact \\[3, 5\\].", [3, 5]),
+        ("Fact \\[3].", [3]),
+        ("Fact \\[^3\\].", [3]),
+        ("Fact \\[15†L10\\].", [15]),
+        ("Fact [\\[3\\]](https://a.example/x).", [3]),
+        # full-width and superscript
+        ("Fact 【3，5】.", [3, 5]),
+        ("Fact ［3］.", [3]),
+        ("Fact〔4〕.", [4]),
+        ("Fact ^[3].", [3]),
+        ("Fact^[3]^.", [3]),
+        ("Fact<sup>3</sup>.", [3]),
+        ("Fact <sup>2,3</sup>.", [2, 3]),
+        ("Fact<sup> 4 </sup>.", [4]),
     ],
 )
 def test_numbered_marker_forms(markup, indices):
@@ -48,13 +64,35 @@ def test_numbered_marker_forms(markup, indices):
         "![Chart 1](https://cdn.example/chart1.png)",
         "Run `arr[1]` now.",
         "Run <code>arr[2]</code> now.",
-        "An escaped \\[1\\] bracket.",
+        "An escaped \\[2023\\] year.",
+        "LaTeX display math \\[ x^2 \\] is not a marker.",
         "A named footnote[^note].",
         "[docs](./local/page.md)",
     ],
 )
 def test_not_citations(markup):
     assert cited(markup) == []
+
+
+@pytest.mark.parametrize(
+    ("markup", "plain"),
+    [
+        ("Chicago covers 606 km<sup>2</sup>.", "Chicago covers 606 km2."),
+        ("A volume of 3 m<sup>3</sup> per second.", "A volume of 3 m3 per second."),
+        ("About 10<sup>6</sup> cells.", "About 106 cells."),
+        ("The term (x+1)<sup>2</sup> grows.", "The term (x+1)2 grows."),
+    ],
+)
+def test_superscript_exponents_are_not_citations(markup, plain):
+    tokenized = tokenize_inline(markup)
+    assert tokenized.citations_in() == [] and tokenized.plain() == plain
+
+
+def test_ipv6_literal_urls_are_urls():
+    assert cited("Mirror at http://[2001:db8::1]/x/y?z=1.") == [([], "http://[2001:db8::1]/x/y?z=1", "")]
+    assert cited("Port too: https://[2001:db8::1]:8443/a") == [([], "https://[2001:db8::1]:8443/a", "")]
+    assert cited("Linked [mirror](http://[2001:db8::2]/m) copy.") == [([], "http://[2001:db8::2]/m", "mirror")]
+    assert cited("Bare host http://[::1]") == [([], "http://[::1]", "")]
 
 
 def test_year_is_a_citation_only_when_the_reference_exists():

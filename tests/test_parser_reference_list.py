@@ -112,3 +112,46 @@ def test_non_web_locators_are_kept_for_the_fetcher_to_refuse():
     assert split_url_and_title("Local file file:///etc/passwd") == ("file:///etc/passwd", "Local file")
     assert split_url_and_title("Archive - ftp://files.example/a.pdf.") == ("ftp://files.example/a.pdf", "Archive")
     assert split_url_and_title("Plain title only") == (None, "Plain title only")
+
+
+@pytest.mark.parametrize(
+    ("line", "indices"),
+    [
+        (f"[1] [4] [6] [13] Title of page / {URL}", [1, 4, 6, 13]),
+        (f"[1][4] {URL}", [1, 4]),
+        (f"[1, 4] Title of page {URL}", [1, 4]),
+        (f"【3】【4】Title of page {URL}", [3, 4]),
+        (f"\\[1\\] \\[4\\] Title of page / {URL}", [1, 4]),
+        (f"- [2] [2] Title of page {URL}", [2]),
+    ],
+)
+def test_one_source_under_several_indices(line, indices):
+    references = parse_reference_entries([line])
+    assert [r.index for r in references] == indices
+    assert {(r.url, r.title) for r in references} <= {(URL, "Title of page"), (URL, "")}
+
+
+def test_a_bracketed_year_after_the_index_is_not_an_index():
+    assert [(r.index, r.title) for r in parse_reference_entries([f"[1] [2023] Annual report {URL}"])] == [
+        (1, "[2023] Annual report")]
+
+
+def test_a_bracketed_link_title_after_the_index_is_the_title():
+    assert parse_reference_entries([f"[1] [2]({URL})"]) == [Reference(index=1, url=URL, title="2")]
+
+
+@pytest.mark.parametrize("line", [f"\\[1\\] Title of page {URL}", f"1\\. Title of page {URL}"])
+def test_entries_escaped_by_a_converter(line):
+    assert parse_reference_entries([line]) == [Reference(index=1, url=URL, title="Title of page")]
+
+
+def test_a_later_entry_with_a_url_replaces_one_without():
+    kept, warnings = drop_duplicates([Reference(index=5, title="Gazette"), Reference(index=5, url="https://g.example")])
+    assert kept == [Reference(index=5, url="https://g.example")]
+    assert warnings == ["duplicate reference index 5: kept the later entry, the first has no URL"]
+    assert drop_duplicates([Reference(index=1, url="https://a"), Reference(index=1, url="https://a")]) == (
+        [Reference(index=1, url="https://a")], [])
+
+
+def test_unnumbered_entries_can_start_after_a_given_index():
+    assert [r.index for r in parse_reference_entries(["Sources: https://a.example, https://b.example"], after=7)] == [8, 9]

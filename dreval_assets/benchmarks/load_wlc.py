@@ -402,8 +402,9 @@ def _report_files(folder: Path) -> dict[str, tuple[Path | None, Path | None]]:
 
 def build_report(root: Path, system: str, key: str, original_id: str, md: Path | None, js: Path | None,
                  log: ImportLog) -> ImportedReport | None:
-    """The md article as a file; as text with a references block when only the json lists the
-    cited URLs (the parser needs the list to resolve `[n]`); the json extract when no md is usable."""
+    """The md article as a file; as text with a references block when the json's `citation_urls`
+    resolve indices the article's own list does not (the parser needs a list to resolve `[n]`);
+    the json extract when no md is usable."""
     page, urls = None, []
     if js is not None:
         data = read_json(js, root, log)
@@ -414,10 +415,13 @@ def build_report(root: Path, system: str, key: str, original_id: str, md: Path |
     text = read_text(md, root, log) if md is not None else None
     if text and text.strip():
         where = relative(root, md)
-        if urls and not has_reference_list(text):
-            log.note(where, None, "article has no reference list: added from json_data citation_urls")
+        listed, missing = unresolved_by_article(text, urls)
+        if missing:
+            log.note(where, None, "article has no reference list: added from json_data citation_urls" if not listed
+                     else f"json_data citation_urls resolve {len(missing)} index(es) the article's reference list "
+                          f"leaves without a URL: {_shown([n for n, _ in missing])}")
             return ImportedReport(system=system, task=key, task_id=original_id, where=where,
-                                  text=text.rstrip() + references_block(urls), base_dir=md.parent)
+                                  text=text.rstrip() + references_block(missing), base_dir=md.parent)
         return ImportedReport(system=system, task=key, task_id=original_id, where=where, path=md, base_dir=md.parent)
     extract = page.get("extract") if page else None
     if isinstance(extract, str) and extract.strip():
@@ -433,12 +437,21 @@ def build_report(root: Path, system: str, key: str, original_id: str, md: Path |
     return None
 
 
-def has_reference_list(text: str) -> bool:
-    from ..core.report_parser import (
-        parse_report,  # the parser downstream decides what a list is
-    )
+def unresolved_by_article(text: str, urls: list[tuple[str, str]]) -> tuple[bool, list[tuple[str, str]]]:
+    """(does the article have a reference list, the numbered `citation_urls` entries for indices
+    that list gives no URL). The article's own URL wins where both give one."""
+    if not urls:
+        return False, []
+    from ..core.report_parser import parse_report  # the parser downstream decides what a list is
 
-    return parse_report(text).has_reference_list
+    parsed = parse_report(text)
+    resolved = {reference.index for reference in parsed.references if reference.url}
+    return parsed.has_reference_list, [(n, url) for n, url in urls if n.isdigit() and int(n) not in resolved]
+
+
+def _shown(indices: list[str], limit: int = 10) -> str:
+    more = f" and {len(indices) - limit} more" if len(indices) > limit else ""
+    return ", ".join(indices[:limit]) + more
 
 
 def citation_urls(page: dict) -> list[tuple[str, str]]:

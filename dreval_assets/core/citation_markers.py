@@ -10,7 +10,10 @@ code spans (never citations), images, HTML anchors around numbers
 (`<a href="#ref3">[3]</a>`), HTML links, Markdown links (`[title](url)`,
 `[[3]](url)`), autolinks, DR³-Eval's named sources (`[long_context: "title", chunk 2]`,
 `[Doc: f.pdf, Page 5]`, `[Image: x.jpg]`, `[RAG-3]`), `[15†L10]` / `【15†L10-L20】`,
-footnotes `[^3]`, numbered brackets `[3]`, `[3, 5]`, `[3-5]`, and bare `https://` URLs.
+footnotes `[^3]`, numbered brackets `[3]`, `[3, 5]`, `[3-5]` (also full-width `【3】` `［3］`, with a
+caret `^[3]`, or escaped by a Markdown converter `\\[3\\]`), superscript numbers `<sup>3</sup>` (not
+after a digit or a unit: `km<sup>2</sup>` is an exponent), and bare `https://` URLs (IPv6 literal
+hosts included: `http://[2001:db8::1]/x`).
 """
 from __future__ import annotations
 
@@ -37,10 +40,13 @@ MAX_RANGE_WIDTH = 50  # a range citing more sources than this is a typo, not a c
 MAX_PLAIN_INDEX = 999  # larger numbers in brackets are years unless the reference list has them
 
 # Patterns are bounded ({0,N}, attributes stop at "<") so hostile input cannot make scanning quadratic.
+_OPEN = "[\\[【［〔]"  # ASCII and full-width brackets
+_CLOSE = "[\\]】］〕]"
 _NUMBER_LIST = r"\d{1,6}(?:\s*[-–—]\s*\d{1,6})?(?:\s*[,;，、]\s*\d{1,6}(?:\s*[-–—]\s*\d{1,6})?)*"
 _URL_CHARS = "[^\\s<>\"'`\\[\\]|{}\u3000-\u303f\uff00-\uffef\ue000-\uf8ff【】]"
+_IPV6_HOST = r"\[[0-9a-f:.]{2,45}(?:%25[0-9a-z._~-]{1,20})?\](?::\d{1,5})?"  # brackets are part of the URL here
 
-BARE_URL_RE = re.compile(r"https?://" + _URL_CHARS + "+", re.I)
+BARE_URL_RE = re.compile(r"https?://(?:" + _IPV6_HOST + "(?:[/?#]" + _URL_CHARS + "*)?|" + _URL_CHARS + "+)", re.I)
 MARKDOWN_LINK_RE = re.compile(
     r"(?<!!)\[(?P<title>(?:[^\[\]\n]|\[[^\[\]\n]*\]){0,300})\]"
     r"\(\s*<?(?P<href>(?:[^\s()<>]|\([^\s()<>]*\))+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
@@ -69,11 +75,27 @@ _NAMED_SOURCE_RE = re.compile(
     r"\[\s*(?P<kind>long_context|doc|image)\s*:\s*(?P<body>[^\[\]\n]{1,500})\]"
     r"|\[\s*rag\s*-\s*(?P<rag>\d{1,6})\s*\]", re.I)
 _QUOTED_RE = re.compile(r"^[\"“”']\s*(?P<title>.*?)\s*[\"“”']\s*(?:,|$)")
-_DAGGER_RE = re.compile(r"[\[【]\s*(?P<number>\d{1,6})\s*†[^\]】\n]{0,80}[\]】]")
+_DAGGER_RE = re.compile(_OPEN + r"\s*(?P<number>\d{1,6})\s*†[^\]】］〕\n]{0,80}" + _CLOSE)
 _FOOTNOTE_RE = re.compile(r"\[\^(?P<label>[^\]\s]{1,40})\](?!:)")
-_BRACKET_NUMBERS_RE = re.compile(r"[\[【]\s*(?P<numbers>" + _NUMBER_LIST + r")\s*[\]】](?!\()")
+_BRACKET_NUMBERS_RE = re.compile(r"\^?" + _OPEN + r"\s*(?P<numbers>" + _NUMBER_LIST + r")\s*" + _CLOSE + r"\^?(?!\()")
+# Markdown converters escape brackets: `\[3\]`, `\[3, 5\]`, `\[^3\]`, `\[15†L10\]` are markers all the same.
+_ESCAPED_MARKER_RE = re.compile(
+    r"\\?\[(?P<inner>\^?\s*" + _NUMBER_LIST + r"\s*(?:†[^\[\]\\\n]{0,80})?)\\?\](?P<colon>:?)")
+# <sup>3</sup>, <sup>2,3</sup>: a citation unless it follows a digit or a unit (10<sup>6</sup>, km<sup>2</sup>).
+_SUP_NUMBERS_RE = re.compile(r"<sup\b[^<>]{0,200}>\s*(?P<numbers>" + _NUMBER_LIST + r")\s*</sup\s*>", re.I)
+_EXPONENT_BASE_RE = re.compile(
+    r"(?:[\d)]|(?<![A-Za-z])(?:[kcmdnµμ]?m|ft|in|mi|yd|sq|kg|g|h|m/s|W/m|J|N|Pa|L|l|x|y|n|e|r))\s*$")
 _NUMERIC_LABEL_RE = re.compile(r"\s*[\[【]?\s*(?P<numbers>" + _NUMBER_LIST + r")\s*[\]】]?\s*")
 _RANGE_RE = re.compile(r"(\d+)\s*[-–—]\s*(\d+)")
+
+
+def unescape_markers(text: str) -> str:
+    """`\\[3\\]` -> `[3]` (and `\\[3]`, `[3\\]`); other escapes are left for `unescape_markdown`."""
+    def replace(match: re.Match) -> str:
+        literal = match.group(0)
+        return f"[{match.group('inner')}]{match.group('colon')}" if "\\" in literal else literal
+
+    return _ESCAPED_MARKER_RE.sub(replace, text) if "\\" in text else text
 
 
 def attribute(tag: str, name: str) -> str:
@@ -200,8 +222,10 @@ class _Tokenizer:
 
     def run(self, text: str) -> TokenizedText:
         text = _CODE_SPAN_RE.sub(self._code_span, text)
+        text = unescape_markers(text)
         text = _MARKDOWN_IMAGE_RE.sub(self._markdown_image, text)
         text = _HTML_IMAGE_RE.sub(self._html_image, text)
+        text = _SUP_NUMBERS_RE.sub(self._sup_numbers, text)
         text = _SUP_TAG_RE.sub("", text)  # <sup>[3]</sup> is just [3]
         text = _HTML_NUMBERED_ANCHOR_RE.sub(self._numbered_anchor, text)
         text = HTML_LINK_RE.sub(self._html_link, text)
@@ -299,6 +323,12 @@ class _Tokenizer:
                 return literal
             url, title = (f"doc:{name}", name) if kind == "long_context" else (f"attachment:{name}", name)
         return self._add(InlineToken(literal, citation=Citation(marker=literal, url=url, title=title)), False)
+
+    def _sup_numbers(self, match: re.Match) -> str:
+        before = match.string[max(0, match.start() - 12):match.start()]
+        if _EXPONENT_BASE_RE.search(before):
+            return match.group(0)  # left for _SUP_TAG_RE: the number stays in the text
+        return self._numbered(match.group(0), match.group("numbers"))
 
     def _dagger(self, match: re.Match) -> str:
         return self._numbered(match.group(0), match.group("number"))

@@ -17,6 +17,12 @@ Conventions worth knowing:
   counts as one), does not end with "?", does not open like agent chatter
   ("I will ...", "Let me ...", "Okay, ..."), and contains a digit or a
   capitalised word after the first (the pronoun "I" aside).
+- Agent chatter (`chatter.py`) is never a claim, cited or not: tool-call echoes and reasoning
+  blocks are skipped like code, narrating sentences stay in `sentences` (they are part of what the
+  system wrote) but not in the claims; a warning counts both.
+- A `Sources: https://...` line is a reference list of its own, wherever it stands; its unnumbered
+  entries are numbered after every listed index and every number a marker uses, so a marker never
+  resolves to one of them by accident.
 """
 from __future__ import annotations
 
@@ -24,13 +30,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .chatter import chatter_lines, is_chatter_sentence
 from .citation_markers import TokenizedText, tokenize_inline
 from .models import Citation, Claim, ClaimKind, Figure, ParsedReport, Reference, Section, Table
 from .reference_list import (
     DEFINITION_LINE_RE,
     drop_duplicates,
+    is_bracketed_linked_entry,
     is_reference_label,
     is_reference_title,
+    label_line_rest,
     parse_reference_entries,
     starts_linked_or_numbered_entry,
 )
@@ -121,7 +130,7 @@ def _guarded(builder: _ReportBuilder, step: Callable[[], None]) -> None:
 
 def is_checkable_fact(sentence: str) -> bool:
     """Does an uncited sentence still state something checkable? (rule in the module docstring)"""
-    if sentence.rstrip().endswith(("?", "？")) or _AGENT_CHATTER_RE.match(sentence):
+    if sentence.rstrip().endswith(("?", "？")) or _AGENT_CHATTER_RE.match(sentence) or is_chatter_sentence(sentence):
         return False
     words = _WORD_RE.findall(sentence)
     if len(words) < MIN_FACT_WORDS:
@@ -204,9 +213,16 @@ def _closes_fence(line: str, fence: str) -> bool:
 
 
 def _reference_regions(lines: list[str], code: list[bool], spans: list[_Span]) -> list[list[int]]:
+    """Every reference block: the listed ones, then the `Sources: ...` lines."""
+    listed = _listed_regions(lines, code, spans)
+    return listed + _label_line_regions(lines, code, {i for region in listed for i in region})
+
+
+def _listed_regions(lines: list[str], code: list[bool], spans: list[_Span]) -> list[list[int]]:
     """Line numbers of each reference block: a References section (with its
     sub-sections), a `References:` label and what follows it in its section,
-    and footnote/link definitions anywhere."""
+    `[n] title https://...` lines that end a section without a heading above them,
+    and footnote/link definitions anywhere (with their indented continuation lines)."""
     regions: list[list[int]] = []
     reference_level: int | None = None
     for span in spans:
@@ -219,12 +235,50 @@ def _reference_regions(lines: list[str], code: list[bool], spans: list[_Span]) -
             reference_level = span.level
         elif (label := _reference_label_line(lines, code, span)) is not None:
             regions.append(list(range(label, span.end)))
+        elif trailing := _trailing_entries(lines, code, span):
+            regions.append(trailing)
     taken = {i for region in regions for i in region}
-    definitions = [i for i, line in enumerate(lines)
-                   if i not in taken and not code[i] and DEFINITION_LINE_RE.match(line)]
+    definitions: list[int] = []
+    for i, line in enumerate(lines):
+        if i in taken or code[i]:
+            continue
+        if DEFINITION_LINE_RE.match(line):
+            definitions.append(i)
+        elif definitions and definitions[-1] == i - 1 and line[:1].isspace() and line.strip():
+            definitions.append(i)  # `    https://...` continuing a footnote definition
     if definitions:
         regions.append(definitions)
     return [[i for i in region if not code[i]] for region in regions]
+
+
+def _label_line_regions(lines: list[str], code: list[bool], taken: set[int]) -> list[list[int]]:
+    """A `Sources: https://...` line outside any listed block, with numbered or linked entries
+    directly below it: a reference block of its own, never a claim."""
+    regions: list[list[int]] = []
+    i = 0
+    while i < len(lines):
+        if i in taken or code[i] or label_line_rest(lines[i]) is None:
+            i += 1
+            continue
+        region = [i]
+        i += 1
+        while i < len(lines) and i not in taken and not code[i] and starts_linked_or_numbered_entry(lines[i]):
+            region.append(i)
+            i += 1
+        regions.append(region)
+    return regions
+
+
+def _trailing_entries(lines: list[str], code: list[bool], span: _Span) -> list[int]:
+    """The `[n] title https://...` lines (blank lines between allowed) that end a section."""
+    found: list[int] = []
+    for i in reversed(span.body):
+        if not lines[i].strip():
+            continue
+        if code[i] or not is_bracketed_linked_entry(lines[i]):
+            break
+        found.append(i)
+    return sorted(found)
 
 
 def _reference_label_line(lines: list[str], code: list[bool], span: _Span) -> int | None:
@@ -387,6 +441,19 @@ def _first_image(markup: str) -> tuple[str, str]:
     return (images[0].image_src or "", images[0].image_alt) if images else ("", "")
 
 
+_MARKER_NUMBERS_RE = re.compile(r"(?:[\[【［〔]\^?|<sup\b[^<>]{0,200}>)\s*([\d\s,，、;–—-]{1,80})")
+
+
+def _highest_marker_number(text: str) -> int:
+    """An upper bound of the numbers markers use (years and other bracketed numbers count too)."""
+    numbers = [int(n) for group in _MARKER_NUMBERS_RE.findall(text) for n in re.findall(r"(?<!\d)\d{1,3}(?!\d)", group)]
+    return max(numbers, default=0)
+
+
+def _shortened(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def _sorted_indices(citations: list[Citation]) -> list[int]:
     return sorted({index for citation in citations for index in citation.indices})
 
@@ -400,6 +467,8 @@ class _ReportBuilder:
     def __init__(self) -> None:
         self.report = ParsedReport()
         self.references_by_index: dict[int, Reference] = {}
+        self.chatter_sentences: list[str] = []
+        self.chatter_blocks = 0
 
     def warn(self, message: str) -> None:
         self.report.warnings.append(message)
@@ -415,14 +484,18 @@ class _ReportBuilder:
             return
         lines = text.split("\n")
         code = self._code_lines(lines)
+        chatter, self.chatter_blocks = chatter_lines(lines, code)
+        code = [flag or i in chatter for i, flag in enumerate(code)]  # from here on, read like code
         spans = _section_spans(lines, code)
         self.report.sections = [
             Section(title=span.title, level=span.level, text="\n".join(lines[span.start:span.end]).strip())
             for span in spans
         ]
-        regions = _reference_regions(lines, code, spans)
-        self._collect_references([[lines[i] for i in region] for region in regions])
-        excluded = {i for region in regions for i in region}
+        listed = _listed_regions(lines, code, spans)
+        loose = _label_line_regions(lines, code, {i for region in listed for i in region})
+        self._collect_references([[lines[i] for i in region] for region in listed],
+                                 [[lines[i] for i in region] for region in loose], _highest_marker_number(text))
+        excluded = {i for region in listed + loose for i in region}
         for span in spans:
             body = [None if code[i] or i in excluded else lines[i] for i in span.body]
             for block in _scan_blocks(body):
@@ -465,8 +538,11 @@ class _ReportBuilder:
 
     # -- references
 
-    def _collect_references(self, regions: list[list[str]]) -> None:
-        parsed = [reference for region in regions for reference in parse_reference_entries(region)]
+    def _collect_references(self, listed: list[list[str]], loose: list[list[str]], highest_marker: int) -> None:
+        parsed = [reference for region in listed for reference in parse_reference_entries(region)]
+        for region in loose:  # `Sources:` lines: unnumbered entries after every index and marker number
+            after = max([highest_marker, *(r.index for r in parsed)])
+            parsed += parse_reference_entries(region, after=after)
         references, warnings = drop_duplicates(parsed)
         self.report.warnings.extend(warnings)
         self.report.references = references
@@ -506,8 +582,12 @@ class _ReportBuilder:
             self._add_figure(image.image_alt, image.image_src or "", section)
         for fragment in split_sentences(tokenized.text):
             citations = tokenized.citations_in(fragment)
-            self.report.citations.extend(citations)
             sentence = tokenized.plain(fragment)
+            if has_words(sentence) and is_chatter_sentence(sentence):
+                self.report.sentences.append(sentence)
+                self.chatter_sentences.append(sentence)
+                continue  # the agent talking about its work: its links are not the report's citations
+            self.report.citations.extend(citations)
             if not has_words(sentence):
                 continue
             self.report.sentences.append(sentence)
@@ -572,6 +652,10 @@ class _ReportBuilder:
 
     def summarise(self) -> None:
         report = self.report
+        if self.chatter_sentences or self.chatter_blocks:
+            example = f" (first: {_shortened(self.chatter_sentences[0])!r})" if self.chatter_sentences else ""
+            self.warn(f"agent chatter kept out of the claims: {len(self.chatter_sentences)} sentence(s), "
+                      f"{self.chatter_blocks} tool-call or reasoning block(s){example}")
         cited = _sorted_indices(report.citations)
         report.unresolved_indices = [index for index in cited if not self._url_for(index)]
         report.has_inline_citations = bool(report.citations)

@@ -41,8 +41,9 @@ class Target:
 
     @property
     def host_header(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6 literal: bracketed, as in the URL
         default = DEFAULT_PORTS[self.scheme] == self.port
-        return self.host if default else f"{self.host}:{self.port}"
+        return host if default else f"{host}:{self.port}"
 
     @property
     def pinned_url(self) -> str:

@@ -15,6 +15,8 @@ def normalise_url(url: str) -> str:
     host = (parts.hostname or "").lower()
     if host.startswith("www."):
         host = host[4:]
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal keeps its brackets, or its last group reads as a port
     port = parts.port if parts.port and (scheme, parts.port) not in {("http", 80), ("https", 443)} else None
     netloc = f"{host}:{port}" if port else host
     path = re.sub(r"/{2,}", "/", parts.path) or "/"

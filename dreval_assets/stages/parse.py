@@ -11,7 +11,8 @@ from ..core import report_parser
 from ..core.models import ParsedReport
 from .frames import frame
 
-_PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "models.py")
+_PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "chatter.py",
+                   "models.py")
 _CORE = Path(report_parser.__file__).parent
 # The parser's version is the hash of its source: changed parsing code is a new version.
 PARSER_VERSION = "parser-" + hashlib.sha256(
