@@ -133,9 +133,12 @@ def cmd_add_system(args, settings: Settings) -> int:
     reports = sorted(folder.glob("*.md"))
     if not reports:
         raise CliError(f"--reports {args.reports}: no .md reports in it")
+    from .importer import check_report_folder
+
     store = _store(settings)
     key = _register_folder_system(store, args.name, folder, args.description)
-    print(f"{len(reports)} report file(s) found; run `dreval run --system {key}` to evaluate it")
+    print("\n".join(check_report_folder(store, key, folder).lines()))
+    print(f"run `dreval run --system {key}` to evaluate it")
     return 0
 
 
@@ -171,6 +174,7 @@ def cmd_refresh(args, settings: Settings) -> int:
     from .live.refresh import RefreshFailed, refresh
 
     store = _store(settings)
+    _preflight_judge(settings, store)
     try:
         summary = refresh(args.source, store, make_judge(settings.judge, store, settings.home))
     except RefreshFailed as exc:
@@ -202,16 +206,18 @@ def _add_endpoint_system(args, settings: Settings) -> int:
 
 def cmd_run(args, settings: Settings) -> int:
     from .defs.definitions import build_definitions
-    from .defs.runner import Selection, execute, open_instance, plan, sync_partitions
+    from .defs.runner import Selection, execute, na_summary, open_instance, plan, sync_partitions
 
     store = _store(settings)
     refetch = getattr(args, "refetch_failed", False)
     selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force,
                           refetch_failed=refetch)
-    the_plan = plan(store, selection)
+    the_plan = plan(store, selection, settings)
     if the_plan.empty:
         print("nothing to do: every selected partition is up to date")
         return 0
+    if the_plan.tasks or the_plan.per_system:
+        _preflight_judge(settings, store)
     print(f"plan: {len(the_plan.tasks)} task partition(s), {the_plan.n_system_task} system x task partition(s)"
           f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}")
     instance = open_instance(settings)
@@ -219,7 +225,21 @@ def cmd_run(args, settings: Settings) -> int:
     outcomes = execute(build_definitions(replace(settings, refetch_failed=refetch)), instance, the_plan)
     failed = [o for o in outcomes if not o.success]
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
+    for line in na_summary(store, the_plan):
+        print(line)
     return 1 if failed else 0
+
+
+def _preflight_judge(settings: Settings, store: Store) -> None:
+    """Refuse, in one line and before anything runs, a judge that cannot answer (DREVAL_JUDGE=openai
+    without a model, a wrong base URL, key or model): one cheap request per command."""
+    from .judges.factory import check_judge
+    from .judges.preflight import PreflightFailed
+
+    try:
+        check_judge(settings.judge, store, settings.home)
+    except PreflightFailed as exc:
+        raise CliError(f"judge check failed, nothing was run: {exc}") from exc
 
 
 def cmd_leaderboard(args, settings: Settings) -> int:
@@ -240,19 +260,39 @@ def cmd_sql(args, settings: Settings) -> int:
     if not settings.db_path.exists():
         raise CliError(f"no results yet at {settings.db_path}: run `dreval demo` or `dreval run` first")
     try:
-        frame = Store(settings.db_path).query(args.query, read_only=True)
+        frame = Store(settings.db_path).query_confined(args.query)
+    except duckdb.PermissionException as exc:
+        raise CliError(f"refused: `dreval sql` reads the results database only, no files and no network "
+                       f"({_first_line(exc)})") from exc
     except duckdb.Error as exc:
-        raise CliError(f"SQL failed: {exc}") from exc
+        if "read-only mode" in str(exc):
+            raise CliError(f"refused: `dreval sql` is read-only ({_first_line(exc)})") from exc
+        raise CliError(f"SQL failed: {_first_line(exc)}") from exc
     if args.format == "csv":
-        print(frame.write_csv(), end="")
+        print(_nested_as_json(frame).write_csv(), end="")
     elif args.format == "json":
-        print(json.dumps(frame.to_dicts(), indent=2, default=str))
+        print(json.dumps(frame.to_dicts(), indent=2, default=str, ensure_ascii=False))
     else:
         import polars as pl
 
         with pl.Config(tbl_rows=200, tbl_cols=30, fmt_str_lengths=80, tbl_width_chars=200):
             print(frame)
     return 0
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _nested_as_json(frame):
+    """CSV has no lists or structs: such columns are written as JSON text, one value per cell."""
+    import polars as pl
+
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(
+        pl.Series(name, [None if v is None else json.dumps(v, default=str, ensure_ascii=False)
+                         for v in frame.get_column(name).to_list()], dtype=pl.String)
+        for name in nested)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,20 @@
 """Settings from the environment (see README, Configuration)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 JUDGES = ("heuristic", "openai")
+# Which settings shape which asset's rows: a change makes those partitions due again.
+SHAPING_SETTINGS = {
+    "task_rubrics": ("judge",),
+    "claim_verdicts": ("judge",),
+    "report_judgments": ("judge", "suites", "policies"),
+    "metric_scores": ("judge", "suites", "policies"),
+}
 FETCHERS = ("sandbox", "live")
 
 
@@ -23,6 +31,7 @@ class Settings:
     refetch_failed: bool = False  # set by `dreval run --refetch-failed`, not by the environment
     extra_suites: tuple[str, ...] = ()  # suites applied to every task besides its own benchmark's
     policies: str = "{}"  # JSON: metric policy overrides, e.g. {"wlc.ref_acc.denominator": "all"}
+    judge_model: str = ""  # DREVAL_JUDGE_MODEL: with an LLM judge, which model judges (part of what a row means)
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -33,6 +42,7 @@ class Settings:
             judge_batch_size=env_int("DREVAL_JUDGE_BATCH_SIZE", 8, minimum=1),
             extra_suites=tuple(s.strip() for s in os.environ.get("DREVAL_SUITES", "").split(",") if s.strip()),
             policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
+            judge_model=os.environ.get("DREVAL_JUDGE_MODEL", ""),
         )
         settings.validate()
         return settings
@@ -59,9 +69,25 @@ class Settings:
         if self.fetch not in FETCHERS:
             raise ConfigError(f"DREVAL_FETCH={self.fetch!r}: choose one of {', '.join(FETCHERS)}")
         self.policy_map()
+        report_max_bytes()  # a malformed limit fails here, before any run
         from .benchmarks.suites import suites_for
 
         suites_for("generic", self.extra_suites)  # unknown suite names fail here, before any run
+
+    def shaping_version(self, asset: str) -> str | None:
+        """A short hash of the settings that shape `asset`'s rows (None: no setting does). Stored with
+        each materialised partition and used as the asset's code version, so a change of judge, model,
+        suites or policies makes exactly the affected partitions due, and Dagster shows them stale."""
+        names = SHAPING_SETTINGS.get(asset)
+        if names is None:
+            return None
+        values = {
+            "judge": self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}",
+            "suites": sorted(set(self.extra_suites)),
+            "policies": dict(sorted(self.policy_map().items())),
+        }
+        chosen = json.dumps({n: values[n] for n in names}, sort_keys=True)
+        return "settings-" + hashlib.sha256(chosen.encode()).hexdigest()[:12]
 
     @property
     def db_path(self) -> Path:
@@ -85,6 +111,15 @@ def env_int(name: str, default: int | None, minimum: int | None = None) -> int |
     if minimum is not None and number < minimum:
         raise ConfigError(f"{name}={value!r}: expected a whole number >= {minimum}")
     return number
+
+
+DEFAULT_REPORT_MAX_BYTES = 5_000_000
+
+
+def report_max_bytes() -> int:
+    """DREVAL_REPORT_MAX_BYTES: the largest report file read (bytes); a larger one is refused, saying so.
+    Read where reports are read (folder systems, imports), so the planner and the run agree."""
+    return env_int("DREVAL_REPORT_MAX_BYTES", DEFAULT_REPORT_MAX_BYTES, minimum=1)
 
 
 def env_float(name: str, default: float) -> float:

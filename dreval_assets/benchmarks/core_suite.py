@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..core.models import VERDICTS
-from .evidence import ReportEvidence
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from .suite import MetricSpec, Suite
 
 
@@ -22,27 +22,33 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
         return rows + [not_available("core", "supported_ratio", "0-100", "model_failure", reason, j),
                        not_available("core", "contradicted_ratio", "0-100", "model_failure", reason, j),
                        not_available("core", "citations_per_claim", "ratio", "model_failure", reason)]
+    targets = sum(len(set(c.urls)) + len(set(c.unresolved)) for c in claims)
+    per_claim = MetricValue("core", "citations_per_claim", targets / n, "ratio", n,
+                            policy="distinct cited targets per claim, all claims")
+    coverage = evidence.coverage()
+    nothing_judged = [coverage.not_available("core", m, "0-100", j) for m in ("supported_ratio", "contradicted_ratio")]
+    if nothing_judged[0]:
+        return rows + nothing_judged + [per_claim]
     merged = [c.merged() for c in claims]
     counts = {v: merged.count(v) for v in VERDICTS}
-    policy = f"denominator=all claims incl. uncited; {MERGE_POLICY}"
-    detail = ", ".join(f"{v}={counts[v]}" for v in VERDICTS) + f", uncited={merged.count(None)}"
-    targets = sum(len(set(c.urls)) + len(set(c.unresolved)) for c in claims)
+    policy = f"denominator=all claims incl. uncited; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"
+    detail = (", ".join(f"{v}={counts[v]}" for v in VERDICTS) + f", uncited={merged.count(None)}; "
+              + coverage.text())
     return rows + [
         MetricValue("core", "supported_ratio", 100 * counts["supported"] / n, "0-100", n, detail=detail,
                     policy=policy, judge=j),
         MetricValue("core", "contradicted_ratio", 100 * counts["contradicted"] / n, "0-100", n, detail=detail,
                     policy=policy, judge=j),
-        MetricValue("core", "citations_per_claim", targets / n, "ratio", n,
-                    policy="distinct cited targets per claim, all claims"),
+        per_claim,
     ]
 
 
 SUITE = Suite(
     "core", "dreval core",
     (MetricSpec("n_claims", "count", False, "claims the parser found"),
-     MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL"),
-     MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims"),
-     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims"),
-     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim")),
+     MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL", cites=True),
+     MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims", cites=True),
+     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims", cites=True),
+     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim", cites=True)),
     compute, headline=("supported_ratio", "contradicted_ratio", "n_claims", "citations_per_claim",
                        "unresolved_citations"))

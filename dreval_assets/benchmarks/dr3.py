@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..core.metrics import MetricValue, not_available
 from ..fetch.urls import normalise_title, url_key
-from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite, judged_checklist
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
+from .suite import MetricSpec, Suite, judged_checklist, judgment_failure
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
@@ -12,15 +12,20 @@ def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
     pairs = [v for c in evidence.cited_claims for v in c.cited_verdicts() if not v.source.startswith("[")]
     if not pairs:
         return not_available("dr3", "fa", "0-100", "model_failure", "no claim-source pairs to check", evidence.judge)
+    coverage = judged_coverage(pairs)
+    if coverage.not_available("dr3", "fa", "0-100", evidence.judge):
+        return coverage.not_available("dr3", "fa", "0-100", evidence.judge)
     policy = evidence.policy("dr3.fa.unknown")
     counted = pairs if policy == "zero" else [v for v in pairs if v.verdict != "unknown"]
     unknown = sum(1 for v in pairs if v.verdict == "unknown")
     if not counted:
-        return not_available("dr3", "fa", "0-100", "data_accessibility", "every cited source was unreadable",
-                             evidence.judge)
+        return not_available("dr3", "fa", "0-100", "model_failure", "the judge decided no pair (all unknown) and "
+                             "unknown pairs are excluded", evidence.judge)
     value = 100 * sum(1 for v in counted if v.verdict == "supported") / len(counted)
-    return MetricValue("dr3", "fa", value, "0-100", len(counted), detail=f"pairs={len(pairs)}, unknown={unknown}",
-                       policy=f"unknown pairs: {policy} (dr3.fa.unknown = zero | exclude)", judge=evidence.judge)
+    return MetricValue("dr3", "fa", value, "0-100", len(counted),
+                       detail=f"pairs={len(pairs)}, unknown={unknown}; {coverage.text()}",
+                       policy=f"unknown pairs: {policy} (dr3.fa.unknown = zero | exclude); {NOTHING_JUDGED_RULE}",
+                       judge=evidence.judge)
 
 
 def citation_coverage(evidence: ReportEvidence) -> MetricValue:
@@ -56,8 +61,10 @@ def depth_quality(evidence: ReportEvidence) -> MetricValue:
     """DQ: the depth rubric's 1-10 score, x10."""
     score = evidence.rubric("dr3.dq").get("depth")
     if score is None:
-        reason = "pipeline_failure" if not evidence.rubric("dr3.dq") else "provider_failure"
-        return not_available("dr3", "dq", "0-100", reason, "the depth rubric was not scored", evidence.judge)
+        what = "the depth rubric was not scored"
+        reason, detail = (judgment_failure(evidence, "dr3.dq", what) if evidence.rubric("dr3.dq")
+                          else ("pipeline_failure", what))
+        return not_available("dr3", "dq", "0-100", reason, detail, evidence.judge)
     return MetricValue("dr3", "dq", 10 * score, "0-100", 1, policy="1-10 -> 0-100 (x10)", judge=evidence.judge)
 
 
@@ -68,8 +75,8 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 SUITE = Suite(
     "dr3", "DR³-Eval (citation metrics)",
-    (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs"),
-     MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents"),
+    (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs", cites=True),
+     MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents", cites=True),
      MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
      MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10")),
     compute, headline=("fa", "cc", "if", "dq"))

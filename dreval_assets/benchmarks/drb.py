@@ -7,8 +7,8 @@ Stored x100 (0.5 = parity with the reference becomes 50)."""
 from __future__ import annotations
 
 from ..core.metrics import MetricValue, not_available
-from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from .suite import MetricSpec, Suite, judgment_failure
 
 TO_FACT = {"supported": "supported", "partial": "unsupported", "unsupported": "unsupported",
            "contradicted": "unsupported", "unknown": "unknown"}
@@ -63,7 +63,7 @@ def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     rows = []
     for dim in names[:-1]:
         if dim not in target:
-            rows.append(not_available("drb", dim, "0-100", *_unscored(dim, criteria), j))
+            rows.append(not_available("drb", dim, "0-100", *_unscored(dim, criteria, evidence), j))
         elif target[dim] + reference[dim] == 0:
             rows.append(not_available("drb", dim, "0-100", "pipeline_failure",
                                       "report and reference both score 0: the ratio is undefined", j))
@@ -73,8 +73,8 @@ def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                                     detail=f"t={target[dim]:.2f}, r={reference[dim]:.2f}", policy=policy, judge=j))
     missing = [d for d in criteria.dimension_weights if d not in target]
     if missing:
-        return rows + [not_available("drb", "race", "0-100", "provider_failure",
-                                     f"dimension(s) not fully scored: {', '.join(missing)}", j)]
+        return rows + [not_available("drb", "race", "0-100", *judgment_failure(
+            evidence, "drb.race", f"dimension(s) not fully scored: {', '.join(missing)}"), j)]
     try:
         value = race_score(target, reference, criteria.dimension_weights)
     except ValueError as exc:
@@ -84,34 +84,40 @@ def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                                detail=f"dimension weights {weights}", policy=policy, judge=j)]
 
 
-def _unscored(dim: str, criteria) -> tuple[str, str]:
+def _unscored(dim: str, criteria, evidence: ReportEvidence) -> tuple[str, str]:
     """(bucket, reason) for a dimension without a score."""
     if dim not in criteria.dimension_weights:
         return "pipeline_failure", "the task's criteria have no such dimension"
     if sum(c.weight for c in criteria.criteria.get(dim, [])) <= 0:
         return "pipeline_failure", "the dimension has no criteria with positive weight"
-    return "provider_failure", "the judge did not score every criterion of this dimension"
+    return judgment_failure(evidence, f"drb.race.{dim}", "the judge did not score every criterion of this dimension")
 
 
 def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
+    coverage = evidence.coverage(evidence.cited_claims)
+    if coverage.not_available("drb", "fact_accuracy", "0-100", j):
+        return [coverage.not_available("drb", m, scale, j)
+                for m, scale in (("fact_accuracy", "0-100"), ("effective_citations", "count"))]
     labels = statement_url_pairs(evidence)
     supported, unsupported = labels.count("supported"), labels.count("unsupported")
     effective = MetricValue("drb", "effective_citations", float(supported), "count", len(labels),
-                            detail=f"pairs={len(labels)}, unknown={labels.count('unknown')}",
+                            detail=f"pairs={len(labels)}, unknown={labels.count('unknown')}; {coverage.text()}",
                             policy="supported statement-URL pairs of this task (reported per task, zeros kept; "
-                                   "the reference code divides by tasks that have citations)", judge=j)
+                                   f"the reference code divides by tasks that have citations); {NOTHING_JUDGED_RULE}",
+                            judge=j)
     if supported + unsupported == 0:
         if evidence.citation_style == "bibliography_only":
             reason = "a bibliography but no inline citations: no statement-URL pairs (reference code scores 0)"
         elif not labels:
             reason = "no statement-URL pairs"
         else:
-            reason = "every cited URL was unreadable"
-        bucket = "data_accessibility" if labels else "model_failure"
+            reason = f"no statement-URL pair was decided (all unknown); {coverage.text()}"
+        bucket = "model_failure"
         return [not_available("drb", "fact_accuracy", "0-100", bucket, reason, j), effective]
     accuracy = MetricValue("drb", "fact_accuracy", 100 * supported / (supported + unsupported), "0-100",
-                           supported + unsupported, detail=f"supported={supported}, unsupported={unsupported}",
+                           supported + unsupported,
+                           detail=f"supported={supported}, unsupported={unsupported}; {coverage.text()}",
                            policy="supported / (supported + unsupported); unknown left out; partial and "
                                   "contradicted count as unsupported", judge=j)
     return [accuracy, effective]
@@ -122,8 +128,8 @@ SUITE = Suite(
     (*(MetricSpec(d, "0-100", True, f"RACE {d.replace('_', ' ')}: t/(t+r) against the reference report")
        for d in DIMENSIONS),
      MetricSpec("race", "0-100", True, "T/(T+R) over the task's weighted dimensions (50 = parity with the reference)"),
-     MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs"),
-     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task")),
+     MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs", cites=True),
+     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task", cites=True)),
     compute, headline=("race", "fact_accuracy", "effective_citations"))
 
 

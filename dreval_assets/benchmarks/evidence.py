@@ -2,9 +2,11 @@
 its reference list and the task's sandbox. Built by the scores stage; no Dagster."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Iterable
 
-from ..core.metrics import merge_verdicts
+from ..core.metrics import MetricValue, merge_verdicts, not_available
 from ..core.models import AdaptiveRubric, RaceCriteria
 from .policies import policy_value
 
@@ -14,6 +16,50 @@ class SourceVerdict:
     source: str  # URL, or "[n]" for a citation with no URL
     verdict: str
     origin: str = "cited"  # cited | sandbox (evidence found for the claim, not cited by it)
+    na_reason: str | None = None  # set when no judgment was made (unreadable page, failed judge call)
+    note: str = ""  # why, for a failed one
+
+    @property
+    def failed(self) -> bool:
+        """A source that could not be judged. A cited index with no URL ("[n]") is the report's own
+        fault and a decided zero where the paper counts it, so it is not a failure here."""
+        return self.na_reason is not None and not self.source.startswith("[")
+
+
+# Which failure names a metric's N/A when no judgment was made: the methods README's priority.
+FAILURE_PRIORITY = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
+NOTHING_JUDGED_RULE = "no source judged => N/A with the failure's reason, never 0"
+
+
+@dataclass(frozen=True)
+class JudgedCoverage:
+    """How many of the evidence judgments a metric rests on were made, and why the others were not."""
+    total: int
+    failures: dict[str, int]
+    example: str = ""
+
+    @property
+    def judged(self) -> int:
+        return self.total - sum(self.failures.values())
+
+    def text(self) -> str:
+        failed = ", ".join(f"{n} {bucket}" for bucket, n in sorted(self.failures.items()))
+        return f"sources judged {self.judged} of {self.total}" + (f" (not judged: {failed})" if failed else "")
+
+    def not_available(self, suite: str, metric: str, scale: str, judge: str) -> MetricValue | None:
+        """The N/A row when sources were cited but none could be judged; None when the metric stands."""
+        if self.total == 0 or self.judged:
+            return None
+        bucket = next(b for b in FAILURE_PRIORITY if self.failures.get(b))
+        example = f"; e.g. {self.example}" if self.example else ""
+        return not_available(suite, metric, scale, bucket, f"nothing to score on: {self.text()}{example}"[:500], judge)
+
+
+def judged_coverage(verdicts: Iterable[SourceVerdict]) -> JudgedCoverage:
+    verdicts = list(verdicts)
+    failed = [v for v in verdicts if v.failed]
+    examples = [v.note for v in failed if v.note]
+    return JudgedCoverage(len(verdicts), dict(Counter(v.na_reason for v in failed)), examples[0][:200] if examples else "")
 
 
 @dataclass(frozen=True)
@@ -61,10 +107,13 @@ class ReportEvidence:
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
     checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
+    # item id ("checklist.i01", "tvir.wq.clarity", ...) -> (reason bucket, why) of a judged item with no value
+    judgment_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     adaptive_rubric: AdaptiveRubric | None = None  # MiroEval's generated rubric for this task
     rubric_scores: dict[str, float | None] = field(default_factory=dict)  # "tvir.wq.clarity" -> 1-10; "tvir.flc.count"
     race_criteria: RaceCriteria | None = None  # DeepResearch Bench RACE criteria of this task, as loaded
     has_reference: bool = False  # the task has a reference text (WLC article, DRB reference report)
+    system_cites: bool | None = None  # False: the release says this system writes without citations
 
     def rubric(self, rubric_id: str) -> dict[str, float | None]:
         prefix = rubric_id + "."
@@ -72,6 +121,12 @@ class ReportEvidence:
 
     def policy(self, name: str) -> str:
         return policy_value(self.policies, name)
+
+    def judgment_failure(self, prefix: str) -> tuple[str, str] | None:
+        """(reason bucket, why) of the report-level judgments under `prefix` that gave no value, the
+        most frequent first; None when none failed with a reason."""
+        found = [v for k, v in self.judgment_failures.items() if k.startswith(prefix + ".")]
+        return max(found, key=found.count) if found else None
 
     @property
     def cited_claims(self) -> list[ClaimEvidence]:
@@ -81,6 +136,13 @@ class ReportEvidence:
     def facts(self) -> list[ClaimEvidence]:
         """Cited sentences and table rows: what TVIR and FACT count, and what gets deduplicated."""
         return [c for c in self.cited_claims if c.kind in ("sentence", "table_row")]
+
+    def coverage(self, claims: Iterable[ClaimEvidence] | None = None,
+                 origins: tuple[str, ...] | None = ("cited",)) -> JudgedCoverage:
+        """Judged share of the URL sources of `claims` (default: every claim) of the given origins (None: all)."""
+        chosen = self.claims if claims is None else claims
+        return judged_coverage([v for c in chosen for v in c.verdicts
+                                if (origins is None or v.origin in origins) and not v.source.startswith("[")])
 
     def is_repeat(self, claim: ClaimEvidence) -> bool:
         return self.duplicate_of.get(claim.claim_id, claim.claim_id) != claim.claim_id

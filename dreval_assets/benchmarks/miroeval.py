@@ -7,8 +7,8 @@ not a verdict of one source: it marks web evidence and attachment evidence that 
 from __future__ import annotations
 
 from ..core.metrics import MetricValue, not_available
-from .evidence import ClaimEvidence, ReportEvidence
-from .suite import MetricSpec, Suite
+from .evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from .suite import MetricSpec, Suite, judgment_failure
 
 DECISIVE = ("supported", "contradicted")
 
@@ -49,13 +49,15 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         if name not in dimension_scores:
             rows.append(not_available("miroeval", name, "0-100", "pipeline_failure", "not a dimension of this rubric", j))
         elif value is None:
-            rows.append(not_available("miroeval", name, "0-100", "provider_failure", "no criterion was scored", j))
+            rows.append(not_available("miroeval", name, "0-100",
+                                      *judgment_failure(evidence, f"miroeval.{name}", "no criterion was scored"), j))
         else:
             rows.append(MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j))
     total = synthesis_total(dimension_scores, rubric.weights)
     dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
     weights = ", ".join(f"{k}={v:.2f}" for k, v in rubric.weights.items())
-    rows.append(not_available("miroeval", "synthesis", "0-100", "provider_failure", "no dimension scored", j)
+    rows.append(not_available("miroeval", "synthesis", "0-100", *judgment_failure(evidence, "miroeval",
+                                                                                  "no dimension scored"), j)
                 if total is None else
                 MetricValue("miroeval", "synthesis", total, "0-100", len(dimension_scores), detail=f"weights {weights}",
                             policy=f"weights renormalised over scored dimensions; task-specific {dynamic} capped "
@@ -74,12 +76,15 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     if not statements:
         return [not_available("miroeval", m, "0-100" if m == "factuality" else "count", "model_failure",
                               "the report has no verifiable statements", j) for m in names]
+    coverage = evidence.coverage(statements, origins=None)  # cited, searched and attachment evidence
+    if coverage.not_available("miroeval", "factuality", "0-100", j):
+        return [coverage.not_available("miroeval", m, "0-100" if m == "factuality" else "count", j) for m in names]
     partial_as = evidence.policy("miroeval.partial")
     labels = [label(c, partial_as) for c in statements]
     counts = {k: labels.count(k) for k in ("RIGHT", "WRONG", "CONFLICT", "UNKNOWN")}
-    detail = ", ".join(f"{k}={v}" for k, v in counts.items())
+    detail = ", ".join(f"{k}={v}" for k, v in counts.items()) + f"; {coverage.text()}"
     policy = (f"evidence: cited pages, then the sandbox, then attachments; partial counts as {partial_as} "
-              "(miroeval.partial = UNKNOWN | RIGHT)")
+              f"(miroeval.partial = UNKNOWN | RIGHT); {NOTHING_JUDGED_RULE}")
     n = len(statements)
     return [MetricValue("miroeval", "factuality", 100 * counts["RIGHT"] / n, "0-100", n, detail=detail,
                         policy=policy, judge=j)] + [

@@ -11,8 +11,8 @@ with VEF N/A until visual evidence fidelity is built; the full formula is `trace
 from __future__ import annotations
 
 from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from .suite import MetricSpec, Suite, judgment_failure
 
 LAMBDA_VEF = 0.4
 FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}
@@ -49,8 +49,8 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return [not_available("mmdr", m, "0-100", "pipeline_failure", "FLAE was not judged", j) for m in (*dims, "flae")]
     judge_part = {d: parts.get(f"{d}_judge") for d in dims}
     if any(v is None for v in judge_part.values()):
-        return [not_available("mmdr", m, "0-100", "provider_failure", "the FLAE judge channel failed", j)
-                for m in (*dims, "flae")]
+        failed = judgment_failure(evidence, "mmdr.flae", "the FLAE judge channel failed")
+        return [not_available("mmdr", m, "0-100", *failed, j) for m in (*dims, "flae")]
     formula = {d: parts[f"{d}_form"] for d in dims}
     alpha, alpha_text = flae_alpha(parts, evidence.policy("mmdr.flae.alpha"))
     weights = {d: parts.get(f"weight_{d}") or 0.0 for d in dims}
@@ -91,16 +91,20 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         detail = "no cited claims: the MMDR protocol requires [n] after each factual claim"
         zero = dict(scale="0-100", n_items=n_all, detail=detail, policy="uncited report scores 0", judge=j)
         return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "trace")] + [vef]
+    coverage = evidence.coverage()
+    if coverage.not_available("mmdr", "con", "0-100", j):
+        return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "trace")] + [vef]
     if not judged:
-        reason = "every cited source was unreadable"
-        return [not_available("mmdr", m, "0-100", "data_accessibility", reason, j)
+        reason = f"no cited claim was decided (every judged source left its claim unknown); {coverage.text()}"
+        return [not_available("mmdr", m, "0-100", "model_failure", reason, j)
                 for m in ("con", "fid", "trace")] + [
-            MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j), vef]
+            MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j,
+                        policy="supported claims / all claims"), vef]
     con = judged.count("supported") / len(judged)
     fid = 1 - judged.count("contradicted") / len(judged)
     cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_all
-    policy = f"judged = cited claims with a readable source; {MERGE_POLICY}"
-    detail = f"judged={len(judged)}, cited={len(cited)}, claims={n_all}"
+    policy = f"judged = cited claims with a readable source; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"
+    detail = f"judged={len(judged)}, cited={len(cited)}, claims={n_all}; {coverage.text()}"
     trace = 100 * (weights["con"] * con + weights["cov"] * cov + weights["fid"] * fid)
     w_text = ", ".join(f"{k}={v:.3f}" for k, v in weights.items())
     return [
@@ -119,10 +123,10 @@ SUITE = Suite(
      MetricSpec("insh", "0-100", True, "insightfulness, fused"),
      MetricSpec("stru", "0-100", True, "structural completeness, fused"),
      MetricSpec("flae", "0-100", True, "FLAE: task-weighted READ, INSH, STRU"),
-     MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims"),
-     MetricSpec("cov", "0-100", True, "coverage: supported share of all claims"),
-     MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted"),
-     MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights"),
+     MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims", cites=True),
+     MetricSpec("cov", "0-100", True, "coverage: supported share of all claims", cites=True),
+     MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted", cites=True),
+     MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights", cites=True),
      MetricSpec("vef", "0-100", True, "visual evidence fidelity (not built yet)")),
     compute, headline=("trace", "flae", "con", "cov", "fid", "read", "insh", "stru", "vef"))
 

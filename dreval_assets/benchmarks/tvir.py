@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite, judged_checklist
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from .suite import MetricSpec, Suite, judged_checklist, judgment_failure
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
-POLICY = f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); {MERGE_POLICY}"
+POLICY = (f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); "
+          f"{NOTHING_JUDGED_RULE}; {MERGE_POLICY}")
 
 
 def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
@@ -17,18 +18,29 @@ def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    credits, unknown = fact_credits(evidence)
-    j = evidence.judge
-    detail = f"pairs={len(credits)}, unknown={unknown}" if credits else "no fact-citation pairs"
-    cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
     return [
         instruction_alignment(evidence),
         rubric_metric(evidence, "wq", "tvir.wq"),
         rubric_metric(evidence, "adb", "tvir.adb"),
         contradiction_metric(evidence),
+        *citation_support(evidence),
+    ]
+
+
+def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
+    """CS and AEC; no pair scores 0 (the paper's rule), but pairs none of which could be judged are N/A."""
+    j = evidence.judge
+    coverage = evidence.coverage([c for c in evidence.facts if not evidence.is_repeat(c)])
+    if coverage.not_available("tvir", "cs", "0-100", j):
+        return [coverage.not_available("tvir", "cs", "0-100", j), coverage.not_available("tvir", "aec", "count", j)]
+    credits, unknown = fact_credits(evidence)
+    detail = f"pairs={len(credits)}, unknown={unknown}; {coverage.text()}" if credits else "no fact-citation pairs"
+    cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
+    return [
         MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=POLICY, judge=j),
         MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
-                    policy="sum of CS credits of the task's facts (AEC = mean over tasks)", judge=j),
+                    policy="sum of CS credits of the task's facts (AEC = mean over tasks); " + NOTHING_JUDGED_RULE,
+                    judge=j),
     ]
 
 
@@ -49,7 +61,8 @@ def rubric_metric(evidence: ReportEvidence, metric: str, rubric_id: str) -> Metr
     if not dims:
         return not_available("tvir", metric, "0-100", "pipeline_failure", "the rubric was not judged", evidence.judge)
     if not scored:
-        return not_available("tvir", metric, "0-100", "provider_failure", "no dimension was scored", evidence.judge)
+        return not_available("tvir", metric, "0-100", *judgment_failure(evidence, rubric_id, "no dimension was scored"),
+                             evidence.judge)
     detail = ", ".join(f"{d}={v:g}" if v is not None else f"{d}=N/A" for d, v in dims.items())
     return MetricValue("tvir", metric, 100 * dimension_mean(scored), "0-100", len(scored), detail=detail,
                        policy="sum / (10 x dimensions scored)", judge=evidence.judge)
@@ -58,8 +71,8 @@ def rubric_metric(evidence: ReportEvidence, metric: str, rubric_id: str) -> Metr
 def contradiction_metric(evidence: ReportEvidence) -> MetricValue:
     count = evidence.rubric("tvir.flc").get("count")
     if count is None:
-        return not_available("tvir", "flc", "0-100", "pipeline_failure", "contradictions were not counted",
-                             evidence.judge)
+        return not_available("tvir", "flc", "0-100", *judgment_failure(evidence, "tvir.flc", "contradictions were not "
+                                                                       "counted", "pipeline_failure"), evidence.judge)
     return MetricValue("tvir", "flc", 100 * flc_score(int(count)), "0-100", 1, detail=f"contradictions={int(count)}",
                        policy="count mapped by the published table (0->10, 1-2->9, ..., >=18->1), /10", judge=evidence.judge)
 
@@ -85,8 +98,8 @@ SUITE = Suite(
      MetricSpec("wq", "0-100", True, "writing quality: 4 dimensions 1-10"),
      MetricSpec("adb", "0-100", True, "analytical depth and breadth: 5 dimensions 1-10"),
      MetricSpec("flc", "0-100", True, "factual and logical consistency: contradictions mapped by the table"),
-     MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean"),
-     MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task")),
+     MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean", cites=True),
+     MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task", cites=True)),
     compute, headline=("cs", "ia", "wq", "adb", "flc", "aec"))
 
 

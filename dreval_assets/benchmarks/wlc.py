@@ -4,8 +4,8 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import ReportEvidence
-from .suite import MetricSpec, Suite
+from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from .suite import MetricSpec, Suite, judgment_failure
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:
@@ -30,14 +30,15 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                 continue
             outcomes.setdefault(parts[1], []).append({1.0: "generated", 0.0: "reference"}.get(score, "tie"))
     if not outcomes:
-        reason = "provider_failure" if missing else "pipeline_failure"
-        detail = "no criterion was judged" if missing else "no reference article to compare with"
+        reason, detail = (judgment_failure(evidence, "wlc", "no criterion was judged") if missing
+                          else ("pipeline_failure", "no reference article to compare with"))
         return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
     rates = win_rates(outcomes)
     policy = "generated wins / criteria judged; overall micro-averaged; ties count as no win"
     counts = {c: len(v) for c, v in outcomes.items()}
     rows = [MetricValue("wlc", c, 100 * rates[c], "0-100", counts[c], detail=f"unjudged={missing}", policy=policy, judge=j)
-            if c in rates else not_available("wlc", c, "0-100", "provider_failure", "no criterion judged", j)
+            if c in rates
+            else not_available("wlc", c, "0-100", *judgment_failure(evidence, f"wlc.{c}", "no criterion judged"), j)
             for c in ("well_written", "broad", "neutral")]
     return rows + [MetricValue("wlc", "writing", 100 * rates["overall"], "0-100", sum(counts.values()),
                                detail=f"unjudged={missing}", policy=policy, judge=j)]
@@ -59,16 +60,19 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     leakage = MetricValue("wlc", "leakage", 100 * leaked / len(statements), "0-100", len(statements),
                           detail=f"{leaked} of {len(statements)} statements cite Wikipedia",
                           policy="host wikipedia.org or a subdomain")
+    coverage = evidence.coverage(statements)
+    if coverage.not_available("wlc", "ref_acc", "0-100", j):
+        return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
     labels = [c.merged() or "unknown" for c in statements]
     denominator = evidence.policy("wlc.ref_acc.denominator")
     evaluated = [v for v in labels if v != "unknown"] if denominator == "drop_unreachable" else labels
     policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all); "
-              f"only 'supported' counts as fully supported; {MERGE_POLICY}")
+              f"only 'supported' counts as fully supported; {NOTHING_JUDGED_RULE}; {MERGE_POLICY}")
     if not evaluated:
-        reason = "every cited source was unreachable"
-        return [not_available("wlc", "ref_acc", "0-100", "data_accessibility", reason, j),
-                not_available("wlc", "ref_conf", "0-100", "data_accessibility", reason, j), leakage]
-    detail = f"evaluated={len(evaluated)} of {len(statements)} statements"
+        reason = f"no statement was decided and undecided ones are dropped; {coverage.text()}"
+        return [not_available("wlc", "ref_acc", "0-100", "model_failure", reason, j),
+                not_available("wlc", "ref_conf", "0-100", "model_failure", reason, j), leakage]
+    detail = f"evaluated={len(evaluated)} of {len(statements)} statements; {coverage.text()}"
     return [
         MetricValue("wlc", "ref_acc", 100 * evaluated.count("supported") / len(evaluated), "0-100", len(evaluated),
                     detail=detail, policy=policy, judge=j),
@@ -84,9 +88,9 @@ SUITE = Suite(
      MetricSpec("broad", "0-100", True, "win rate on the 8 broad-coverage criteria"),
      MetricSpec("neutral", "0-100", True, "win rate on the 10 neutrality criteria"),
      MetricSpec("writing", "0-100", True, "win rate over all 39 criteria (micro)"),
-     MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations"),
-     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation"),
-     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban")),
+     MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True),
+     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True),
+     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True)),
     compute, headline=("writing", "well_written", "broad", "neutral", "ref_acc", "ref_conf", "leakage"))
 
 

@@ -25,7 +25,7 @@ from ..stages.scores import score_reports
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
-from ..store.registry import load_systems, load_tasks
+from ..store.registry import load_systems, load_tasks, systems_without_citations
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
 from .resources import DrevalResource
 
@@ -186,7 +186,8 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
     judge = dreval.judge()
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
-                          dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics)
+                          dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
+                          systems_without_citations(dreval.store()))
     yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height,
                                   "suites": ", ".join(sorted(frame.get_column("suite").unique())) if frame.height else "",
                                   **judge.stats.metadata()})

@@ -1,9 +1,9 @@
 """Definitions: assets, jobs and resources, built from Settings."""
 from __future__ import annotations
 
-from dagster import Definitions
+from dagster import AssetsDefinition, Definitions
 
-from ..config import Settings
+from ..config import SHAPING_SETTINGS, Settings
 from ..live.config import LiveConfig
 from .assets import ALL_ASSETS
 from .automation import miroeval_refresh_job, refresh_schedules, registry_sensor, wlc_refresh_job
@@ -14,8 +14,9 @@ from .resources import DrevalResource, PartitionedDuckDBIOManager
 def build_definitions(settings: Settings | None = None) -> Definitions:
     settings = settings or Settings.from_env()
     home = str(settings.home)
+    versions = {asset: settings.shaping_version(asset) for asset in SHAPING_SETTINGS}
     return Definitions(
-        assets=ALL_ASSETS,
+        assets=[_with_settings_version(a, versions) for a in ALL_ASSETS],
         jobs=[tasks_job, evaluate_job, leaderboard_job, wlc_refresh_job, miroeval_refresh_job],
         sensors=[registry_sensor],
         schedules=refresh_schedules(LiveConfig.from_env().enabled),
@@ -24,6 +25,14 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
                                      judge_batch_size=settings.judge_batch_size,
                                      refetch_failed=settings.refetch_failed,
                                      extra_suites=list(settings.extra_suites), policies=settings.policies),
-            "dreval_io": PartitionedDuckDBIOManager(home=home),
+            "dreval_io": PartitionedDuckDBIOManager(home=home, settings_versions=versions),
         },
     )
+
+
+def _with_settings_version(asset, versions: dict[str, str]):
+    """The settings that shape an asset's rows are its code version: change them and Dagster shows it stale."""
+    if not isinstance(asset, AssetsDefinition) or asset.key.path[-1] not in versions:
+        return asset
+    version = versions[asset.key.path[-1]]
+    return asset.map_asset_specs(lambda spec: spec.replace_attributes(code_version=version))

@@ -47,6 +47,7 @@ class PartitionedDuckDBIOManager(ConfigurableIOManager):
     """Replaces exactly the materialised partitions' rows, in one transaction, by column name."""
 
     home: str
+    settings_versions: dict[str, str] = {}  # asset -> hash of the settings that shape its rows
 
     def _store(self) -> Store:
         return Store(Settings(Path(self.home)).db_path)
@@ -56,7 +57,8 @@ class PartitionedDuckDBIOManager(ConfigurableIOManager):
         storage = ASSET_STORAGE[asset]
         frames = obj if isinstance(obj, dict) else {storage.tables[0]: obj}
         keys = _partition_tuples(context) if storage.key_columns else []
-        written = self._store().replace_partitions(asset, keys, frames, context.run_id)
+        written = self._store().replace_partitions(asset, keys, frames, context.run_id,
+                                                   self.settings_versions.get(asset))
         context.add_output_metadata({f"rows_{table}": n for table, n in written.items()}
                                     | {"partitions_written": len(keys)})
 

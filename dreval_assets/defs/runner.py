@@ -75,7 +75,17 @@ class Plan:
         return not (self.tasks or self.per_system or self.leaderboard)
 
 
-def plan(store: Store, selection: Selection) -> Plan:
+# Judgments that failed on the provider's side are transient: their partitions are due again (what
+# succeeded comes back from the judge cache, so a retry pays only for what failed).
+PROVIDER_FAILED_REPORTS = " UNION ".join(
+    f"SELECT DISTINCT system, task FROM {table} WHERE na_reason = 'provider_failure'"
+    for table in ("reports", "claim_verdicts", "report_judgments", "metric_scores"))
+PROVIDER_FAILED_TASKS = "SELECT DISTINCT task FROM task_rubrics WHERE na_reason = 'provider_failure'"
+
+
+def plan(store: Store, selection: Selection, settings: Settings | None = None) -> Plan:
+    """What is due: never materialised, changed inputs or parser, provider failures, and (with
+    `settings`) partitions made under other settings (judge, model, suites, policies)."""
     tasks = load_tasks(store)
     systems = load_systems(store)
     unknown = [s for s in selection.systems or [] if s not in systems]
@@ -92,18 +102,19 @@ def plan(store: Store, selection: Selection) -> Plan:
     # --force re-runs task partitions only when no system is named: re-materialising a task
     # makes every system's partitions of it stale, which `--system S --force` must not do.
     force_tasks = selection.force and not selection.systems
+    rubric_settings = _made_under_other_settings(store, "task_rubrics", settings)
+    rubric_failed = {t for (t,) in store.query(PROVIDER_FAILED_TASKS).iter_rows()}
     result.tasks = [k for k in chosen_tasks if force_tasks or ("", k) not in done_tasks
-                    or ("", k) not in done_rubrics or stored_task_hash.get(k) != registry_hash[k]]
+                    or ("", k) not in done_rubrics or stored_task_hash.get(k) != registry_hash[k]
+                    or ("", k) in rubric_settings or k in rubric_failed]
 
     done_scores = store.materialised("metric_scores")
     stored_report_hash = {(s, t): h for s, t, h in store.query(
         "SELECT system, task, content_hash FROM reports").iter_rows()}
     parser_versions = {(s, t): v for s, t, v in store.query(
         "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
-    # provider failures are transient: their partitions are due again (successful calls come from the cache)
-    provider_failed = {(s, t) for s, t in store.query(
-        "SELECT DISTINCT system, task FROM claim_verdicts WHERE na_reason = 'provider_failure' UNION "
-        "SELECT system, task FROM reports WHERE na_reason = 'provider_failure'").iter_rows()}
+    provider_failed = {(s, t) for s, t in store.query(PROVIDER_FAILED_REPORTS).iter_rows()}
+    other_settings = _made_under_other_settings(store, "metric_scores", settings)
     fetch_failed = {(s, t) for s, t in store.query(
         "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
     ).iter_rows()} if selection.refetch_failed else set()
@@ -118,6 +129,7 @@ def plan(store: Store, selection: Selection) -> Plan:
                 or done_scores[key] < done_tasks.get(("", task), done_scores[key])
                 or parser_versions.get(key) != PARSER_VERSION
                 or key in provider_failed
+                or key in other_settings
                 or key in fetch_failed
                 or (systems[system].kind != "endpoint"  # its report is written in the run: nothing to compare
                     and stored_report_hash.get(key) != report_source_hash(systems[system], task,
@@ -130,6 +142,34 @@ def plan(store: Store, selection: Selection) -> Plan:
     has_board = ("", "") in store.materialised("leaderboard")
     result.leaderboard = bool(result.tasks or result.per_system) or not has_board or selection.force
     return result
+
+
+def _made_under_other_settings(store: Store, asset: str, settings: Settings | None) -> set[tuple[str, str]]:
+    if settings is None:
+        return set()
+    current = settings.shaping_version(asset)
+    return {key for key, version in store.settings_versions(asset).items() if version != current}
+
+
+def na_summary(store: Store, the_plan: Plan) -> list[str]:
+    """After a run: its N/A metric rows by reason, and how many of its partitions the next run retries."""
+    keys = [(system, task) for system, tasks in the_plan.per_system.items() for task in tasks]
+    if not keys:
+        return []
+    ran = "ran AS (SELECT unnest(?) AS system, unnest(?) AS task)"
+    params = [[k[0] for k in keys], [k[1] for k in keys]]
+    counts = store.query(
+        f"WITH {ran} SELECT m.na_reason, count(*) AS n FROM metric_scores m SEMI JOIN ran USING (system, task) "
+        "WHERE m.na_reason IS NOT NULL GROUP BY ALL ORDER BY n DESC, 1", params)
+    retried = store.query(f"WITH {ran}, failed AS ({PROVIDER_FAILED_REPORTS}) "
+                          "SELECT count(*) FROM failed SEMI JOIN ran USING (system, task)", params).item()
+    lines = []
+    if counts.height:
+        lines.append("N/A metric rows by reason: " + ", ".join(f"{r} {n}" for r, n in counts.iter_rows())
+                     + ' (dreval sql "SELECT * FROM na_scores")')
+    if retried:
+        lines.append(f"{retried} partition(s) had provider failures and will be retried by the next `dreval run`")
+    return lines
 
 
 def _task_selected(key: str, original_id: str, benchmark: str, selection: Selection) -> bool:

@@ -23,7 +23,10 @@ def score_reports(
     verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
     judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
+    systems_without_citations: frozenset[str] = frozenset(),
 ) -> pl.DataFrame:
+    """`systems_without_citations`: systems a release marks as writing without citations; their
+    citation metrics are N/A, never scored from a stray URL line."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     weights = _trace_weights(keys, task_rows, judge, extra_suites)
@@ -33,6 +36,7 @@ def score_reports(
     for (system, task), ev in evidence.items():
         ev.adaptive_rubric, ev.race_criteria = rubric_by_task.get(task), criteria_by_task.get(task)
         ev.has_reference = bool((task_rows.get(task) or {}).get("reference_article"))
+        ev.system_cites = False if system in systems_without_citations else None
     if judgments is not None:
         for r in judgments.iter_rows(named=True):
             ev = evidence.get((r["system"], r["task"]))
@@ -42,6 +46,9 @@ def score_reports(
                 ev.checklist.append(r["credit"])
             else:  # rubric dimensions and contradiction counts, by "<rubric>.<dimension>"
                 ev.rubric_scores[r["item_id"]] = r["score"]
+            if r.get("na_reason"):  # why an item has no value: the metric's N/A row says it
+                item = f"checklist.{r['item_id']}" if r["kind"] == "checklist" else r["item_id"]
+                ev.judgment_failures[item] = (r["na_reason"], r.get("reason") or "")
     rows = []
     for key in keys:
         report = report_by_key.get(key)
@@ -64,7 +71,8 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weig
     by_claim: dict[tuple[str, str, str], list[SourceVerdict]] = {}
     for v in verdicts.iter_rows(named=True):
         by_claim.setdefault((v["system"], v["task"], v["claim_id"]), []).append(
-            SourceVerdict(v["source"], v["verdict"], v.get("origin") or "cited"))
+            SourceVerdict(v["source"], v["verdict"], v.get("origin") or "cited", v.get("na_reason"),
+                          (v.get("reason") or "") if v.get("na_reason") else ""))
     parsed_by_key = rows_by_partition(parsed)
     result = {}
     for key in keys:

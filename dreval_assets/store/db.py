@@ -18,6 +18,8 @@ log = logging.getLogger("dreval.store")
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 SCHEMA_VERSION = 1
+# What a user's query may touch: the results database only (DuckDB settings, locked after connecting).
+CONFINED = {"enable_external_access": False, "autoload_known_extensions": False, "lock_configuration": True}
 PartitionKey = tuple[str, ...]  # values of the asset's key columns, e.g. (system, task)
 
 
@@ -62,10 +64,10 @@ class Store:
         finally:
             keepalive.close()
 
-    def _open_with_retry(self, read_only: bool) -> duckdb.DuckDBPyConnection:
+    def _open_with_retry(self, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
         for attempt in range(1, self.max_attempts + 1):
             try:
-                return duckdb.connect(str(self.db_path), read_only=read_only)
+                return duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
             except duckdb.Error as exc:
                 if not _is_lock_conflict(exc) or attempt == self.max_attempts:
                     raise
@@ -120,8 +122,10 @@ class Store:
         keys: Sequence[PartitionKey],
         frames: Mapping[str, pl.DataFrame],
         run_id: str,
+        settings_version: str | None = None,
     ) -> dict[str, int]:
-        """Replace exactly `keys`' rows of every table of `asset` in one transaction.
+        """Replace exactly `keys`' rows of every table of `asset` in one transaction; `settings_version`
+        (the settings that shaped the rows) is recorded with each partition.
 
         Rows are inserted by column name; a row whose partition is not in `keys` is refused.
         Returns rows written per table.
@@ -150,7 +154,7 @@ class Store:
                 frame = frames.get(table)
                 if frame is not None and frame.height:
                     written[table] = self.insert_new_content(con, table, hash_column, frame)
-            self._record_partitions(con, asset, storage.key_columns, keys, frames, run_id, now)
+            self._record_partitions(con, asset, storage.key_columns, keys, frames, run_id, now, settings_version)
 
         self.write(work)
         return written
@@ -196,7 +200,7 @@ class Store:
         return frame.height
 
     @staticmethod
-    def _record_partitions(con, asset, key_columns, keys, frames, run_id, now) -> None:
+    def _record_partitions(con, asset, key_columns, keys, frames, run_id, now, settings_version) -> None:
         main = frames.get(ASSET_STORAGE[asset].tables[0])
         counts: dict[PartitionKey, int] = {}
         if main is not None and main.height and key_columns:
@@ -206,9 +210,10 @@ class Store:
         for key in keys if key_columns else [()]:
             system, task = _system_task(key_columns, key)
             n = counts.get(key, 0) if key_columns else (main.height if main is not None else 0)
-            rows.append((asset, system, task, n, run_id, now))
+            rows.append((asset, system, task, n, run_id, now, settings_version))
         con.executemany(
-            "INSERT OR REPLACE INTO materialized_partitions VALUES (?, ?, ?, ?, ?, ?)", rows
+            "INSERT OR REPLACE INTO materialized_partitions (asset, system, task, n_rows, run_id, materialized_at, "
+            "settings_version) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
         )
 
     # -- reads ------------------------------------------------------------------------
@@ -255,6 +260,13 @@ class Store:
             ).fetchall()
         return {(s, t): at for s, t, at in rows}
 
+    def settings_versions(self, asset: str) -> dict[tuple[str, str], str | None]:
+        """(system, task) -> the settings version each materialised partition of `asset` was made with."""
+        with self.connect() as con:
+            rows = con.execute("SELECT system, task, settings_version FROM materialized_partitions WHERE asset = ?",
+                               [asset]).fetchall()
+        return {(s, t): v for s, t, v in rows}
+
     def texts(self, hashes: Sequence[str]) -> dict[str, str]:
         wanted = sorted({h for h in hashes if h})
         if not wanted:
@@ -268,6 +280,16 @@ class Store:
     def query(self, sql: str, params: Sequence | None = None, read_only: bool = False) -> pl.DataFrame:
         with self.connect(read_only=read_only) as con:
             return _frame(con, sql, params)
+
+    def query_confined(self, sql: str) -> pl.DataFrame:
+        """A user's query (`dreval sql`): read-only, and no file or network access, so `COPY ... TO`,
+        `read_csv('/etc/passwd')`, `ATTACH` and extensions are refused; the configuration is locked,
+        so the query cannot switch that back on."""
+        con = self._open_with_retry(read_only=True, config=CONFINED)
+        try:
+            return _frame(con, sql)
+        finally:
+            con.close()
 
     def execute(self, sql: str, params: Sequence | None = None) -> None:
         self.write(lambda con: con.execute(sql, params or []))

@@ -94,3 +94,9 @@ def load_systems(store: Store) -> dict[str, SystemEntry]:
 
 def system_reports_dir(entry: SystemEntry) -> Path | None:
     return Path(entry.reports_dir) if entry.reports_dir else None
+
+
+def systems_without_citations(store: Store) -> frozenset[str]:
+    """Systems a release marks as writing without citations (Wiki Live agencies.json has_citations: false)."""
+    return frozenset(store.query("SELECT system FROM registered_systems WHERE has_citations = false")
+                     .get_column("system").to_list())
