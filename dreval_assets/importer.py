@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, TypeVar
 from .benchmarks.release import ImportLog, ImportedReport, SystemInfo
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
-from .stages.reports import MAX_REPORT_BYTES, decode_report
+from .benchmarks.report_text import decode_report_bytes, read_report_file
 from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
@@ -125,6 +125,65 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
     return summary
 
 
+@dataclass
+class FolderCheck:
+    """What `add-system --reports FOLDER` found: report files for registered tasks, files for no
+    task (which no run would ever read), and files that read badly. Kept like an import's problems."""
+
+    import_id: str
+    system: str
+    folder: str
+    files: int = 0
+    matched: int = 0
+    tasks_registered: int = 0
+    log: ImportLog = field(default_factory=ImportLog)
+
+    def counts(self) -> dict:
+        return {"system": self.system, "report_files": self.files, "for_registered_tasks": self.matched,
+                "for_no_task": len(self.log.skipped), "notes": len(self.log.notes)}
+
+    def lines(self, shown: int = 20) -> list[str]:
+        out = [f"{self.files} report file(s) found: {self.matched} for a registered task"
+               + (f", {len(self.log.skipped)} for no registered task (not evaluated)" if self.log.skipped else "")]
+        if not self.tasks_registered:
+            out.append("no tasks are registered yet: import a benchmark (`dreval import`); "
+                       "files match a task by its key or its original id")
+        for title, problems in (("for no task", self.log.skipped), ("notes", self.log.notes)):
+            if problems:
+                out.append(f"{title}: {len(problems)}")
+                out += [f"  {p}" for p in problems[:shown]]
+                if len(problems) > shown:
+                    out.append(f"  ... {len(problems) - shown} more")
+        if self.log.skipped or self.log.notes:
+            out.append(f"(kept in table import_problems, import_id {self.import_id})")
+        return out
+
+
+def check_report_folder(store: Store, system: str, folder: Path) -> FolderCheck:
+    """Match a folder system's `<task>.md` files to the registered tasks as the reports stage will
+    (task key or original id) and read each one, so a file for no task is named now, not lost."""
+    started = datetime.now(timezone.utc).replace(tzinfo=None)
+    check = FolderCheck(uuid.uuid4().hex[:12], system, str(folder))
+    registered = store.query("SELECT task, original_id FROM registered_tasks")
+    names = set(registered["task"].to_list()) | set(registered["original_id"].to_list())
+    check.tasks_registered = registered.height
+    for path in sorted(Path(folder).glob("*.md")):  # file names only: bounded by the number of tasks
+        check.files += 1
+        if path.stem not in names:
+            check.log.skip(path.name, None, f"no registered task has the key or id {path.stem!r}")
+            continue
+        check.matched += 1
+        got = read_report_file(path)
+        if got.status != "ok":
+            check.log.note(path.name, None, f"{got.detail}: its scores will be N/A (model_failure)")
+        elif got.detail:
+            check.log.note(path.name, None, got.detail)
+    problems = [(kind, p.file, p.line, p.reason) for kind, problems in
+                (("skipped", check.log.skipped), ("note", check.log.notes)) for p in problems]
+    record_import(store, check.import_id, "folder", str(folder), started, check.counts(), problems)
+    return check
+
+
 def _batches(items: Iterable[T]) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, BATCH)):
@@ -207,20 +266,15 @@ def _register_system(store: Store, name: str, info: SystemInfo | None, registere
 
 
 def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> dict | None:
-    """The imported_reports row, or None (logged) when the report is unreadable."""
-    if report.text is not None:
-        data = report.text.encode("utf-8")
-    else:
-        try:
-            with report.path.open("rb") as handle:
-                data = handle.read(MAX_REPORT_BYTES + 1)
-        except OSError as exc:
-            summary.log.skip(report.where, None, f"cannot read report: {exc.strerror}")
-            return None
-    status, text, detail = decode_report(data)
-    if status != "ok":
-        summary.log.skip(report.where, None, detail)
+    """The imported_reports row, or None (logged) when the report is unreadable; a report decoded
+    from another encoding than UTF-8 is kept, with a note."""
+    got = decode_report_bytes(report.text.encode("utf-8")) if report.text is not None else read_report_file(report.path)
+    if got.status != "ok":
+        summary.log.skip(report.where, None, got.detail)
         return None
+    if got.detail:
+        summary.log.note(report.where, None, got.detail)
+    text = got.text
     return {"system": system, "task": report.task, "original_id": report.task_id, "text": text,
             "content_hash": text_hash(text), "trace": _trace(report, summary), "source": report.where,
             "base_dir": str(report.base_dir) if report.base_dir else None, "import_id": summary.import_id}

@@ -105,7 +105,7 @@ def test_live_pipeline_refuses_inward_urls_without_contacting_them(web, home, tm
     assert verdicts["verdict"].to_list() == ["unknown"] * 3
     assert set(verdicts["na_reason"]) == {"data_accessibility"}
     reasons = verdicts["reason"].to_list()
-    assert "loopback" in reasons[0] and "metadata" in reasons[1] and "scheme file:" in reasons[2]
+    assert "loopback" in reasons[0] and "metadata" in reasons[1] and "unsupported URL scheme 'file'" in reasons[2]
     assert all(r.startswith("refused: ") for r in reasons)
     assert web.total_hits == 0
 

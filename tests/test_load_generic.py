@@ -101,16 +101,16 @@ def test_fields_of_unusual_shapes(tmp_path):
                {"id": "f", "query": "q", "language": 3}]
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     tasks, log = load_tasks(generic, tmp_path)
-    assert list(tasks) == ["generic.a", "generic.e"] and tasks["generic.a"].reference_article is None
+    assert list(tasks) == ["generic.a", "generic.d", "generic.e"] and tasks["generic.a"].reference_article is None
+    assert tasks["generic.d"].reference_article == "caf\u00e9"  # Latin-1, decoded with a note
     assert tasks["generic.a"].attributes == {} and tasks["generic.e"].reference_article.startswith("# Tide mill")
     assert problems(log.skipped) == [
         "tasks.jsonl:2: benchmark is a int, expected a name",
         "tasks.jsonl:3: task c: reference article '../secret.md' points outside the folder",
-        "latin.txt: not UTF-8 (unexpected end of data at byte 3)",
-        "tasks.jsonl:4: task d: reference article latin.txt is unreadable",
         "tasks.jsonl:6: task f: invalid language (Input should be a valid string)"]
     assert problems(log.notes) == ["tasks.jsonl:1: reference article empty.md is empty: the task has none",
-                                   "tasks.jsonl:1: attributes is not an object; its labels are kept out"]
+                                   "tasks.jsonl:1: attributes is not an object; its labels are kept out",
+                                   "latin.txt: not UTF-8 (unexpected end of data at byte 3): decoded as cp1252 (detected)"]
 
 
 def test_an_unreadable_attachment_is_noted_and_the_task_kept():

@@ -133,6 +133,7 @@ def test_reports_resolve_titles_to_task_keys(reports):
         ("gemini-dr", "wlc.2025-12-3", "3", f"{T1}/gemini-dr/md_data/Blue_Fern_Bridge.md", True),
         ("gemini-dr", "wlc.2025-12-1", "1", f"{T1}/gemini-dr/md_data/Harbor Lantern Festival.md", False),
         ("gemini-dr", "wlc.2025-12-2", "2", f"{T1}/gemini-dr/json_data/Mira_Valdés_(cyclist).json", False),
+        ("plain-writer", "wlc.2025-12-3", "3", f"{T1}/plain-writer/md_data/Blue Fern Bridge.md", True),  # Latin-1
         ("plain-writer", "wlc.2025-12-1", "1", f"{T1}/plain-writer/md_data/Harbor Lantern Festival.md", True),
         ("stray-system", "wlc.2025-12-1", "1", f"{T1}/stray-system/md_data/Harbor Lantern Festival.md", True),
         ("gemini-dr", "wlc.2026-02-1", "1", "test_data/gemini-dr/md_data/Glass Owl Observatory.md", True)]
@@ -168,7 +169,6 @@ def test_report_problems_are_logged_and_nothing_half_imported(reports):
         f"{T1}/gemini-dr/md_data/AC_DC Tribute Night.md: empty report",
         f"{T1}/gemini-dr/md_data/Lost Article.md: no imported task has this title",
         f"{T1}/gemini-dr/md_data/Unknown Topic.md: no imported task has this title",
-        f"{T1}/plain-writer/md_data/Blue Fern Bridge.md: not UTF-8 (invalid continuation byte at byte 25)",
         ("test_data/gemini-dr/md_data/Blue Fern Bridge.md: title is in several releases: put test_data under "
         "data/<release>/ to say which")]
     assert problems(log.missing) == ["test_data/ghost-agent: no outputs for agency 'ghost-agent'"]
@@ -176,7 +176,9 @@ def test_report_problems_are_logged_and_nothing_half_imported(reports):
         f"{T1}/agencies.json: agency 'old-bot' is disabled: its reports are not imported",
         f"{T1}/stray-system: system folder not listed in agencies.json; imported",
         (f"{T1}/gemini-dr/md_data/Harbor Lantern Festival.md: article has no reference list: added from json_data "
-        "citation_urls")]
+        "citation_urls"),
+        (f"{T1}/plain-writer/md_data/Blue Fern Bridge.md: not UTF-8 (invalid continuation byte at byte 25): "
+         "decoded as cp1252 (detected)")]
 
 
 def test_loaders_are_lazy(tmp_path):

@@ -43,6 +43,7 @@ class ImportLog:
     skipped: list[Problem] = field(default_factory=list)  # records not imported
     missing: list[Problem] = field(default_factory=list)  # files a record names that are not there
     notes: list[Problem] = field(default_factory=list)  # imported, but something was off (unknown fields, ...)
+    _noted: set[Problem] = field(default_factory=set, repr=False, compare=False)
 
     def skip(self, file: str, line: int | None, reason: str) -> None:
         self.skipped.append(Problem(file, line, reason))
@@ -51,7 +52,12 @@ class ImportLog:
         self.missing.append(Problem(file, line, reason))
 
     def note(self, file: str, line: int | None, reason: str) -> None:
-        self.notes.append(Problem(file, line, reason))
+        """Once per file, line and reason: a file read twice (checked by its loader, then stored by
+        the import) is noted once."""
+        problem = Problem(file, line, reason)
+        if problem not in self._noted:
+            self._noted.add(problem)
+            self.notes.append(problem)
 
     def skip_for_missing(self, file: str, line: int | None, task: str, missing: list[str], what: str) -> None:
         """Task `task` (its id as given) is skipped because the `what` files named in `missing` are not there."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .release import ImportLog, relative, unknown_fields
+from .report_text import decode_text
 
 READ_CHUNK = 1 << 16
 
@@ -209,8 +210,9 @@ def iter_records(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, 
 
 
 def read_json(path: Path, root: Path, log: ImportLog) -> Any:
-    """A small side file (one task's or one report's), whole; None (logged) when unreadable."""
-    text = read_text(path, root, log)
+    """A small side file (one task's or one report's), whole; None (logged) when unreadable. JSON
+    is UTF-8 by its standard, so another encoding is an error here, not a guess."""
+    text = read_text(path, root, log, detect=False)
     if text is None:
         return None
     try:
@@ -220,12 +222,21 @@ def read_json(path: Path, root: Path, log: ImportLog) -> Any:
     return None
 
 
-def read_text(path: Path, root: Path, log: ImportLog) -> str | None:
-    """A small text file, whole; None (logged) when it cannot be opened or is not UTF-8."""
+def read_text(path: Path, root: Path, log: ImportLog, detect: bool = True) -> str | None:
+    """A small text file (a Markdown report or article), whole; None (logged) when it cannot be
+    opened. Text that is not UTF-8 is decoded with detection and noted (`detect=False`: refused)."""
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        data = path.read_bytes()
     except OSError as exc:
         log.miss(relative(root, path), None, f"cannot open: {exc.strerror}")
-    except UnicodeDecodeError as exc:
-        log.skip(relative(root, path), None, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-    return None
+        return None
+    if not detect:
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            log.skip(relative(root, path), None, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+            return None
+    text, warning = decode_text(data)
+    if warning:
+        log.note(relative(root, path), None, warning)
+    return text

@@ -17,6 +17,7 @@ from .release import (
     unknown_fields,
 )
 from .release_json import READ_CHUNK, iter_records
+from .report_text import read_report_file
 
 REMOTE = ("http://", "https://", "data:", "//")  # image sources that are not files of the release
 MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)")
@@ -84,19 +85,15 @@ def is_blank(path: Path) -> bool:
 
 def read_report(path: Path, where: str, log: ImportLog) -> str | None:
     """A one-file report's text, to check what it embeds (one report at a time); None (logged) when
-    it cannot be read, is not UTF-8 (the import would refuse it) or is empty."""
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        log.skip(where, None, f"cannot read: {exc.strerror}")
+    the import would refuse it (unreadable, binary, over the size limit, empty). Another encoding
+    than UTF-8 is decoded and noted."""
+    got = read_report_file(path)
+    if got.status != "ok":
+        log.skip(where, None, "empty report" if got.status == "empty" else got.detail)
         return None
-    except UnicodeDecodeError as exc:
-        log.skip(where, None, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-        return None
-    if not text.strip():
-        log.skip(where, None, "empty report")
-        return None
-    return text
+    if got.detail:
+        log.note(where, None, got.detail)
+    return got.text
 
 
 def local_images(text: str) -> Iterator[tuple[int, str]]:

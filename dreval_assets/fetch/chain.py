@@ -1,6 +1,7 @@
 """The fetch order of DESIGN.md: the task's sandbox, then the pages store, then (if on) the live web."""
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from ..core.models import FetchResult, SandboxPage
@@ -10,6 +11,11 @@ from .sandbox import SandboxFetcher
 from .urls import url_key
 
 OFFLINE_DETAIL = "not in the task's sandbox corpus, and live fetching is off (DREVAL_FETCH=sandbox)"
+WEB_SCHEMES = ("http", "https")
+# Our own locators, which only the task's sandbox resolves (corpus documents, attachments, the
+# system's retrieval chunks): they are not web URLs, but they are not refused either.
+SANDBOX_SCHEMES = ("doc", "attachment", "rag")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 class ChainFetcher:
@@ -27,7 +33,8 @@ class ChainFetcher:
     def fetch_groups(self, groups: Sequence[tuple[Sequence[str], Sequence[SandboxPage]]]) -> list[list[FetchResult]]:
         """Several reports' URLs at once: each sandbox first, then one store lookup and one live
         fetch for everything left, so a run fetches concurrently across reports and once per URL."""
-        results = [[r if r.status == "ok" else None for r in self.sandbox.fetch_many(urls, sandbox)]
+        results = [[r if r.status == "ok" else refused_scheme(url)
+                    for url, r in zip(urls, self.sandbox.fetch_many(urls, sandbox))]
                    for urls, sandbox in groups]
         todo = [(g, i, url_key(url)) for g, (urls, _) in enumerate(groups) for i, url in enumerate(urls)
                 if results[g][i] is None]
@@ -52,3 +59,17 @@ class ChainFetcher:
 
 def _offline(url: str) -> FetchResult:
     return FetchResult(url=url, status="unknown", backend="sandbox", na_reason="data_accessibility", detail=OFFLINE_DETAIL)
+
+
+def refused_scheme(url: str) -> FetchResult | None:
+    """The refusal of a locator no fetcher can read (`javascript:`, `file:`, `data:`, `ftp:`,
+    `mailto:` ...), in sandbox and live mode alike, so the row says why rather than "not in the
+    sandbox"; None for web URLs, our sandbox locators and text that is not a URL at all."""
+    match = _SCHEME.match(url.strip())
+    if match is None or any(c.isspace() for c in url.strip()):
+        return None
+    scheme = match.group(1).lower()
+    if scheme in WEB_SCHEMES or scheme in SANDBOX_SCHEMES:
+        return None
+    return FetchResult(url=url, status="unknown", backend="sandbox", na_reason="data_accessibility",
+                       detail=f"refused: unsupported URL scheme {scheme!r} (only http and https are fetched)")

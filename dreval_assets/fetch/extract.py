@@ -273,6 +273,11 @@ def _is_single_byte(codec: str) -> bool:
         return False
 
 
+def decode_bytes(body: bytes) -> tuple[str, str]:
+    """(text, codec) of bytes with no declared charset (a report file): rule 2 without a header."""
+    return _decode(body, None, False)
+
+
 def _decode(body: bytes, header_charset: str | None, scan_meta: bool) -> tuple[str, str]:
     for bom, codec in _BOMS:
         if body.startswith(bom):

@@ -21,6 +21,17 @@ def make_judge(kind: str, store: Store | None = None, home: Path | None = None) 
     raise ConfigError(f"unknown judge {kind!r}")
 
 
+def check_judge(kind: str, store: Store | None = None, home: Path | None = None) -> None:
+    """Before a run: the configured judge can answer (its settings are complete and, for an
+    endpoint, one cheap request succeeds). Raises ConfigError or PreflightFailed with one line."""
+    if kind != "openai":
+        return
+    from .openai_config import OpenAIJudgeConfig
+    from .preflight import check_judge_endpoint
+
+    check_judge_endpoint(OpenAIJudgeConfig.from_env(home), JudgeCallStore(store) if store else None)
+
+
 def make_writer(entry, store: Store | None = None, home: Path | None = None) -> Judge:
     """The client an endpoint system writes its reports with: the judge's limits and retry settings,
     the system's endpoint and model, its key from the environment variable it names."""

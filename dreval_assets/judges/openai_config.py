@@ -29,7 +29,8 @@ class OpenAIJudgeConfig:
     concurrency: int = 8
     temperature: float = 0.0
     seed: int | None = 0
-    timeout_s: float = 120.0
+    timeout_s: float = 120.0  # one HTTP request
+    deadline_s: float = 600.0  # one judgment: every attempt, re-ask and wait between them together
     max_attempts: int = 6  # HTTP attempts of our single retry layer
     validation_retries: int = 1  # instructor re-asks after an invalid answer (bounded, counted)
     backoff_base_s: float = 1.0
@@ -46,6 +47,8 @@ class OpenAIJudgeConfig:
             raise ConfigError(f"DREVAL_JUDGE_MODE={self.mode!r}: choose one of {', '.join(MODES)}")
         if self.concurrency < 1 or self.max_attempts < 1 or self.validation_retries < 0:
             raise ConfigError("judge concurrency and attempts must be >= 1, validation retries >= 0")
+        if self.timeout_s <= 0 or self.deadline_s <= 0:
+            raise ConfigError("DREVAL_JUDGE_TIMEOUT and DREVAL_JUDGE_DEADLINE must be > 0 seconds")
 
     @classmethod
     def from_env(cls, home: Path | None = None, model: str | None = None) -> "OpenAIJudgeConfig":
@@ -59,6 +62,7 @@ class OpenAIJudgeConfig:
             concurrency=env_int("DREVAL_JUDGE_CONCURRENCY", 8),
             seed=env_int("DREVAL_JUDGE_SEED", 0),
             timeout_s=env_float("DREVAL_JUDGE_TIMEOUT", 120.0),
+            deadline_s=env_float("DREVAL_JUDGE_DEADLINE", 600.0),
             max_attempts=env_int("DREVAL_JUDGE_MAX_ATTEMPTS", 6),
             validation_retries=env_int("DREVAL_JUDGE_VALIDATION_RETRIES", 1),
             backoff_base_s=env_float("DREVAL_JUDGE_BACKOFF", 1.0),

@@ -9,7 +9,7 @@ import logging
 import time
 import uuid
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -48,12 +48,20 @@ class _CallOutcome:
     answer: BaseModel | None
     na_reason: str | None = None
     error: str = ""
-    attempts: int = 0
-    validation_retries: int = 0
+    attempts: int = 0  # attempts of our retry layer
+    validation_retries: int = 0  # instructor's re-asks after an invalid answer, over all attempts
     tokens_in: int = 0
     tokens_out: int = 0
     latency_s: float = 0.0
     cache_hit: bool = False
+    trail: list[str] = field(default_factory=list)  # what each HTTP request got, in order (the ledger shows it)
+
+    def ledger_error(self) -> str:
+        """The error, with every request's outcome when there was more than one (a recovered call too)."""
+        if len(self.trail) < 2:
+            return self.error
+        trail = "requests: " + ", ".join(self.trail)
+        return f"{self.error} [{trail}]" if self.error else trail
 
 
 class _RetryableError(Exception):
@@ -131,29 +139,17 @@ class OpenAIJudge:
     async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
         outcome = _CallOutcome(answer=None)
         started = time.perf_counter()
-        async with semaphore:
-            for attempt in range(1, self.config.max_attempts + 1):
-                outcome.attempts = attempt
-                await limiter.acquire(p.prompt_chars // 4 + EXPECTED_ANSWER_TOKENS)
-                try:
-                    outcome.answer = await self._attempt(p, patched, outcome)
-                    break
-                except _RetryableError as exc:
-                    outcome.error = self._redact(str(exc))
-                    if attempt == self.config.max_attempts:
-                        outcome.na_reason = "provider_failure"
-                        outcome.error = f"gave up after {attempt} attempts: {outcome.error}"
-                        break
-                    wait = self._wait_before_retry(attempt, exc.wait_hint)
-                    if wait is None:
-                        outcome.na_reason = "provider_failure"
-                        outcome.error = (f"server asked to wait {exc.wait_hint:.0f}s, more than the "
-                                         f"{self.config.backoff_cap_s:.0f}s cap: {outcome.error}")
-                        break
-                    await asyncio.sleep(wait)
-                except _FinalError as exc:
-                    outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
-                    break
+        async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
+            deadline = self.config.deadline_s
+            try:
+                async with asyncio.timeout(deadline):
+                    await self._attempts(p, patched, limiter, outcome, time.monotonic() + deadline)
+            except TimeoutError:
+                last = f"; last: {outcome.error}" if outcome.error else ""
+                outcome.answer, outcome.na_reason = None, "provider_failure"
+                outcome.error = f"deadline of {deadline:g} s exceeded after {outcome.attempts} attempt(s){last}"
+                if outcome.trail and outcome.trail[-1] == "sent":
+                    outcome.trail[-1] = "cut by the deadline"
         outcome.latency_s = time.perf_counter() - started
         if outcome.answer is not None and self.calls:
             self.calls.remember(CacheEntry(
@@ -161,19 +157,60 @@ class OpenAIJudge:
                 outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
         return outcome
 
-    async def _attempt(self, p: _Prepared, patched, outcome: _CallOutcome) -> BaseModel:
-        hooks = Hooks()
+    async def _attempts(self, p: _Prepared, patched, limiter: RateLimiter, outcome: _CallOutcome,
+                        deadline_at: float) -> None:
+        """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
+        for attempt in range(1, self.config.max_attempts + 1):
+            outcome.attempts = attempt
+            await limiter.acquire(p.prompt_chars // 4 + EXPECTED_ANSWER_TOKENS)
+            try:
+                outcome.answer = await self._attempt(p, patched, outcome)
+                outcome.error = ""  # recovered: what went wrong on the way stays in the trail
+                break
+            except _RetryableError as exc:
+                outcome.error = self._redact(str(exc))
+                if attempt == self.config.max_attempts:
+                    outcome.na_reason = "provider_failure"
+                    outcome.error = f"gave up after {attempt} attempts: {outcome.error}"
+                    break
+                wait = self._wait_before_retry(attempt, exc.wait_hint)
+                if wait is None:
+                    outcome.na_reason = "provider_failure"
+                    outcome.error = (f"server asked to wait {exc.wait_hint:.0f}s, more than the "
+                                     f"{self.config.backoff_cap_s:.0f}s cap: {outcome.error}")
+                    break
+                if time.monotonic() + wait >= deadline_at:
+                    raise TimeoutError  # waiting would only reach the deadline: give up now
+                await asyncio.sleep(wait)
+            except _FinalError as exc:
+                outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
+                break
 
-        def count_usage(response: Any) -> None:
+    async def _attempt(self, p: _Prepared, patched, outcome: _CallOutcome) -> BaseModel:
+        """One attempt of our retry layer: a request and instructor's re-asks after invalid answers.
+        Each request's outcome goes to `outcome.trail` (hooks fire per request)."""
+        hooks = Hooks()
+        first = len(outcome.trail)
+
+        def sent(*_: Any, **__: Any) -> None:
+            outcome.trail.append("sent")
+
+        def answered(response: Any) -> None:
             usage = getattr(response, "usage", None)
             outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
             outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+            outcome.trail[-1] = "answered"
 
-        def count_reask(*_: Any, **__: Any) -> None:
-            outcome.validation_retries += 1
+        def invalid(*_: Any, **__: Any) -> None:
+            outcome.trail[-1] = "invalid answer"
 
-        hooks.on("completion:response", count_usage)
-        hooks.on("parse:error", count_reask)
+        def failed(error: Exception, *_: Any, **__: Any) -> None:
+            outcome.trail[-1] = _request_label(error)
+
+        hooks.on("completion:kwargs", sent)
+        hooks.on("completion:response", answered)
+        hooks.on("parse:error", invalid)
+        hooks.on("completion:error", failed)
         params: dict[str, Any] = {"temperature": self.config.temperature}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
@@ -184,27 +221,38 @@ class OpenAIJudge:
                 model=self.config.model, messages=p.messages, response_model=p.request.response_model,
                 max_retries=self.config.validation_retries, hooks=hooks, **params)
             # a clean copy: instructor attaches the raw completion, which we neither need nor keep
-            return p.request.response_model.model_validate(answer.model_dump())
+            clean = p.request.response_model.model_validate(answer.model_dump())
+            _mark_last(outcome, "ok")
+            return clean
         except InstructorRetryException as exc:
-            if exc.failed_attempts:  # every answer failed validation: a schema mismatch, not the network
-                outcome.validation_retries = max(0, len(exc.failed_attempts) - 1)
-                raise _FinalError(f"answer failed validation after {len(exc.failed_attempts)} "
-                                  f"attempt(s): {_first_line(exc)}", "pipeline_failure") from exc
-            raise _classify_api_error(exc.__cause__ or exc) from exc
+            last = exc.__cause__ or exc
+            if isinstance(last, openai.OpenAIError):  # the last request failed on the way: the provider's fault
+                raise _classify_api_error(last) from exc
+            invalid_answers = len(exc.failed_attempts or []) or 1
+            raise _FinalError(f"answer failed validation after {invalid_answers} attempt(s): "
+                              f"{_validation_summary(last)}", "pipeline_failure") from exc
         except IncompleteOutputException as exc:
+            _mark_last(outcome, "cut off")
             raise _FinalError(f"answer was cut off (max tokens): {_first_line(exc)}", "pipeline_failure") from exc
         except (ValidationError, json.JSONDecodeError) as exc:
-            raise _FinalError(f"answer failed validation: {_first_line(exc)}", "pipeline_failure") from exc
+            _mark_last(outcome, "invalid answer")
+            raise _FinalError(f"answer failed validation: {_validation_summary(exc)}", "pipeline_failure") from exc
         except openai.OpenAIError as exc:
             raise _classify_api_error(exc) from exc
+        finally:
+            # every request after an attempt's first is a re-ask after an invalid answer
+            outcome.validation_retries += max(0, len(outcome.trail) - first - 1)
 
     async def _free_text(self, p: _Prepared, client: openai.AsyncOpenAI, outcome: _CallOutcome,
                          params: dict[str, Any]) -> FreeText:
         """A plain chat completion: no schema, the answer is the message text."""
+        outcome.trail.append("sent")
         try:
             response = await client.chat.completions.create(model=self.config.model, messages=p.messages, **params)
         except openai.OpenAIError as exc:
+            outcome.trail[-1] = _request_label(exc)
             raise _classify_api_error(exc) from exc
+        outcome.trail[-1] = "answered"
         usage = getattr(response, "usage", None)
         outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
         outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
@@ -214,6 +262,7 @@ class OpenAIJudge:
             raise _FinalError("answer was cut off (max tokens)", "model_failure")
         if not text.strip():
             raise _FinalError("the endpoint answered with no text", "model_failure")
+        outcome.trail[-1] = "ok"
         return FreeText(text=text)
 
     def _wait_before_retry(self, attempt: int, hint: float | None) -> float | None:
@@ -252,7 +301,7 @@ class OpenAIJudge:
                 cache_key=p.cache_key, cache_hit=o.cache_hit,
                 outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
                 attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
-                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=o.error))
+                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error())))
         if self.calls:
             self.calls.record(rows)
 
@@ -286,6 +335,32 @@ def _classify_api_error(exc: BaseException) -> Exception:
                                    retry_after_seconds(exc.response.headers))
         return _FinalError(f"{exc.status_code} {type(exc).__name__}: {message}", "provider_failure")
     return _FinalError(f"{type(exc).__name__}: {message}", "provider_failure")
+
+
+def _mark_last(outcome: _CallOutcome, label: str) -> None:
+    if outcome.trail:
+        outcome.trail[-1] = label
+
+
+def _request_label(exc: BaseException) -> str:
+    """What one HTTP request got, in a word or two, for the ledger's trail."""
+    if isinstance(exc, openai.APIStatusError):
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection error"
+    return type(exc).__name__
+
+
+def _validation_summary(exc: BaseException) -> str:
+    """The first problem of an invalid answer, in one line (`field: message`, not pydantic's banner)."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "answer"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        return f"{where}: {error['msg']}{more}"
+    return _first_line(exc)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -7,10 +7,9 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.generic import find_report_file
+from ..benchmarks.report_text import read_report_file
 from ..store.registry import SystemEntry
 from .frames import frame, text_hash
-
-MAX_REPORT_BYTES = 5_000_000
 
 
 def read_reports(
@@ -54,25 +53,11 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
         return {**row, "status": "missing", "na_reason": "model_failure",
                 "detail": f"no report for task {task!r} ({original_ids.get(task, task)!r}) in the system's folder"}
     row["source_path"] = str(path)
-    status, text, detail = decode_report(path.read_bytes()[: MAX_REPORT_BYTES + 1])
-    if status != "ok":
-        return {**row, "status": status, "na_reason": "model_failure", "detail": detail}
-    return {**row, "text": text, "n_chars": len(text), "content_hash": text_hash(text)}
-
-
-def decode_report(data: bytes) -> tuple[str, str | None, str]:
-    """(status, text, detail): refuses binary files and over-long reports instead of parsing garbage."""
-    if len(data) > MAX_REPORT_BYTES:
-        return "unreadable", None, f"report is larger than {MAX_REPORT_BYTES} bytes"
-    if b"\x00" in data[:8192]:
-        return "binary", None, "report file is binary (NUL bytes), not text"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return "binary", None, f"report is not UTF-8 text ({exc.reason} at byte {exc.start})"
-    if not text.strip():
-        return "empty", None, "report is empty"
-    return "ok", text, ""
+    got = read_report_file(path)  # binary, over the size limit or empty: refused; other encodings: detail warns
+    if got.status != "ok":
+        return {**row, "status": got.status, "na_reason": "model_failure", "detail": got.detail}
+    return {**row, "text": got.text, "n_chars": len(got.text), "content_hash": text_hash(got.text),
+            "detail": got.detail}
 
 
 def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,
@@ -85,5 +70,5 @@ def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,
     path = find_report_file(Path(entry.reports_dir), task, original_id)
     if path is None:
         return None
-    status, text, _ = decode_report(path.read_bytes()[: MAX_REPORT_BYTES + 1])
-    return text_hash(text) if status == "ok" else None
+    got = read_report_file(path)
+    return text_hash(got.text) if got.status == "ok" else None
