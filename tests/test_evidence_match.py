@@ -309,3 +309,77 @@ def test_four_character_decimals_are_quantities_not_years() -> None:
     changed = match_claim("The Harbour Line runs 19.7 kilometres from Northgate Interchange to the Saltmarket terminal.", page)
     assert supported.verdict == "supported", supported.reason
     assert changed.verdict == "contradicted", changed.reason
+
+
+# ---------------------------------------------------------------- Chinese pages
+
+CAAM_PAGE = """中国汽车工业协会：2023年汽车工业经济运行情况
+
+2023年，我国汽车产销累计完成3016.1万辆和3009.4万辆，同比分别增长11.6%和12%，年产销量双双创历史新高。
+
+新能源汽车产销分别完成958.7万辆和949.5万辆，同比分别增长35.8%和37.9%，市场占有率达到31.6%。其中，纯电动汽车销量668.5万辆，插电式混合动力汽车销量280.4万辆。
+
+2023年，汽车出口491万辆，同比增长57.9%，出口金额达到1016亿美元。新能源汽车出口120.3万辆，同比增长77.6%。
+
+中国汽车工业协会预计，2024年我国汽车总销量将超过3100万辆，新能源汽车销量有望达到1150万辆。2023年12月15日，协会发布了年度报告。
+"""
+
+
+@pytest.mark.parametrize("claim", [
+    "2023年，中国新能源汽车销量达到949.5万辆，同比增长37.9%。",
+    "2023年，中国新能源汽车销量达到９４９．５万辆，同比增长３７．９％【1】。",  # full-width digits and marker
+    "新能源汽车出口120.3万辆，同比增长77.6%[2]。",
+    "预计2024年新能源汽车销量有望达到1150万辆。",
+    "2023年汽车出口金额达到1016亿美元。",
+    "2023年汽车出口金额达到1,016亿美元。",
+    "协会于2023年12月15日发布了年度报告。",
+])
+def test_chinese_claim_stated_by_the_page_is_supported(claim: str) -> None:
+    result = match_claim(claim, CAAM_PAGE)
+    assert result.verdict == "supported", result.reason
+    assert result.evidence  # the passage that states it
+
+
+@pytest.mark.parametrize(("claim", "claimed", "found"), [
+    ("新能源汽车出口150.3万辆，同比增长77.6%。", "150.3万", "120.3万"),
+    ("新能源汽车出口120.3万辆，同比增长97.6%。", "97.6%", "77.6%"),
+    # 1.15亿 is 115 million; the page says 1150万, 11.5 million: the scale words are read
+    ("预计2024年新能源汽车销量有望达到1.15亿辆。", "1.15亿", "1150万"),
+    ("2023年汽车出口金额达到1116亿美元。", "1116亿美元", "1016亿美元"),
+])
+def test_chinese_claim_with_a_changed_number_is_contradicted(claim: str, claimed: str, found: str) -> None:
+    result = match_claim(claim, CAAM_PAGE)
+    assert result.verdict == "contradicted", result.reason
+    assert repr(claimed) in result.reason and repr(found) in result.reason
+
+
+def test_chinese_scale_words_compare_by_value() -> None:
+    page = CAAM_PAGE + "\n2023年，新能源汽车产业链总产值约为12000亿元，带动就业超过500万人。\n"
+    same = match_claim("2023年新能源汽车产业链总产值约为1.2万亿元。", page)
+    other = match_claim("2023年新能源汽车产业链总产值约为1.2亿元。", page)
+    assert same.verdict == "supported", same.reason
+    assert other.verdict == "contradicted", other.reason
+
+
+def test_chinese_claim_the_page_does_not_discuss_is_unsupported() -> None:
+    result = match_claim("锂价格在2023年下跌了80%，澳大利亚和智利的新矿山陆续投产。", CAAM_PAGE)
+    assert result.verdict == "unsupported", result.reason
+
+
+def test_short_chinese_page_is_unknown_and_a_long_one_is_read() -> None:
+    assert match_claim("新能源汽车出口120.3万辆。", "新能源汽车出口120.3万辆。").verdict == "unknown"
+    assert len(CAAM_PAGE.split()) < 20  # few spaces: the characters are what counts
+    assert match_claim("新能源汽车出口120.3万辆。", CAAM_PAGE).verdict != "unknown"
+
+
+def test_chinese_wall_page_is_unknown() -> None:
+    wall = "访问被拒绝。请完成人机验证后继续访问本页面，输入验证码并点击提交按钮，如有问题请联系网站管理员处理。"
+    result = match_claim("新能源汽车出口120.3万辆。", wall)
+    assert result.verdict == "unknown" and "wall" in result.reason
+
+
+def test_chinese_page_is_split_into_sentences_at_chinese_stops() -> None:
+    # The best passage is the sentence stating the claim, not the whole paragraph around it.
+    result = match_claim("新能源汽车市场占有率达到31.6%。", CAAM_PAGE)
+    assert result.verdict == "supported", result.reason
+    assert result.evidence.startswith("新能源汽车产销") and "纯电动" not in result.evidence

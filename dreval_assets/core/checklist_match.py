@@ -1,19 +1,24 @@
 """Offline checklist judging: does the report cover a requirement's key words with real content?
 
-Placeholder text ("figure to be inserted", "TBD", ...) is removed first, so it cannot satisfy an
-item. An item's credit is 1 when at least `FULL_COVERAGE` of its key words appear in the report,
-0.5 from `PARTIAL_COVERAGE`, else 0. A lexical baseline, labelled by the heuristic judge's id.
+Placeholder text ("figure to be inserted", "TBD", "图表待插入", ...) is removed first, so it cannot
+satisfy an item. An item's credit is 1 when at least `FULL_COVERAGE` of its key words appear in the
+report, 0.5 from `PARTIAL_COVERAGE`, else 0. Key words are English words (stop words dropped, light
+stemming) and, in Chinese text, character bigrams (`core/language.han_terms`) once the instruction
+words ("报告是否", "包括", ...) are dropped. A lexical baseline, labelled by the heuristic judge's id.
 """
 from __future__ import annotations
 
 import re
+
+from .language import fold_width, han_terms, has_han
 
 FULL_COVERAGE = 0.75
 PARTIAL_COVERAGE = 0.45
 _PLACEHOLDER_RE = re.compile(
     r"[^.\n]*\b(?:figure|chart|table|image|diagram)s? (?:to be|will be) (?:inserted|added|included)[^.\n]*"
     r"|[^.\n]*\b(?:TBD|TODO|lorem ipsum|placeholder|coming soon)\b[^.\n]*"
-    r"|[^.\n]*\binsert (?:a |the )?(?:figure|chart|table|image) here\b[^.\n]*", re.I)
+    r"|[^.\n]*\binsert (?:a |the )?(?:figure|chart|table|image) here\b[^.\n]*"
+    r"|[^。\n]*(?:待补充|待插入|待添加|此处插入|占位)[^。\n]*", re.I)
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("""a an the of and or in on at to for by with from as is are was were be been it its that this
 these those which who what how why when where does do should must include includes including report
@@ -21,8 +26,17 @@ discuss discusses describe describes explain explains provide provides give give
 any all each their there about into over under between within than then also more most such other""".split())
 
 
+# The Chinese counterparts of the English stop list's instruction words.
+_CHINESE_STOP_RE = re.compile("|".join(sorted("""报告 是否 请 包括 包含 提供 说明 描述 解释 讨论 列出 给出 指出 明确
+分析 介绍 需要 应该 应当 必须 哪些 什么 如何 为什么 以及 或者 并且 相关 进行 对于 关于 其中 以下 所有 每个 任何""".split(),
+                                              key=len, reverse=True)))
+
+
 def key_words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD_RE.findall(text.lower()) if len(w) > 2 and w not in _STOP}
+    words = {_stem(w) for w in _WORD_RE.findall(text.lower()) if len(w) > 2 and w not in _STOP}
+    if has_han(text):
+        words |= set(han_terms(_CHINESE_STOP_RE.sub(" ", fold_width(text))))
+    return words
 
 
 def _stem(word: str) -> str:

@@ -27,6 +27,15 @@ How a claim is matched against a page
 5. Named entities of the claim (capitalised word sequences not at sentence start,
    acronyms) are looked up on the whole page.
 
+Chinese: full-width digits and signs read as ASCII first; 。！？ end sentences; a Chinese
+"word" is a character bigram of a run of Han characters (runs cut at function characters
+such as 的 and after the 年/月/日 of a date, `core/language.han_terms`), and a claimed value
+weighs as much as ``CHINESE_TERMS_PER_WORD`` of them. Numbers may follow a character
+directly, 万/亿/万亿 scale them ("949.5万" = 9,495,000), 元/美元/... name the currency,
+"2023年3月15日" is a date, and the characters right after a quantity name what it counts;
+the context of a value is the terms within ``ANCHOR_CHARS`` characters. Page length is
+counted with two characters as a word.
+
 Verdict rules, the first that applies wins
 ------------------------------------------
 - unknown: the page has fewer than ``MIN_PAGE_WORDS`` words, or is a short error or bot
@@ -48,6 +57,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterator, Sequence
 
+from .language import HAN, fold_width, han_terms, has_han, word_count
+
 HIGH_OVERLAP = 0.6
 MODERATE_OVERLAP = 0.3
 MIN_PAGE_WORDS = 20
@@ -58,6 +69,8 @@ WRAPPED_LINE_MIN_CHARS = 60  # shorter lines are headings or list entries, not w
 RERANK_LIMIT = 8  # best worded passages whose values are compared
 VALUE_SENTENCE_LIMIT = 4  # plus this many sentences holding a claimed value's digits
 ANCHOR_RADIUS = 5  # tokens on each side of a number that tell which slot it fills
+ANCHOR_CHARS = 8  # the same for Chinese, in characters (about five words)
+CHINESE_TERMS_PER_WORD = 2  # a claimed value weighs as much as a word: in Chinese, two bigram terms
 UNIT_WORDS = 3  # content words after a quantity that name what it counts
 
 
@@ -92,10 +105,12 @@ _STOP_WORDS = frozenset(
 ) | frozenset(_SCALES) | frozenset(_MONTHS)
 
 # Splitting on translated whitespace is several times faster than a word regex on big pages.
-_PUNCTUATION = string.punctuation + "\u2018\u2019\u201c\u201d\u2013\u2014\u2026\u2022\u00b7\u00ab\u00bb"
+_PUNCTUATION = (string.punctuation + "\u2018\u2019\u201c\u201d\u2013\u2014\u2026\u2022\u00b7\u00ab\u00bb"
+                + "，。、；：？！（）《》〈〉【】「」『』")  # Chinese punctuation separates words too
 _WORD_SEPARATORS = str.maketrans({char: " " for char in _PUNCTUATION})
 # For positions around a number: words and numbers both count as tokens.
 _TOKEN_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*|\d[\d,.]*")
+_HAN_RUN_RE = re.compile(f"[{HAN}]+")
 
 
 def _undouble(stem: str) -> str:
@@ -136,9 +151,19 @@ def _words(text: str) -> list[str]:
     return text.translate(_WORD_SEPARATORS).split()
 
 
+def _word_stems(word: str) -> list[str]:
+    """The content stems of one space-separated word: its stem, or for a word holding Chinese, the
+    Chinese terms (character bigrams) and the stems of the pieces between them."""
+    if not has_han(word):
+        stem = _content_stem(word)
+        return [stem] if stem else []
+    pieces = [stem for piece in _HAN_RUN_RE.split(word) if (stem := _content_stem(piece))]
+    return han_terms(word) + pieces
+
+
 def _ordered_content_tokens(text: str) -> tuple[str, ...]:
     """Unique content stems in order of appearance."""
-    return tuple(dict.fromkeys(stem for word in _words(text) if (stem := _content_stem(word))))
+    return tuple(dict.fromkeys(stem for word in _words(text) for stem in _word_stems(word)))
 
 
 # ----------------------------------------------------------------------- sentences
@@ -147,10 +172,12 @@ def _ordered_content_tokens(text: str) -> tuple[str, ...]:
 _WRAPPED_NEWLINE_RE = re.compile(
     rf"\n(?<=[^\n]{{{WRAPPED_LINE_MIN_CHARS}}}\n)(?![ \t]*(?:\n|[-*\u2022][ \t]|\d+[.)][ \t]))"
 )
-# A sentence ends at a (remaining) newline, or at . ! ? before a capital or digit.
-# Every match starts with one of those four characters, which lets the scan run fast.
+# A sentence ends at a (remaining) newline, or at . ! ? before a capital or digit, or after a
+# Chinese stop 。！？ (and its closing quotes). Every match starts with one of those seven
+# characters, which lets the scan run fast.
 _SENTENCE_BREAK_RE = re.compile(
     r"[.!?\n](?:(?<=\n)\s*|[\"'\u201d\u2019)\]]?(?P<gap>\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9]))"
+    r"|(?P<cjk>[。！？]+[\"'\u201d\u2019)\]）」』]*)[^\S\n]*"
 )
 _NON_SPACE_RE = re.compile(r"\S+")
 
@@ -164,7 +191,10 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_BREAK_RE.finditer(text):
-        end = match.start() if match.group("gap") is None else match.start("gap")
+        if match.group("cjk") is not None:  # the Chinese stop stays with its sentence
+            end = match.end("cjk")
+        else:
+            end = match.start() if match.group("gap") is None else match.start("gap")
         spans.extend(_cut_run_on(text, start, end))
         start = match.end()
     spans.extend(_cut_run_on(text, start, len(text)))
@@ -188,20 +218,24 @@ _NAMED_DATE_RE = re.compile(
     rf"\s+(?:(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<year>\d{{4}})\b"
 )
 _ISO_DATE_RE = re.compile(r"(?<![\d-])(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2}))?(?![\d-])")
+_CJK_DATE_RE = re.compile(r"(?<!\d)(?P<year>\d{4})\s?年\s?(?P<month>\d{1,2})\s?月(?:\s?(?P<day>\d{1,2})\s?[日号])?")
+# A number may follow a Chinese character directly ("达到949.5万辆"); 万 and 亿 scale it, 元 names yuan.
 _NUMBER_RE = re.compile(
-    r"(?<![\w.,])(?<![A-Za-z]-)"
+    rf"(?:(?<![\w.,])|(?<=[{HAN}]))(?<![A-Za-z]-)"
     r"(?:(?P<cur>US\$|\$|€|£|¥)\s?)?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"(?P<ordinal>st|nd|rd|th)?"
-    r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn)\b)?"
+    r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|mn)\b|(?P<cjkscale>万亿|亿|万))?"
     r"(?:\s?(?P<pct>%|percent\b|per\s+cent\b|pct\b))?"
-    r"(?:\s?(?P<curword>dollars|euros|pounds|yen|yuan|USD|EUR|GBP)\b)?"
+    r"(?:\s?(?P<curword>dollars|euros|pounds|yen|yuan|USD|EUR|GBP)\b|(?P<cjkcur>美元|欧元|日元|英镑|人民币|元))?"
 )
+_CJK_SCALES = {"万": 1e4, "亿": 1e8, "万亿": 1e12}
 _CURRENCIES = {
     "$": "usd", "us$": "usd", "usd": "usd", "dollars": "usd",
     "€": "eur", "eur": "eur", "euros": "eur",
     "£": "gbp", "gbp": "gbp", "pounds": "gbp",
     "¥": "yen", "yen": "yen", "yuan": "cny",
+    "美元": "usd", "欧元": "eur", "日元": "yen", "英镑": "gbp", "人民币": "cny", "元": "cny",
 }
 _YEAR_RANGE = range(1800, 2101)
 _NO_UNIT: frozenset[str] = frozenset()
@@ -231,6 +265,10 @@ def _date_mentions(text: str) -> list[_Mention]:
         month, day = int(match.group("month")), match.group("day")
         if 1 <= month <= 12:  # "2023-24" is a fiscal year, not a month
             mentions.append(_date(match, int(match.group("year")), month, int(day) if day else None))
+    for match in _CJK_DATE_RE.finditer(text):  # 2023年3月15日
+        month, day = int(match.group("month")), match.group("day")
+        if 1 <= month <= 12:
+            mentions.append(_date(match, int(match.group("year")), month, int(day) if day else None))
     return [mention for mention in mentions if mention.value[0] in _YEAR_RANGE]
 
 
@@ -239,15 +277,16 @@ def _date(match: re.Match, year: int, month: int, day: int | None) -> _Mention:
 
 
 def _number_mention(text: str, match: re.Match) -> _Mention | None:
-    digits, scale_word = match.group("num"), match.group("scale")
-    glued_letter = text[match.end("num"):match.end("num") + 1].isalpha()
+    digits, scale_word, cjk_scale = match.group("num"), match.group("scale"), match.group("cjkscale")
+    after = text[match.end("num"):match.end("num") + 1]
+    glued_letter = after.isalpha() and not has_han(after)  # "949.5万辆", "2023年" are quantities
     if glued_letter and not (match.group("ordinal") or scale_word):
         return None  # "5G", "3D", "4680cells" are names, not quantities
     plain = digits.replace(",", "")
     decimals = len(plain.partition(".")[2])
-    scale = _SCALES[scale_word.lower()] if scale_word else 1.0
+    scale = _SCALES[scale_word.lower()] if scale_word else _CJK_SCALES[cjk_scale] if cjk_scale else 1.0
     value, precision = float(plain) * scale, 10.0 ** -decimals * scale
-    currency = match.group("cur") or match.group("curword")
+    currency = match.group("cur") or match.group("curword") or match.group("cjkcur")
     span = (match.group(), match.start(), match.end())
     if match.group("pct"):
         return _Mention("percent", value, precision, _NO_UNIT, *span)
@@ -256,6 +295,8 @@ def _number_mention(text: str, match: re.Match) -> _Mention | None:
         return _Mention("quantity", value, precision, frozenset([currency_code]), *span)
     if digits.isdigit() and len(digits) == 4 and not (scale_word or match.group("ordinal")) and int(digits) in _YEAR_RANGE:
         return _Mention("year", value, 1.0, _NO_UNIT, *span)
+    if has_han(text[match.end():match.end() + 1]):
+        return _Mention("quantity", value, precision, _chinese_unit_after(text, match.end()), *span)
     return _Mention("quantity", value, precision, _unit_after(text, match.end()), *span)
 
 
@@ -266,6 +307,14 @@ def _unit_after(text: str, position: int) -> frozenset[str]:
     """Content words right after a quantity, up to the phrase's end: "120 new electric buses"."""
     phrase = _PHRASE_END_RE.split(text[position:position + 40], maxsplit=1)[0]
     return frozenset(stem for word in _words(phrase)[:UNIT_WORDS] if (stem := _content_stem(word)))
+
+
+def _chinese_unit_after(text: str, position: int) -> frozenset[str]:
+    """The measure word or unit right after a quantity, as its first character and first two
+    ("辆" of "949.5万辆", "千瓦" of "120万千瓦"): Chinese writes no space between them."""
+    run = _HAN_RUN_RE.match(text, position)
+    word = run.group()[:2] if run else ""
+    return frozenset({word[:1], word}) - {""}
 
 
 def _find_mentions(text: str) -> list[_Mention]:
@@ -286,6 +335,7 @@ def _mentions_with_context(text: str) -> list[_Mention]:
     if not mentions:
         return []
     tokens = list(_TOKEN_RE.finditer(text))
+    chinese = has_han(text)
     starts = [token.start() for token in tokens]
     stems = [_content_stem(token.group()) for token in tokens]
     anchored = []
@@ -293,6 +343,9 @@ def _mentions_with_context(text: str) -> list[_Mention]:
         first = bisect_left(starts, mention.start)
         after = bisect_left(starts, mention.end)  # tokens[first:after] are the mention itself
         around = stems[max(0, first - ANCHOR_RADIUS):first] + stems[after:after + ANCHOR_RADIUS]
+        if chinese:  # the Chinese terms within ANCHOR_CHARS characters on each side
+            around += han_terms(text[max(0, mention.start - ANCHOR_CHARS):mention.start])
+            around += han_terms(text[mention.end:mention.end + ANCHOR_CHARS])
         anchored.append(replace(mention, anchor=frozenset(stem for stem in around if stem)))
     return anchored
 
@@ -480,6 +533,8 @@ def _claim_weights(hits: Sequence[frozenset[str]], claim_tokens: tuple[str, ...]
              for token in claim_tokens}
     word_total = math.fsum(words.values())
     per_value = word_total / len(words)
+    if any(has_han(token) for token in claim_tokens):  # a Chinese word gives about two bigram terms
+        per_value *= CHINESE_TERMS_PER_WORD
     return _ClaimWeights(words, per_value, word_total + per_value * value_count)
 
 
@@ -488,8 +543,13 @@ def _claim_words_per_sentence(page: _Page, claim_set: frozenset[str]) -> list[fr
     separated = page.text.translate(_WORD_SEPARATORS)  # one char for one char: spans still fit
     sentence_words = [set(separated[start:end].split()) for start, end in page.spans]
     vocabulary = set().union(*sentence_words)
-    claim_forms = {word: stem for word in vocabulary if (stem := _content_stem(word)) in claim_set}
     no_hits: frozenset[str] = frozenset()
+    if any(has_han(token) for token in claim_set):  # a Chinese word gives several terms
+        forms = {word: found for word in vocabulary if (found := claim_set.intersection(_word_stems(word)))}
+        return [frozenset().union(*map(forms.__getitem__, common))
+                if (common := words.intersection(forms)) else no_hits
+                for words in sentence_words]
+    claim_forms = {word: stem for word in vocabulary if (stem := _content_stem(word)) in claim_set}
     return [frozenset(map(claim_forms.__getitem__, common))
             if (common := words.intersection(claim_forms)) else no_hits
             for words in sentence_words]
@@ -618,18 +678,19 @@ def _trim_evidence(passage: str, claim_tokens: frozenset[str]) -> str:
 
 _ERROR_PAGE_RE = re.compile(
     r"access denied|enable javascript|are you a robot|verify you are (?:a )?human|captcha|"
-    r"page not found|404 not found|403 forbidden|sign in to continue|subscribe to continue",
+    r"page not found|404 not found|403 forbidden|sign in to continue|subscribe to continue|"
+    r"访问被拒绝|验证码|人机验证|页面不存在|请先登录|登录后查看",
     re.IGNORECASE,
 )
-_CITATION_MARKER_RE = re.compile(r"\[\d+(?:\s*[-\u2013,]\s*\d+)*\]|https?://\S+")
+_CITATION_MARKER_RE = re.compile(r"\[\d+(?:\s*[-\u2013,]\s*\d+)*\]|【\d+(?:\s*[-\u2013,，、]\s*\d+)*】|https?://\S+")
 
 
 def match_claim(claim: str, page_text: str) -> EvidenceMatch:
     """Judge whether `page_text` supports `claim`; see the module docstring for the rules."""
-    page_text = page_text or ""
+    page_text = fold_width(page_text or "")  # full-width digits and signs read as ASCII
     if unreadable := _unreadable_page_reason(page_text):
         return EvidenceMatch("unknown", 0.0, "", unreadable)
-    claim_text = _CITATION_MARKER_RE.sub(" ", claim or "")  # "[3]" is a marker, not the number 3
+    claim_text = _CITATION_MARKER_RE.sub(" ", fold_width(claim or ""))  # "[3]" is a marker, not the number 3
     claim_tokens = _ordered_content_tokens(claim_text)
     if not claim_tokens:
         return EvidenceMatch("unknown", 0.0, "", "Claim has no content words to look for.")
@@ -654,11 +715,13 @@ def match_claim(claim: str, page_text: str) -> EvidenceMatch:
 
 def _unreadable_page_reason(page_text: str) -> str:
     # split() with a limit counts words only as far as the rules need.
-    word_count = len(page_text.split(None, ERROR_PAGE_MAX_WORDS))
-    if word_count < MIN_PAGE_WORDS:
-        return f"Page has {word_count} words (< {MIN_PAGE_WORDS}), too little text to judge."
-    if word_count < ERROR_PAGE_MAX_WORDS and (wall := _ERROR_PAGE_RE.search(page_text)):
-        return f"Page of {word_count} words looks like an error or bot wall ({wall.group()!r})."
+    words = len(page_text.split(None, ERROR_PAGE_MAX_WORDS))
+    if words < ERROR_PAGE_MAX_WORDS and has_han(page_text):  # Chinese puts no spaces between words
+        words = min(ERROR_PAGE_MAX_WORDS, word_count(page_text))
+    if words < MIN_PAGE_WORDS:
+        return f"Page has {words} words (< {MIN_PAGE_WORDS}), too little text to judge."
+    if words < ERROR_PAGE_MAX_WORDS and (wall := _ERROR_PAGE_RE.search(page_text)):
+        return f"Page of {words} words looks like an error or bot wall ({wall.group()!r})."
     return ""
 
 

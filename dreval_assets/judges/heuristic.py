@@ -3,6 +3,16 @@
 Each supported prompt template has a handler in `TEMPLATE_HANDLERS`; a handler takes the
 request's variables and returns the answer plus extra numbers for the Judgment. Later
 templates plug in by adding a handler to the registry.
+
+Languages (`core/language.detect_language`, by script): a handler reads only the languages its
+measurement works in, and answers N/A `model_failure` "heuristic judge does not read Chinese (zh)"
+(or the language found) for any other, and for texts it must compare that are in different scripts.
+- overlap of words or Chinese bigrams, and numbers (claim verdicts, same statement, key facts):
+  English, other Latin-script text (no English-only list decides; rare words weigh most) and Chinese;
+- key-word coverage (checklists, RACE): English and Chinese (the stop lists are English and Chinese);
+- English word lists and units (rubrics, contradictions, FLAE, pairwise writing, synthesis criteria):
+  English only.
+Handlers that read no text of the system (trace weights, the offline MiroEval rubric) answer for all.
 """
 from __future__ import annotations
 
@@ -17,10 +27,11 @@ from ..core.checklist_match import item_credit, key_words
 from ..core.flae_features import flae_observables, formula_channel
 from ..core.report_features import contradiction_candidates
 from ..core.dedup import content_words
+from ..core.language import detect_language, han_terms, has_han
 from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
                            DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
                            TraceWeights, FlaeScores, CriteriaScores, CriterionScore, KeyFacts, RaceCriterionScores,
-                           RaceScores)
+                           RaceScores, NaReason)
 from ..core.key_facts import extract_key_facts, share_kept
 from ..live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
                                        answer_research_necessity)
@@ -33,24 +44,59 @@ SAME_STATEMENT_JACCARD = 0.7
 
 TemplateHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
 
+READS_OVERLAP = frozenset({"en", "latn", "zh"})  # word or bigram overlap weighted by rarity, and numbers
+READS_KEY_WORDS = frozenset({"en", "zh"})  # key words after English or Chinese stop lists
+READS_WORD_LISTS = frozenset({"en"})  # English word lists (causal, critical, words to watch) and units
+
+
+class NotRead(Exception):
+    """A text is in a language the handler does not read: the answer is N/A `model_failure`."""
+
+
+def require_readable(reads: frozenset[str], **texts: str) -> None:
+    """Raise NotRead when one of the texts is in a language outside `reads`, or when they are in
+    different scripts (a Chinese claim against an English page: no overlap to measure)."""
+    found = {}
+    for role, text in texts.items():
+        language = detect_language(text)
+        if language is None:  # too few letters to tell: nothing to object to
+            continue
+        if language.code not in reads:
+            raise NotRead(f"heuristic judge does not read {language.label}")
+        found[role] = language
+    if len({language.script for language in found.values()}) > 1:
+        shown = ", ".join(f"{role.replace('_', ' ')} in {language.label}" for role, language in found.items())
+        raise NotRead(f"heuristic judge does not compare texts across languages ({shown})")
+
 
 def answer_claim_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`claim_verdict`: lexical evidence matching of the claim against the source text."""
-    match = match_claim(str(variables["claim"]), str(variables.get("source_text") or ""))
+    claim, source = str(variables["claim"]), str(variables.get("source_text") or "")
+    require_readable(READS_OVERLAP, claim=claim, source=source)
+    match = match_claim(claim, source)
     verdict = ClaimVerdict(verdict=match.verdict, evidence=match.evidence, reason=match.reason)
     return verdict, {"score": match.score}
 
 
 def answer_claim_verdicts_batch(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`claim_verdicts_batch`: the same matching for every claim of the batch against one source."""
+    """`claim_verdicts_batch`: the same matching for every claim of the batch against one source. A
+    claim it does not read is left out of the answer, with its reason in `extra["failures"]`."""
     source = str(variables.get("source_text") or "")
-    verdicts, scores = [], {}
+    require_readable(READS_OVERLAP, source=source)
+    verdicts, scores, failures = [], {}, {}
     for item in variables["items"]:
+        try:
+            require_readable(READS_OVERLAP, claim=str(item["claim"]), source=source)
+        except NotRead as error:
+            failures[item["claim_id"]] = ("model_failure", str(error))
+            continue
         match = match_claim(str(item["claim"]), source)
         verdicts.append(ItemVerdict(claim_id=item["claim_id"], verdict=match.verdict,
                                     evidence=match.evidence, reason=match.reason))
         scores[item["claim_id"]] = match.score
-    return ClaimVerdictBatch(verdicts=verdicts), {"scores": scores}
+    if failures and not verdicts:
+        raise NotRead(next(iter(failures.values()))[1])
+    return ClaimVerdictBatch(verdicts=verdicts), {"scores": scores, **({"failures": failures} if failures else {})}
 
 
 def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
@@ -60,16 +106,29 @@ def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
 
 def answer_same_statement(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`same_statement`: the same numbers were checked before asking; the same when content words
-    overlap by at least `SAME_STATEMENT_JACCARD`."""
-    a, b = content_words(str(variables["statement_a"])), content_words(str(variables["statement_b"]))
+    overlap by at least `SAME_STATEMENT_JACCARD` (in Chinese, character bigrams stand for words)."""
+    a, b = str(variables["statement_a"]), str(variables["statement_b"])
+    require_readable(READS_OVERLAP, statement_a=a, statement_b=b)
+    a, b = _overlap_terms(a), _overlap_terms(b)
     overlap = len(a & b) / len(a | b) if a | b else 1.0
     same = overlap >= SAME_STATEMENT_JACCARD
     return SameStatement(same=same, reason=f"content-word overlap {overlap:.2f}"), {"overlap": overlap}
 
 
+def _overlap_terms(text: str) -> frozenset[str]:
+    """Content words; a Chinese run is one 'word' to `content_words`, so it gives its bigrams instead."""
+    words = content_words(text)
+    if not has_han(text):
+        return words
+    return frozenset(w for w in words if not has_han(w)) | frozenset(han_terms(text))
+
+
 def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`checklist_items`: key-word coverage of each requirement in the report (placeholders removed)."""
     report = str(variables.get("report") or "")
+    require_readable(READS_KEY_WORDS, report=report)
+    for item in variables["item_list"]:
+        require_readable(READS_KEY_WORDS, requirement=str(item["text"]), report=report)
     credits = []
     for item in variables["item_list"]:
         credit, reason = item_credit(str(item["text"]), report)
@@ -82,7 +141,9 @@ def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
     from ..benchmarks.rubrics import RUBRICS
 
     rubric = next(r for r in RUBRICS if r.rubric_id == variables["rubric_id"])
-    measured = rubric.measure(str(variables.get("report") or ""))
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    measured = rubric.measure(report)
     scores = [DimensionScore(dimension_id=d, score=max(1, min(10, round(measured[d]))),
                              reason=f"measured {measured[d]:.1f} on the documented scale") for d, _ in rubric.dimensions]
     return RubricScores(scores=scores), {}
@@ -90,13 +151,16 @@ def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
 
 def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`contradictions`: sentence pairs giving different numbers in one unit about the same thing."""
-    found = contradiction_candidates(str(variables.get("report") or ""))
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    found = contradiction_candidates(report)
     return ContradictionCount(count=len(found), examples=found[:10]), {}
 
 
 def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`pairwise_criteria`: each criterion's measured feature compared between the two articles."""
     a, b = str(variables["article_a"]), str(variables["article_b"])
+    require_readable(READS_WORD_LISTS, article_a=a, article_b=b)
     outcomes = []
     for criterion in variables["criteria_list"]:
         result = compare(criterion["feature"], a, b)
@@ -109,7 +173,9 @@ def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, d
 def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`flae_scores`: no reading; the formula channel's own values and equal weights, so FLAE with
     the heuristic judge is the formula channel (marked `fallback`)."""
-    formula = formula_channel(flae_observables(str(variables.get("report") or ""), bool(variables.get("multimodal"))))
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    formula = formula_channel(flae_observables(report, bool(variables.get("multimodal"))))
     return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
 
 
@@ -125,6 +191,8 @@ def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
     key facts of the task's attachments (Grounding), 10 x the share of those facts the report keeps."""
     report = str(variables.get("report") or "")
     facts = list(variables.get("key_facts_list") or [])
+    require_readable(READS_WORD_LISTS, report=report,
+                     criteria=" ".join(str(c["text"]) for c in variables["criteria_list"]), key_facts=" ".join(facts))
     if facts:
         share, kept = share_kept(facts, report)
         return CriteriaScores(scores=[
@@ -143,13 +211,18 @@ def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 def answer_key_facts(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`key_facts`: the attachment's sentences that state the most figures."""
-    return KeyFacts(facts=extract_key_facts(str(variables["attachment_text"]), int(variables["max_facts"]))), {}
+    text = str(variables["attachment_text"])
+    require_readable(READS_OVERLAP, attachment=text)
+    return KeyFacts(facts=extract_key_facts(text, int(variables["max_facts"]))), {}
 
 
 def answer_race_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`race_scores`: per criterion, 10 x the share of its key words (criterion and explanation) each
     article contains. RACE divides target by target + reference, so this measures relative coverage."""
-    words_a, words_b = key_words(str(variables["article_a"])), key_words(str(variables["article_b"]))
+    article_a, article_b = str(variables["article_a"]), str(variables["article_b"])
+    criteria = " ".join(f"{c['criterion']} {c['explanation']}" for c in variables["criteria_list"])
+    require_readable(READS_KEY_WORDS, article_a=article_a, article_b=article_b, criteria=criteria)
+    words_a, words_b = key_words(article_a), key_words(article_b)
     scores = []
     for criterion in variables["criteria_list"]:
         wanted = key_words(f"{criterion['criterion']} {criterion['explanation']}")
@@ -212,6 +285,8 @@ class HeuristicJudge:
             answer, extra = handler(request.variables)
             # Hand back the model the caller asked for, so a mismatch surfaces here, not downstream.
             answer = request.response_model.model_validate(answer.model_dump())
+        except NotRead as error:  # a language it does not read: say so rather than score it
+            return _not_applicable(provenance, started, str(error), "model_failure")
         except Exception as error:  # one bad item must not sink the batch
             return _not_applicable(provenance, started,
                                    f"{self.judge_id} failed on template {request.template!r}: "
@@ -228,6 +303,7 @@ def _template_hash(name: str) -> str:
         return ""
 
 
-def _not_applicable(provenance: Provenance, started: float, error: str) -> Judgment:
+def _not_applicable(provenance: Provenance, started: float, error: str,
+                    na_reason: NaReason = "pipeline_failure") -> Judgment:
     provenance.latency_s = time.perf_counter() - started
-    return Judgment(answer=None, provenance=provenance, na_reason="pipeline_failure", error=error)
+    return Judgment(answer=None, provenance=provenance, na_reason=na_reason, error=error)

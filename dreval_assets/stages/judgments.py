@@ -164,10 +164,13 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
     judgments = judge.judge_many(requests)
     winners: dict[tuple[str, str, str, str], list[str]] = {}
     cache_keys: dict[tuple[str, str, str], str] = {}
+    failures: dict[tuple[str, str, str], tuple[str, str]] = {}  # a call that answered nothing: its reason
     for (system, task, category, generated_first), judgment in zip(plans, judgments, strict=True):
         answer = judgment.answer
         picked = {o.criterion_id: o.winner for o in answer.outcomes} if isinstance(answer, PairwiseOutcomes) else {}
         cache_keys[(system, task, category)] = judgment.provenance.cache_key or ""
+        if answer is None and judgment.na_reason:
+            failures[(system, task, category)] = (judgment.na_reason, judgment.error)
         for cid, _, _ in CATEGORIES[category]:
             side = picked.get(cid)
             winner = None if side is None else "tie" if side == "tie" else (
@@ -180,8 +183,9 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
                 "credit": None, "judge": judge.judge_id, "template": PAIRWISE_TEMPLATE, "template_hash": template_hash,
                 "cache_key": cache_keys.get((system, task, category)) or None}
         if None in found:
-            rows.append({**base, "score": None, "reason": "the judge gave no winner for this criterion",
-                         "na_reason": "pipeline_failure"})
+            na, error = failures.get((system, task, category), ("pipeline_failure", ""))
+            rows.append({**base, "score": None, "reason": error or "the judge gave no winner for this criterion",
+                         "na_reason": na})
             continue
         outcome = combine_orders(*found) if len(found) == 2 else found[0]
         rows.append({**base, "score": OUTCOME_SCORE[outcome], "na_reason": None,

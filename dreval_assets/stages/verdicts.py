@@ -133,6 +133,7 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
                   "cache_key": prov.cache_key or None, "batch_size": len(group), "source_truncated": truncated}
     answers: dict[str, ClaimVerdict] = {}
     scores: Mapping[str, float] = {}
+    failures = judgment.extra.get("failures", {})  # claim id -> (bucket, why): claims a batch answer left out
     if isinstance(judgment.answer, ClaimVerdictBatch):
         answers = {v.claim_id: v for v in judgment.answer.verdicts}
         scores = judgment.extra.get("scores", {})
@@ -145,8 +146,8 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
                 "source": pair.source.url, "origin": pair.origin}
         answer = answers.get(pair.claim_id)
         if answer is None:
-            reason = judgment.na_reason or "pipeline_failure"
-            detail = judgment.error or "the judge returned no verdict for this claim"
+            reason, detail = failures.get(pair.claim_id, (judgment.na_reason or "pipeline_failure", judgment.error))
+            detail = detail or "the judge returned no verdict for this claim"
             rows.append({**base, "verdict": "unknown", "score": None, "evidence": "", "reason": detail,
                          "na_reason": reason})
             continue
