@@ -172,13 +172,14 @@ def _ordered_content_tokens(text: str) -> tuple[str, ...]:
 _WRAPPED_NEWLINE_RE = re.compile(
     rf"\n(?<=[^\n]{{{WRAPPED_LINE_MIN_CHARS}}}\n)(?![ \t]*(?:\n|[-*\u2022][ \t]|\d+[.)][ \t]))"
 )
-# A sentence ends at a (remaining) newline, or at . ! ? before a capital or digit, or after a
-# Chinese stop 。！？ (and its closing quotes). Every match starts with one of those seven
-# characters, which lets the scan run fast.
-_SENTENCE_BREAK_RE = re.compile(
-    r"[.!?\n](?:(?<=\n)\s*|[\"'\u201d\u2019)\]]?(?P<gap>\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9]))"
-    r"|(?P<cjk>[。！？]+[\"'\u201d\u2019)\]）」』]*)[^\S\n]*"
-)
+# A sentence ends at a (remaining) newline, or at . ! ? before a capital or digit.
+# Every match starts with one of those four characters, which lets the scan run fast.
+_SENTENCE_BREAK = r"[.!?\n](?:(?<=\n)\s*|[\"'\u201d\u2019)\]]?(?P<gap>\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9]))"
+_SENTENCE_BREAK_RE = re.compile(_SENTENCE_BREAK)
+# Text with Chinese stops also ends a sentence after 。！？ (and its closing quotes); only such text
+# pays for the longer pattern.
+_CHINESE_STOPS = ("。", "！", "？")
+_CHINESE_SENTENCE_BREAK_RE = re.compile(_SENTENCE_BREAK + r"|(?P<cjk>[。！？]+[\"'\u201d\u2019)\]）」』]*)[^\S\n]*")
 _NON_SPACE_RE = re.compile(r"\S+")
 
 
@@ -190,8 +191,9 @@ def _unwrap(text: str) -> str:
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in _SENTENCE_BREAK_RE.finditer(text):
-        if match.group("cjk") is not None:  # the Chinese stop stays with its sentence
+    chinese = any(stop in text for stop in _CHINESE_STOPS)
+    for match in (_CHINESE_SENTENCE_BREAK_RE if chinese else _SENTENCE_BREAK_RE).finditer(text):
+        if chinese and match.group("cjk") is not None:  # the Chinese stop stays with its sentence
             end = match.end("cjk")
         else:
             end = match.start() if match.group("gap") is None else match.start("gap")
