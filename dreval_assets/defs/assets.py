@@ -72,7 +72,7 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
     attached = tasks["task_sandbox"].filter(pl.col("role") == "attachment")
     attachments = attachments_by_task(attached, dreval.store().texts(attached.get_column("text_hash").to_list()))
     frame = generate_rubrics(tasks["tasks"], attachments, judge, dreval.extra_suites,
-                             {"run_id": context.run_id, "asset": "task_rubrics"})
+                             {"run_id": context.run.run_id, "asset": "task_rubrics"})
     context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})
     return frame
 
@@ -89,7 +89,7 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     for system in sorted({k[0] for k in keys if kind[k] == "endpoint"}):
         writer = dreval.writer(systems[system])
         written.update(write_reports([k for k in keys if k[0] == system], tasks["tasks"], writer,
-                                     {"run_id": context.run_id, "asset": "reports"}))
+                                     {"run_id": context.run.run_id, "asset": "reports"}))
         writing.update({f"{system}_{name.replace('judge_', 'writer_')}": value
                         for name, value in writer.stats.metadata().items()})
     frame = read_reports(keys, systems, original_ids, imported, written)
@@ -139,7 +139,7 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
     texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
     judge = dreval.judge()
     frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
-                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run_id, "asset": "claim_verdicts"},
+                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
                          sandbox_evidence=sandbox_for_suites(tasks, store, dreval.extra_suites))
     counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
     yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),
@@ -158,7 +158,7 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
     """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts,
     pairwise criteria, FLAE channels, MiroEval synthesis criteria, RACE criterion scores."""
     judge = dreval.judge()
-    labels = {"run_id": context.run_id, "asset": "report_judgments"}
+    labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)
     frame = pl.concat([
         judge_checklists(keys, reports, task_rubrics, judge, labels),
