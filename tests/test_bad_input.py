@@ -172,3 +172,184 @@ def test_a_task_with_a_missing_attachment_is_skipped_whole(tmp_path):
     loaded = load_generic(folder)
     assert loaded.tasks == [] and loaded.skipped == ["tasks.jsonl:1: task gone: file not found: files/gone.pdf",
                                                      "tasks.jsonl:1: task gone skipped: 1 file(s) missing"]
+
+
+# --- report files for no task, other encodings, the size limit ------------------------------------
+
+ACCENTED_PAGE = ("The café at Saltcote served 41,200 passengers in 2023, says the Señora Muñoz survey. "
+                 "Its crêpe stall opened in March 2023 beside the new pier. ") * 3
+ACCENTED_REPORT = """# Café at Saltcote
+
+The café at Saltcote served 41,200 passengers in 2023 [1].
+Its crêpe stall opened in March 2023 beside the new pier [1].
+
+## References
+[1] Señora Muñoz survey https://cafe.example/saltcote
+"""
+CHINESE_REPORT = """# 渡轮报告
+
+低沼渡轮在2023年运送了41,200名乘客，比2022年的36,900名有所增加 [1]。
+
+## 参考文献
+[1] 低沼渡轮年度报告 https://ferries.example/lowmarsh-zh
+"""
+ENCODED = {"latin1": ("latin-1", ACCENTED_REPORT), "cp1252": ("cp1252", ACCENTED_REPORT.replace("café", "“café”")),
+           "gbk": ("gbk", CHINESE_REPORT), "utf16": ("utf-16", ACCENTED_REPORT)}
+
+
+def encoded_bench(tmp_path: Path) -> tuple[Path, Path]:
+    """One task per encoding (and one for a report over the size limit), and one system folder
+    holding each task's report in that encoding."""
+    folder, reports = tmp_path / "enc_bench", tmp_path / "encoded"
+    folder.mkdir()
+    reports.mkdir()
+    ids = [*ENCODED, "huge"]
+    (folder / "tasks.jsonl").write_text("".join(json.dumps({"id": i, "query": f"Report {i}."}) + "\n" for i in ids))
+    pages = [{"task_id": i, "url": "https://cafe.example/saltcote", "title": "Survey", "text": ACCENTED_PAGE}
+             for i in ids]
+    pages.append({"task_id": "gbk", "url": "https://ferries.example/lowmarsh-zh", "title": "年度报告",
+                  "text": "低沼渡轮在2023年运送了41,200名乘客，比2022年的36,900名有所增加。" * 3})
+    (folder / "sandbox.jsonl").write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pages))
+    for task, (codec, text) in ENCODED.items():
+        (reports / f"{task}.md").write_bytes(text.encode(codec))
+    (reports / "huge.md").write_text(ACCENTED_REPORT + "Padding sentence without any facts in it. " * 60)
+    return folder, reports
+
+
+def test_reports_in_other_encodings_are_read_with_a_warning_and_scored(home, tmp_path, monkeypatch, capsys):
+    folder, reports = encoded_bench(tmp_path)
+    monkeypatch.setenv("DREVAL_REPORT_MAX_BYTES", "2000")
+    store = Store(home / "dreval.duckdb")
+    store.ensure_schema()
+    register_tasks(store, load_generic(folder).tasks, source="test")
+    assert main(["--home", str(home), "add-system", "encoded", "--reports", str(reports)]) == 0
+    out = capsys.readouterr().out
+    assert "5 report file(s) found: 5 for a registered task" in out
+    assert "latin1.md: not UTF-8 (invalid continuation byte at byte 5): decoded as cp1252 (detected)" in out
+    assert "huge.md: report is larger than the 2,000-byte limit (DREVAL_REPORT_MAX_BYTES): its scores will be N/A" in out
+    assert main(["--home", str(home), "run"]) == 0
+    rows = {r["task"]: r for r in store.query("SELECT * FROM reports").to_dicts()}
+    for task, (codec, text) in ENCODED.items():
+        row = rows[f"generic.{task}"]
+        assert row["status"] == "ok" and row["text"] == text and "decoded as" in row["detail"], task
+    assert "decoded as gb18030" in rows["generic.gbk"]["detail"]  # GBK's superset
+    claims = store.query("SELECT text FROM report_claims WHERE task = 'generic.latin1' ORDER BY claim_id")
+    assert claims["text"].to_list()[0].startswith("The café at Saltcote served 41,200 passengers")
+    supported = dict(scores(home, "metric = 'supported_ratio' AND task <> 'generic.gbk'")
+                     .select("task", "value").iter_rows())
+    assert supported == {"generic.latin1": 100.0, "generic.cp1252": 100.0, "generic.utf16": 100.0,
+                         "generic.huge": None}
+    huge = scores(home, "task = 'generic.huge'")
+    assert huge["value"].is_null().all() and set(huge["na_reason"]) == {"model_failure"}
+    assert rows["generic.huge"]["detail"] == "report is larger than the 2,000-byte limit (DREVAL_REPORT_MAX_BYTES)"
+
+
+def test_a_malformed_report_limit_is_refused_in_one_line(home, monkeypatch, capsys):
+    monkeypatch.setenv("DREVAL_REPORT_MAX_BYTES", "5MB")
+    assert main(["--home", str(home), "run"]) == 2
+    assert capsys.readouterr().err == "dreval: error: DREVAL_REPORT_MAX_BYTES='5MB' is not a whole number\n"
+
+
+def test_report_files_for_no_task_are_named_and_kept(home, bench, tmp_path, capsys):
+    folder, systems = bench
+    store = Store(home / "dreval.duckdb")
+    store.ensure_schema()
+    register_tasks(store, load_generic(folder).tasks, source="test")
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    (stray / "ferry.md").write_text(GOOD_REPORT)
+    (stray / "ferri.md").write_text(GOOD_REPORT)  # a typo: no task has this id
+    (stray / "README.md").write_text("notes about this folder")
+    assert main(["--home", str(home), "add-system", "stray", "--reports", str(stray)]) == 0
+    out = capsys.readouterr().out
+    assert "3 report file(s) found: 1 for a registered task, 2 for no registered task (not evaluated)" in out
+    assert "  ferri.md: no registered task has the key or id 'ferri'" in out
+    assert "  README.md: no registered task has the key or id 'README'" in out
+    kept = store.query("SELECT p.kind, p.file, i.benchmark, i.source FROM import_problems p JOIN imports i "
+                       "USING (import_id) ORDER BY p.file")
+    assert kept.rows() == [("skipped", "README.md", "folder", str(stray)), ("skipped", "ferri.md", "folder", str(stray))]
+
+
+@pytest.mark.parametrize("how", ["release", "reports_folder"])
+def test_an_import_names_reports_for_no_task(home, bench, tmp_path, capsys, how):
+    folder, _ = bench
+    reports = folder / "systems" / "writer" if how == "release" else tmp_path / "writer"
+    reports.mkdir(parents=True)
+    (reports / "ferry.md").write_text(GOOD_REPORT)
+    (reports / "ferri.md").write_text(GOOD_REPORT)
+    (reports / "latin.md").write_bytes(ACCENTED_REPORT.encode("latin-1"))
+    extra = [] if how == "release" else ["--system", "writer", "--reports", str(reports)]
+    assert main(["--home", str(home), "import", "generic", str(folder), *extra]) == 0
+    out = capsys.readouterr().out
+    assert "reports found: 1 (1 new, 0 changed, 0 unchanged)" in out
+    assert "ferri.md: no task with id 'ferri'" in out and "latin.md: no task with id 'latin'" in out
+    kept = Store(home / "dreval.duckdb").query("SELECT file, reason FROM import_problems WHERE kind = 'skipped' "
+                                               "ORDER BY file")
+    assert [(Path(f).name, r) for f, r in kept.rows()] == [("ferri.md", "no task with id 'ferri'"),
+                                                          ("latin.md", "no task with id 'latin'")]
+
+
+def test_an_imported_report_in_another_encoding_is_kept_with_a_note(home, bench, capsys):
+    folder, _ = bench
+    (folder / "systems" / "zh").mkdir(parents=True)
+    (folder / "systems" / "zh" / "ferry.md").write_bytes(CHINESE_REPORT.encode("gbk"))
+    assert main(["--home", str(home), "import", "generic", str(folder)]) == 0
+    assert ("systems/zh/ferry.md: not UTF-8 (invalid start byte at byte 2): decoded as gb18030 (detected)"
+            in capsys.readouterr().out)
+    store = Store(home / "dreval.duckdb")
+    assert store.query("SELECT text FROM imported_reports WHERE system = 'zh'").item() == CHINESE_REPORT
+    notes = store.query("SELECT reason FROM import_problems WHERE kind = 'note'")["reason"].to_list()
+    assert notes.count("not UTF-8 (invalid start byte at byte 2): decoded as gb18030 (detected)") == 1
+
+
+# --- dreval sql -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query, message", [
+    ("COPY (SELECT 1) TO '{tmp}/x.csv'", "refused: `dreval sql` reads the results database only"),
+    ("SELECT * FROM read_csv('/etc/passwd')", "refused: `dreval sql` reads the results database only"),
+    ("ATTACH '{tmp}/other.duckdb'", "refused: `dreval sql` reads the results database only"),
+    ("SET enable_external_access = true", "the configuration has been locked"),
+    ("DELETE FROM tasks", "refused: `dreval sql` is read-only"),
+])
+def test_sql_reads_the_results_and_nothing_else(home, tmp_path, capsys, query, message):
+    Store(home / "dreval.duckdb").ensure_schema()
+    assert main(["--home", str(home), "sql", query.format(tmp=tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1  # one line, no traceback
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "other.duckdb").exists()
+
+
+def test_sql_csv_writes_list_and_struct_columns_as_json(home, capsys):
+    Store(home / "dreval.duckdb").ensure_schema()
+    query = "SELECT 'a' AS name, [1, 2] AS ids, {'k': 'v'} AS meta, NULL::INT[] AS none UNION ALL SELECT 'b', [], NULL, [3]"
+    assert main(["--home", str(home), "sql", query, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["name,ids,meta,none", 'a,"[1, 2]","{""k"": ""v""}",',
+                                                    "b,[],,[3]"]
+
+
+# --- URL schemes no fetcher reads -------------------------------------------------------------
+
+def test_unreadable_url_schemes_are_refused_by_name_in_sandbox_mode(home, bench, tmp_path):
+    folder, _ = bench
+    store = Store(home / "dreval.duckdb")
+    store.ensure_schema()
+    register_tasks(store, load_generic(folder).tasks, source="test")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "ferry.md").write_text(
+        "# Ferry\n\nThe Lowmarsh ferry carried 41,200 passengers in 2023 [1].\n"
+        "Estuary Links added a third vessel named Curlew in March 2023 [2].\n"
+        "Average crossing time fell to 14 minutes [3].\n\n## References\n"
+        "[1] Annual note javascript:history.back\n[2] Local copy file:///etc/passwd\n[3] Archive ftp://ferries.example/note.txt\n")
+    assert main(["--home", str(home), "add-system", "odd", "--reports", str(odd)]) == 0
+    assert main(["--home", str(home), "run", "--system", "odd"]) == 0
+    fetched = dict(store.query("SELECT url, detail FROM fetched_references WHERE system = 'odd'").iter_rows())
+    assert fetched == {"javascript:history.back": "refused: unsupported URL scheme 'javascript' (only http and https are fetched)",
+                       "file:///etc/passwd": "refused: unsupported URL scheme 'file' (only http and https are fetched)",
+                       "ftp://ferries.example/note.txt": "refused: unsupported URL scheme 'ftp' (only http and https "
+                                                         "are fetched)"}
+    verdicts = store.query("SELECT na_reason, reason FROM claim_verdicts WHERE system = 'odd' AND task = 'generic.ferry'")
+    assert set(verdicts["na_reason"]) == {"data_accessibility"}
+    assert all("unsupported URL scheme" in r for r in verdicts["reason"])
+    ratio = scores(home, "system = 'odd' AND task = 'generic.ferry' AND metric = 'supported_ratio'")
+    assert ratio["value"].to_list() == [None] and ratio["na_reason"].to_list() == ["data_accessibility"]
