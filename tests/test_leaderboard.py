@@ -100,7 +100,20 @@ def test_a_system_with_nothing_scored_does_not_shrink_the_others_comparison():
 def test_tasks_a_system_was_never_evaluated_on_are_named_as_such():
     newcomer = score("newcomer", [80.0, 80.0], tasks=["t1", "t2"])  # t3, t4 registered after its run
     note = row(board_of(newcomer, FULL), "newcomer")["coverage_note"]
-    assert note.startswith("scored on 2 of the 4 tasks") and "(2 not evaluated)" in note
+    assert note.startswith("scored on 2 of the 4 tasks") and "(2 not evaluated by judge-a)" in note
+
+
+def test_a_system_judged_partly_by_each_judge_is_marked_in_both_tables():
+    """After a judge change and a partial re-run, one system's tasks are split between two judges."""
+    board = board_of(score("split", [90.0, 90.0], judge="new-judge", tasks=["t1", "t2"]),
+                     score("split", [90.0, 90.0], judge="old-judge", tasks=["t3", "t4"]),
+                     score("other", [50.0] * 4, judge="new-judge"), score("other", [50.0] * 4, judge="old-judge"))
+    tables = leaderboard_tables(board)
+    assert [t.judge for t in tables] == ["new-judge", "old-judge"]
+    for table in tables:
+        cell = wide_leaderboard(table).filter(pl.col("system") == "split").get_column("tvir.cs").item()
+        assert cell == f"90.0 (2/2) {MARK}"  # its own rows are all scored, yet it lacks two tasks `other` has
+        assert f"2 not evaluated by {table.judge}" in render([table], "table")
 
 
 def test_direction_lower_is_better_and_descriptive_counts_are_not_ranked():

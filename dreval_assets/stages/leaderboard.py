@@ -25,7 +25,7 @@ LOWER_IS_BETTER = frozenset({
 NOT_RANKED = frozenset({
     ("core", "n_claims"), ("core", "citations_per_claim"), ("miroeval", "right"), ("miroeval", "unknown"),
 })
-NOT_EVALUATED = "not evaluated"  # a task another system has a row for and this one has none
+UNJUDGED = "none"  # the judge of metrics computed without one
 
 
 def build_leaderboard(scores: pl.DataFrame) -> pl.DataFrame:
@@ -66,7 +66,7 @@ def _compare(suite: str, metric: str, judge: str, group: pl.DataFrame, now: date
             "mean": mean(list(scored.values())), "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
             "n_tasks": n_tasks, "n_scored": len(scored), "coverage": len(scored) / n_tasks,
             "shared_mean": shared_means.get(system), "n_shared": len(shared), "rank": ranks.get(system),
-            "coverage_note": _coverage_note(scored, missing[system], union, len(shared), len(compared)),
+            "coverage_note": _coverage_note(scored, missing[system], union, len(shared), len(compared), judge),
             "computed_at": now,
         })
     return rows
@@ -80,13 +80,15 @@ def _direction(suite: str, metric: str) -> int:
 
 
 def _coverage_note(scored: dict[str, float], missing: dict[str, str], union: set[str], n_shared: int,
-                   n_compared: int) -> str:
+                   n_compared: int, judge: str) -> str:
     """Empty when the system was scored on every task any compared system was scored on; otherwise
     what it lacks, why, and what its rank rests on."""
     lacking = union - scored.keys()
     if not lacking:
         return ""
-    reasons = Counter(missing.get(task, NOT_EVALUATED) for task in lacking)
+    # no row at all: the task came after the system's last run, or another judge scored it
+    not_evaluated = "not evaluated" if judge == UNJUDGED else f"not evaluated by {judge}"
+    reasons = Counter(missing.get(task, not_evaluated) for task in lacking)
     why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
     if not scored:
         return f"no task scored ({why}); not ranked"
