@@ -88,6 +88,11 @@ def test_superscript_exponents_are_not_citations(markup, plain):
     assert tokenized.citations_in() == [] and tokenized.plain() == plain
 
 
+def test_a_superscript_after_a_year_cites():
+    tokenized = tokenize_inline("Sales rose in 2024<sup>4</sup>.")
+    assert [c.indices for c in tokenized.citations_in()] == [[4]] and tokenized.plain() == "Sales rose in 2024."
+
+
 def test_ipv6_literal_urls_are_urls():
     assert cited("Mirror at http://[2001:db8::1]/x/y?z=1.") == [([], "http://[2001:db8::1]/x/y?z=1", "")]
     assert cited("Port too: https://[2001:db8::1]:8443/a") == [([], "https://[2001:db8::1]:8443/a", "")]

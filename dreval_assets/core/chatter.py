@@ -169,6 +169,8 @@ def _block_end(lines: list[str], code: list[bool], i: int) -> int | None:
     if _JSON_ECHO_RE.match(line):
         depth = 0
         for j in range(i, min(len(lines), i + MAX_JSON_ECHO_LINES)):
+            if j > i and (code[j] or _JSON_ECHO_RE.match(lines[j])):
+                return None  # another echo starts before this one closes: not one we can delimit
             depth += _brace_balance(lines[j])
             if depth <= 0:
                 return j

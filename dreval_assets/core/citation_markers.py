@@ -81,10 +81,11 @@ _BRACKET_NUMBERS_RE = re.compile(r"\^?" + _OPEN + r"\s*(?P<numbers>" + _NUMBER_L
 # Markdown converters escape brackets: `\[3\]`, `\[3, 5\]`, `\[^3\]`, `\[15†L10\]` are markers all the same.
 _ESCAPED_MARKER_RE = re.compile(
     r"\\?\[(?P<inner>\^?\s*" + _NUMBER_LIST + r"\s*(?:†[^\[\]\\\n]{0,80})?)\\?\](?P<colon>:?)")
-# <sup>3</sup>, <sup>2,3</sup>: a citation unless it follows a digit or a unit (10<sup>6</sup>, km<sup>2</sup>).
+# <sup>3</sup>, <sup>2,3</sup>: a citation unless it follows a base or a unit (10<sup>6</sup>, (x+1)<sup>2</sup>,
+# km<sup>2</sup>); a year is no base ("in 2024<sup>3</sup>" cites).
 _SUP_NUMBERS_RE = re.compile(r"<sup\b[^<>]{0,200}>\s*(?P<numbers>" + _NUMBER_LIST + r")\s*</sup\s*>", re.I)
 _EXPONENT_BASE_RE = re.compile(
-    r"(?:[\d)]|(?<![A-Za-z])(?:[kcmdnµμ]?m|ft|in|mi|yd|sq|kg|g|h|m/s|W/m|J|N|Pa|L|l|x|y|n|e|r))\s*$")
+    r"(?:(?<![\d,.])(?:\d{1,3}|\d{5,})|\)|(?<![A-Za-z])(?:[kcmdnµμ]?m|ft|in|mi|yd|sq|kg|g|h|m/s|W/m|J|N|Pa|L|l|x|y|n|e|r))\s*$")
 _NUMERIC_LABEL_RE = re.compile(r"\s*[\[【]?\s*(?P<numbers>" + _NUMBER_LIST + r")\s*[\]】]?\s*")
 _RANGE_RE = re.compile(r"(\d+)\s*[-–—]\s*(\d+)")
 
