@@ -132,7 +132,7 @@ def heading(table: BoardTable) -> str:
     if table.ranked_by is None:
         basis = "not ranked"
     elif table.n_shared is None:
-        basis = f"by {table.ranked_by} (no shared-task rank yet: run `dreval run`)"
+        basis = f"by {table.ranked_by} (these rows hold no shared-task rank: rebuild them with `dreval run`)"
     elif table.n_shared == 0:
         basis = f"not ranked: no task has a {table.ranked_by} score for every system"
     else:

@@ -193,4 +193,25 @@ def test_a_board_written_before_ranks_existed_still_prints():
     old = board_of(HALF, FULL).drop("shared_mean", "n_shared", "rank", "coverage_note")
     table, = leaderboard_tables(old)
     text = render([table], "table")
-    assert "no shared-task rank yet" in text and "86.0 (2/4)" in text
+    assert "hold no shared-task rank" in text and "86.0 (2/4)" in text
+
+
+def test_upgrading_a_home_forgets_the_unranked_board_so_the_next_run_rebuilds_it(tmp_path):
+    store = Store(tmp_path / "dreval.duckdb")
+    store.ensure_schema()
+    old_columns = ("shared_mean", "n_shared", "rank", "coverage_note")
+    old = board_of(HALF, FULL).drop(*old_columns)
+
+    def downgrade(con):  # a home as it was before migration 015, holding a board
+        for column in old_columns:
+            con.execute(f"ALTER TABLE leaderboard DROP COLUMN {column}")
+        con.execute("DELETE FROM schema_migrations WHERE version = 15")
+    store.write(downgrade)
+    store.write(lambda con: store.insert_by_name(con, "leaderboard", old))
+    store.write(lambda con: con.execute(
+        "INSERT INTO materialized_partitions (asset, system, task, n_rows, run_id, materialized_at) "
+        "VALUES ('leaderboard', '', '', 2, 'r', now())"))
+    store.ensure_schema()
+    assert store.query("SELECT count(*) FROM leaderboard").item() == 0
+    assert store.materialised("leaderboard") == {}  # so `dreval run` plans the leaderboard again
+    assert {"rank", "coverage_note"} <= set(store.query("SELECT * FROM leaderboard").columns)
