@@ -338,3 +338,20 @@ def test_ipv6_literal_urls_through_parser_normalisation_and_safety():
     target = asyncio.run(resolve_target("https://[2606:4700::1111]:8443/x", resolver=resolver))
     assert (target.host, target.port, target.host_header) == ("2606:4700::1111", 8443, "[2606:4700::1111]:8443")
     assert target.pinned_url == "https://[2606:4700::1111]:8443/x"
+
+
+def test_chinese_response_with_tool_lines_and_a_headingless_list():
+    report = parsed("miroeval_zh_trailing_list.md")
+    mot = "https://www.mot.gov.cn/fenxigongbao/hangyegongbao/202506/t20250610_4170228.html"
+    nbport, shanghai = "https://www.nbport.com.cn/gfww/tzzgx/dqbg/", "https://www.portshanghai.com.cn/xwzx/"
+    assert [(c.text, c.citation_indices, c.urls) for c in report.claims] == [
+        ("2024年全国港口完成货物吞吐量176亿吨，同比增长3.7%。", [1], [mot]),
+        ("宁波舟山港货物吞吐量达到13.77亿吨，连续16年位居全球第一。", [2, 3], [nbport]),
+        ("上海港集装箱吞吐量突破5000万标准箱。", [4], [shanghai]),
+        ("在集装箱航线方面，东南亚航线的运量增长最快，2024年同比增长约12%。", [3], [nbport]),
+    ]
+    assert not any("mot.gov.cn/tongjishuju" in (c.url or "") for c in report.citations)  # the [scrape] echo
+    assert report.unresolved_indices == [] and len(report.references) == 4
+    assert report.warnings == [
+        "agent chatter kept out of the claims: 3 sentence(s), 3 tool-call or reasoning block(s) "
+        "(first: '我需要先了解2024年中国港口的吞吐量排名。')"]
