@@ -219,3 +219,62 @@ def test_an_interrupted_run_resumes_from_the_cache(llm, calls):
     assert llm.n_calls - before == 3  # only the three that failed
     assert all(j.answer is not None for j in second)
     assert [j.provenance.cache_hit for j in second] == [True, True, False, False, False]
+
+
+# --- deadline per judgment, failure buckets, what the ledger shows ------------------------------
+
+def test_a_hanging_endpoint_hits_the_judgment_deadline(llm, calls):
+    llm.fail_next(delay(30))
+    started = time.monotonic()
+    [judgment] = make_judge(llm, calls, timeout_s=60, deadline_s=0.5).judge_many(
+        [claim_request("Average crossing time fell to 14 minutes.")])
+    assert time.monotonic() - started < 5  # not the 30 s the server hangs, nor the 60 s request timeout
+    assert judgment.answer is None and judgment.na_reason == "provider_failure"
+    assert judgment.error.startswith("deadline of 0.5 s exceeded after 1 attempt(s)")
+    assert ledger(calls, "outcome, attempts").rows() == [("provider_failure", 1)]
+    assert "requests: cut by the deadline" not in ledger(calls, "error").item()  # one request: no trail
+    assert calls.store.query("SELECT count(*) FROM judge_cache").item() == 0
+
+
+def test_the_deadline_covers_every_attempt_and_wait_together(llm, calls):
+    llm.fail_next(*[status(503)] * 50)
+    started = time.monotonic()
+    [judgment] = make_judge(llm, calls, max_attempts=50, backoff_base_s=0.2, backoff_cap_s=0.2,
+                            deadline_s=1.0).judge_many([claim_request("Average crossing time fell to 14 minutes.")])
+    assert time.monotonic() - started < 3
+    assert judgment.na_reason == "provider_failure" and "deadline of 1 s exceeded" in judgment.error
+    assert "last: 503 server error" in judgment.error
+    attempts = ledger(calls, "attempts").item()
+    assert 1 < attempts < 50 and attempts == llm.n_calls
+
+
+def test_an_invalid_answer_then_a_server_error_is_retried_and_every_request_is_in_the_ledger(llm, calls):
+    llm.fail_next(raw_content("I would rather not answer."), status(500))
+    [judgment] = make_judge(llm, calls).judge_many([claim_request("Average crossing time fell to 14 minutes.")])
+    assert judgment.answer is not None and judgment.error == "" and llm.n_calls == 3
+    assert ledger(calls, "outcome, attempts, validation_retries, error").rows() == [
+        ("ok", 2, 1, "requests: invalid answer, HTTP 500, ok")]
+
+
+def test_an_answer_that_never_validates_is_a_pipeline_failure_that_says_why(llm, calls):
+    bad = answer_override({"verdict": "maybe"})
+    llm.fail_next(bad, bad)
+    [judgment] = make_judge(llm, calls).judge_many([claim_request("Average crossing time fell to 14 minutes.")])
+    assert judgment.na_reason == "pipeline_failure"
+    assert judgment.error.startswith("answer failed validation after 2 attempt(s): verdict: Input should be ")
+    assert ledger(calls, "error").item().endswith("[requests: invalid answer, invalid answer]")
+
+
+def test_a_refused_key_after_an_invalid_answer_is_the_providers_failure(llm, calls):
+    llm.fail_next(raw_content("not json"), status(401))
+    [judgment] = make_judge(llm, calls).judge_many([claim_request("Average crossing time fell to 14 minutes.")])
+    assert judgment.na_reason == "provider_failure" and judgment.error.startswith("401 AuthenticationError")
+    assert ledger(calls, "outcome, attempts, validation_retries").rows() == [("provider_failure", 1, 1)]
+
+
+def test_an_endpoint_that_always_fails_stays_a_provider_failure_with_every_attempt_shown(llm, calls):
+    llm.fail_next(*[status(500)] * 3)
+    [judgment] = make_judge(llm, calls, max_attempts=3).judge_many([claim_request("Average crossing time fell.")])
+    assert judgment.na_reason == "provider_failure"
+    assert ledger(calls, "outcome, attempts, validation_retries").rows() == [("provider_failure", 3, 0)]
+    assert ledger(calls, "error").item().endswith("[requests: HTTP 500, HTTP 500, HTTP 500]")
