@@ -29,7 +29,7 @@ REFERENCE_TITLES = frozenset(
         "references", "reference", "reference list", "sources", "source", "sources cited",
         "bibliography", "works cited", "citations", "references and sources",
         "sources and references", "footnotes", "notes and references", "参考文献", "参考资料", "参考来源",
-        "引用来源", "参考链接", "引用",
+        "引用来源", "参考链接",
     }
 )
 # Words that introduce sources on the same line ("Source: ...", "数据来源：..."), besides the titles.

@@ -94,7 +94,7 @@ def without_citations(text: str) -> str:
     lines = builder._normalise(text).split("\n")
     code = builder._code_lines(lines)
     spans = _section_spans(lines, code)
-    dropped = {i for region in _reference_regions(lines, code, spans) for i in region}
+    dropped = {i for regions in _reference_regions(lines, code, spans) for region in regions for i in region}
     for span in spans:  # a reference section's heading, and headings of sections left empty by the drop
         inside = all(i in dropped or not lines[i].strip() for i in span.body)
         if span.heading is not None and (is_reference_title(span.title) or (inside and any(
@@ -212,10 +212,10 @@ def _closes_fence(line: str, fence: str) -> bool:
     return len(stripped) >= len(fence) and set(stripped) == {fence[0]}
 
 
-def _reference_regions(lines: list[str], code: list[bool], spans: list[_Span]) -> list[list[int]]:
-    """Every reference block: the listed ones, then the `Sources: ...` lines."""
+def _reference_regions(lines: list[str], code: list[bool], spans: list[_Span]) -> tuple[list[list[int]], list[list[int]]]:
+    """Every reference block: (the listed ones, the `Sources: ...` lines)."""
     listed = _listed_regions(lines, code, spans)
-    return listed + _label_line_regions(lines, code, {i for region in listed for i in region})
+    return listed, _label_line_regions(lines, code, {i for region in listed for i in region})
 
 
 def _listed_regions(lines: list[str], code: list[bool], spans: list[_Span]) -> list[list[int]]:
@@ -491,8 +491,7 @@ class _ReportBuilder:
             Section(title=span.title, level=span.level, text="\n".join(lines[span.start:span.end]).strip())
             for span in spans
         ]
-        listed = _listed_regions(lines, code, spans)
-        loose = _label_line_regions(lines, code, {i for region in listed for i in region})
+        listed, loose = _reference_regions(lines, code, spans)
         self._collect_references([[lines[i] for i in region] for region in listed],
                                  [[lines[i] for i in region] for region in loose], _highest_marker_number(text))
         excluded = {i for region in listed + loose for i in region}
