@@ -268,7 +268,10 @@ def _register_system(store: Store, name: str, info: SystemInfo | None, registere
 def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> dict | None:
     """The imported_reports row, or None (logged) when the report is unreadable; a report decoded
     from another encoding than UTF-8 is kept, with a note."""
-    got = decode_report_bytes(report.text.encode("utf-8")) if report.text is not None else read_report_file(report.path)
+    if report.text is not None:
+        got = decode_report_bytes(report.text.encode("utf-8"))
+    else:
+        got = read_report_file(report.path)
     if got.status != "ok":
         summary.log.skip(report.where, None, got.detail)
         return None
