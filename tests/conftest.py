@@ -3,6 +3,12 @@ from pathlib import Path
 
 import pytest
 
+from judge_answers import dreval_answer
+from loopback_llm import LoopbackLLM
+
+from dreval_assets.store.db import Store
+from dreval_assets.store.judge_calls import JudgeCallStore
+
 # Never let a developer's environment leak into tests.
 for name in ("DREVAL_HOME", "DREVAL_JUDGE", "DREVAL_FETCH", "DAGSTER_HOME"):
     os.environ.pop(name, None)
@@ -11,3 +17,18 @@ for name in ("DREVAL_HOME", "DREVAL_JUDGE", "DREVAL_FETCH", "DAGSTER_HOME"):
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
+
+
+@pytest.fixture
+def llm():
+    """Our chat-completions server answering as the deterministic stand-in model."""
+    with LoopbackLLM(answer=dreval_answer) as server:
+        yield server
+
+
+@pytest.fixture
+def calls(tmp_path):
+    """A judge call store on a fresh DuckDB file."""
+    store = Store(tmp_path / "judge.duckdb")
+    store.ensure_schema()
+    return JudgeCallStore(store)

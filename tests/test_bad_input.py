@@ -219,9 +219,7 @@ def encoded_bench(tmp_path: Path) -> tuple[Path, Path]:
 def test_reports_in_other_encodings_are_read_with_a_warning_and_scored(home, tmp_path, monkeypatch, capsys):
     folder, reports = encoded_bench(tmp_path)
     monkeypatch.setenv("DREVAL_REPORT_MAX_BYTES", "2000")
-    store = Store(home / "dreval.duckdb")
-    store.ensure_schema()
-    register_tasks(store, load_generic(folder).tasks, source="test")
+    store = registered(home, folder)
     assert main(["--home", str(home), "add-system", "encoded", "--reports", str(reports)]) == 0
     out = capsys.readouterr().out
     assert "5 report file(s) found: 5 for a registered task" in out
@@ -252,9 +250,7 @@ def test_a_malformed_report_limit_is_refused_in_one_line(home, monkeypatch, caps
 
 def test_report_files_for_no_task_are_named_and_kept(home, bench, tmp_path, capsys):
     folder, systems = bench
-    store = Store(home / "dreval.duckdb")
-    store.ensure_schema()
-    register_tasks(store, load_generic(folder).tasks, source="test")
+    store = registered(home, folder)
     stray = tmp_path / "stray"
     stray.mkdir()
     (stray / "ferry.md").write_text(GOOD_REPORT)
@@ -327,13 +323,19 @@ def test_sql_csv_writes_list_and_struct_columns_as_json(home, capsys):
                                                     "b,[],,[3]"]
 
 
+def registered(home: Path, folder: Path) -> Store:
+    """A home whose store holds the bench folder's tasks."""
+    store = Store(home / "dreval.duckdb")
+    store.ensure_schema()
+    register_tasks(store, load_generic(folder).tasks, source="test")
+    return store
+
+
 # --- URL schemes no fetcher reads -------------------------------------------------------------
 
 def test_unreadable_url_schemes_are_refused_by_name_in_sandbox_mode(home, bench, tmp_path):
     folder, _ = bench
-    store = Store(home / "dreval.duckdb")
-    store.ensure_schema()
-    register_tasks(store, load_generic(folder).tasks, source="test")
+    store = registered(home, folder)
     odd = tmp_path / "odd"
     odd.mkdir()
     (odd / "ferry.md").write_text(

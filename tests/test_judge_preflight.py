@@ -9,8 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from judge_answers import dreval_answer  # noqa: E402
-from loopback_llm import LoopbackLLM, status  # noqa: E402
+from loopback_llm import status  # noqa: E402
 
 from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
@@ -18,25 +17,12 @@ from dreval_assets.config import ConfigError  # noqa: E402
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig, Price  # noqa: E402
 from dreval_assets.judges.preflight import PROMPT, PreflightFailed, check_judge_endpoint  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
-from dreval_assets.store.judge_calls import JudgeCallStore  # noqa: E402
 from dreval_assets.store.registry import register_tasks  # noqa: E402
 
 SECRET = "sk-preflight-secret-0123456789"
 REPORT = ("# Ferry\n\nThe Lowmarsh ferry carried 41,200 passengers in 2023 [1].\n\n"
           "## References\n[1] Lowmarsh note https://ferries.example/lowmarsh\n")
 
-
-@pytest.fixture
-def llm():
-    with LoopbackLLM(answer=dreval_answer) as server:
-        yield server
-
-
-@pytest.fixture
-def calls(tmp_path):
-    store = Store(tmp_path / "judge.duckdb")
-    store.ensure_schema()
-    return JudgeCallStore(store)
 
 
 def config(base_url: str | None, **overrides) -> OpenAIJudgeConfig:

@@ -9,14 +9,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from judge_answers import dreval_answer  # noqa: E402
-from loopback_llm import LoopbackLLM, answer_override, delay, raw_content, status  # noqa: E402
+from loopback_llm import answer_override, delay, raw_content, status  # noqa: E402
 
 from dreval_assets.core.models import ClaimVerdict, ClaimVerdictBatch  # noqa: E402
 from dreval_assets.judges.base import JudgmentRequest  # noqa: E402
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig, Price  # noqa: E402
 from dreval_assets.judges.openai_judge import OpenAIJudge  # noqa: E402
-from dreval_assets.store.db import Store  # noqa: E402
-from dreval_assets.store.judge_calls import JudgeCallStore  # noqa: E402
 
 SECRET = "sk-test-secret-0123456789abcdef"
 PAGE = ("The Lowmarsh ferry carried 41,200 passengers in 2023, up from 36,900 in 2022. "
@@ -34,18 +32,6 @@ def batch_request(claims: dict[str, str]) -> JudgmentRequest:
     listing = "\n".join(f"- [{k}] {v}" for k, v in claims.items())
     return JudgmentRequest("claim_verdicts_batch", {"items": items, "claims": listing, **SOURCE}, ClaimVerdictBatch)
 
-
-@pytest.fixture
-def llm():
-    with LoopbackLLM(answer=dreval_answer) as server:
-        yield server
-
-
-@pytest.fixture
-def calls(tmp_path):
-    store = Store(tmp_path / "judge.duckdb")
-    store.ensure_schema()
-    return JudgeCallStore(store)
 
 
 def make_judge(llm, calls, **overrides) -> OpenAIJudge:
