@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from timing import best_of  # noqa: E402
-from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
+from dreval_assets.releases.generic import load_generic  # noqa: E402
 from dreval_assets.core.evidence_match import match_claim  # noqa: E402
 from dreval_assets.core.report_parser import parse_report  # noqa: E402
 

@@ -21,7 +21,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from judge_answers import dreval_answer  # noqa: E402
 from loopback_llm import LoopbackLLM  # noqa: E402
 
-from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
+from dreval_assets.releases.generic import load_generic  # noqa: E402
 from dreval_assets.core.models import ClaimVerdict  # noqa: E402
 from dreval_assets.judges.base import JudgmentRequest  # noqa: E402
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig  # noqa: E402

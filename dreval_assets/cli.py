@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .benchmarks.generic import load_generic
+from .releases.generic import load_generic
 from .config import ConfigError, Settings
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES

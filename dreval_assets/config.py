@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import ConfigError
+
 JUDGES = ("heuristic", "openai")
 # Which settings shape which asset's rows: a change makes those partitions due again.
 SHAPING_SETTINGS = {
@@ -18,8 +20,6 @@ SHAPING_SETTINGS = {
 FETCHERS = ("sandbox", "live")
 
 
-class ConfigError(ValueError):
-    pass
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, TypeVar
 
-from .benchmarks.release import ImportLog, ImportedReport, SystemInfo
+from .releases.records import ImportLog, ImportedReport, SystemInfo
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
-from .benchmarks.report_text import decode_report_bytes, read_report_file
+from .releases.report_text import decode_report_bytes, read_report_file
 from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
@@ -38,6 +38,8 @@ class ImportFailed(ValueError):
 def loader(benchmark: str) -> ModuleType:
     if benchmark not in RELEASES:
         raise ImportFailed(f"unknown benchmark {benchmark!r}; choose one of {', '.join(RELEASES)}")
+    if benchmark == "generic":
+        return importlib.import_module(".releases.generic_layout", __package__)
     return importlib.import_module(f".benchmarks.load_{benchmark}", __package__)
 
 
@@ -107,7 +109,7 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         _register(store, batch, known, summary)
     infos = {info.name: info for info in module.iter_systems(root, summary.log)} if reports is None else {}
     if reports is not None:
-        from .benchmarks.load_generic import iter_report_folder
+        from .releases.generic_layout import iter_report_folder
 
         found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
     else:

@@ -68,8 +68,8 @@ def ingest_inbox(store: Store, inbox: Path, seen: dict[str, str]) -> tuple[dict[
 def register_folder_system(store: Store, name: str, folder: Path, description: str = "") -> str:
     """A folder of `<task>.md` reports as a system; `system.json` may give a name and description
     (read as the generic layout reads it; a malformed one is an error)."""
-    from .benchmarks.load_generic import system_info
-    from .benchmarks.release import ImportLog
+    from .releases.generic_layout import system_info
+    from .releases.records import ImportLog
 
     log = ImportLog()
     info = system_info(folder.parent, name, folder, log)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from dreval_assets.benchmarks.release import ImportLog, Problem
+from dreval_assets.releases.records import ImportLog, Problem
 
 RELEASES = Path(__file__).parent / "fixtures" / "releases"
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from dreval_assets.benchmarks.generic import load_generic
+from dreval_assets.releases.generic import load_generic
 from dreval_assets.cli import main
 from dreval_assets.config import Settings
 from dreval_assets.defs.definitions import build_definitions

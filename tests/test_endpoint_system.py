@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from loopback_llm import LoopbackLLM, status  # noqa: E402
 
-from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
+from dreval_assets.releases.generic import load_generic  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.defs.runner import demo_root  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402

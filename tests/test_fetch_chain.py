@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from loopback_web import LoopbackWeb, page  # noqa: E402
 from test_live_fetch import ARTICLE  # noqa: E402
 
-from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
+from dreval_assets.releases.generic import load_generic  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.core.models import SandboxPage  # noqa: E402
 from dreval_assets.fetch.chain import ChainFetcher  # noqa: E402

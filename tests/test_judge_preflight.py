@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from loopback_llm import status  # noqa: E402
 
-from dreval_assets.benchmarks.generic import load_generic  # noqa: E402
+from dreval_assets.releases.generic import load_generic  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.config import ConfigError  # noqa: E402
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig, Price  # noqa: E402

@@ -7,7 +7,7 @@ import pytest
 from release_helpers import RELEASES, layout_problems, load_release, problems
 
 from dreval_assets.benchmarks import load_dr3
-from dreval_assets.benchmarks.release import ImportLog
+from dreval_assets.releases.records import ImportLog
 
 FIXTURE = RELEASES / "dr3"
 

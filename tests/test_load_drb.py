@@ -9,7 +9,7 @@ import pytest
 from release_helpers import RELEASES, layout_problems, load_tasks, problems
 
 from dreval_assets.benchmarks import load_drb
-from dreval_assets.benchmarks.release import ImportLog, SystemInfo
+from dreval_assets.releases.records import ImportLog, SystemInfo
 
 ROOT = RELEASES / "drb"
 QUERIES = "data/prompt_data/query.jsonl"

@@ -12,9 +12,9 @@ from release_helpers import (
     problems,
 )
 
-from dreval_assets.benchmarks import load_generic as generic
-from dreval_assets.benchmarks.generic import load_generic
-from dreval_assets.benchmarks.release import ImportLog, SystemInfo
+from dreval_assets.releases import generic_layout as generic
+from dreval_assets.releases.generic import load_generic
+from dreval_assets.releases.records import ImportLog, SystemInfo
 
 ROOT = RELEASES / "generic"
 DEMO = Path(generic.__file__).parents[1] / "demo"

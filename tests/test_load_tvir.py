@@ -8,7 +8,7 @@ import pytest
 from release_helpers import RELEASES, layout_problems, load_release, problems
 
 from dreval_assets.benchmarks import load_tvir
-from dreval_assets.benchmarks.release import ImportLog
+from dreval_assets.releases.records import ImportLog
 
 FIXTURE = RELEASES / "tvir"
 

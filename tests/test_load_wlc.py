@@ -15,7 +15,7 @@ from release_helpers import (
 )
 
 from dreval_assets.benchmarks import load_wlc
-from dreval_assets.benchmarks.release import ImportLog, SystemInfo
+from dreval_assets.releases.records import ImportLog, SystemInfo
 from dreval_assets.core.report_parser import parse_report
 
 ROOT = RELEASES / "wlc"

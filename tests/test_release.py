@@ -3,12 +3,11 @@ import json
 
 import pytest
 
-from dreval_assets.benchmarks import release_json, release_reports
-from dreval_assets.benchmarks.generic import read_attachments
-from dreval_assets.benchmarks.release import (
+from dreval_assets.releases import json_readers as release_json, reports as release_reports
+from dreval_assets.releases.attachments import attachment_texts, read_attachments
+from dreval_assets.releases.records import (
     ImportLog,
     as_list,
-    attachment_texts,
     canonical_id,
     first_of,
     id_and_query,
@@ -18,14 +17,14 @@ from dreval_assets.benchmarks.release import (
     text_of,
     trace_text,
 )
-from dreval_assets.benchmarks.release_json import (
+from dreval_assets.releases.json_readers import (
     JsonlIndex,
     iter_json_array,
     iter_jsonl,
     iter_jsonl_offsets,
     iter_records,
 )
-from dreval_assets.benchmarks.release_reports import (
+from dreval_assets.releases.reports import (
     check_images,
     embedded_reports,
     image_file,

@@ -20,11 +20,10 @@ from pathlib import Path
 
 from ..core.keys import task_key
 from ..core.models import SandboxPage, Task
-from .release import (
+from ..releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
-    attachment_texts,
     canonical_id,
     first_of,
     id_and_query,
@@ -34,8 +33,9 @@ from .release import (
     subfolders,
     unknown_fields,
 )
-from .release_json import iter_json_array, iter_jsonl, iter_records
-from .release_reports import FirstReports, is_blank
+from ..releases.attachments import attachment_texts
+from ..releases.json_readers import iter_json_array, iter_jsonl, iter_records
+from ..releases.reports import FirstReports, is_blank
 
 BENCHMARK = "dr3"
 SETS = (("en", "datasets_en"), ("zh", "datasets_zh"))

@@ -15,11 +15,10 @@ from pathlib import Path
 
 from ..core.keys import InvalidKeyError, task_key
 from ..core.models import Task
-from .release import (
+from ..releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
-    attachment_texts,
     first_of,
     is_inside,
     labels,
@@ -30,8 +29,9 @@ from .release import (
     text_of,
     unknown_fields,
 )
-from .release_json import iter_records
-from .release_reports import embedded_reports
+from ..releases.attachments import attachment_texts
+from ..releases.json_readers import iter_records
+from ..releases.reports import embedded_reports
 
 BENCHMARK = "miroeval"
 QUERIES = Path("data/input_queries")

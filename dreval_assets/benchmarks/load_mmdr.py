@@ -15,12 +15,11 @@ from pathlib import Path
 
 from ..core.keys import InvalidKeyError, task_key
 from ..core.models import Task
-from .release import (
+from ..releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
     as_list,
-    attachment_texts,
     first_of,
     is_inside,
     layout_check,
@@ -29,8 +28,9 @@ from .release import (
     text_of,
     unknown_fields,
 )
-from .release_json import JsonlIndex, iter_jsonl
-from .release_reports import REMOTE, check_images, read_report
+from ..releases.attachments import attachment_texts
+from ..releases.json_readers import JsonlIndex, iter_jsonl
+from ..releases.reports import REMOTE, check_images, read_report
 
 BENCHMARK = "mmdr"
 QUIZ = Path("data/quiz.jsonl")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..core.keys import task_key
 from ..core.models import Task
-from .release import (
+from ..releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -27,8 +27,8 @@ from .release import (
     subfolders,
     unknown_fields,
 )
-from .release_json import iter_records
-from .release_reports import FirstReports, check_images, read_report
+from ..releases.json_readers import iter_records
+from ..releases.reports import FirstReports, check_images, read_report
 
 BENCHMARK = "tvir"
 QUERY_FILE = "benchmark/data/query.json"

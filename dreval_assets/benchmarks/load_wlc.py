@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.models import Task
-from .release import (
+from ..releases.records import (
     Entry,
     ImportedReport,
     ImportLog,
@@ -35,7 +35,7 @@ from .release import (
     text_of,
     unknown_fields,
 )
-from .release_json import iter_json_array, read_json, read_text
+from ..releases.json_readers import iter_json_array, read_json, read_text
 
 BENCHMARK = "wlc"
 GA_FILE = "ga_100.json"

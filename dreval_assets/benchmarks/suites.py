@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..config import ConfigError
+from ..errors import ConfigError
 from . import core_suite, dr3, drb, miroeval, mmdr, tvir, wlc
 from .suite import Suite
 

@@ -6,8 +6,8 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..benchmarks.generic import find_report_file
-from ..benchmarks.report_text import read_report_file
+from ..releases.generic import find_report_file
+from ..releases.report_text import read_report_file
 from ..store.registry import SystemEntry
 from .frames import frame, text_hash
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
-from .release import (
+from .records import (
     ImportedReport,
     ImportLog,
     first_of,
@@ -16,7 +16,7 @@ from .release import (
     trace_text,
     unknown_fields,
 )
-from .release_json import READ_CHUNK, iter_records
+from .json_readers import READ_CHUNK, iter_records
 from .report_text import read_report_file
 
 REMOTE = ("http://", "https://", "data:", "//")  # image sources that are not files of the release

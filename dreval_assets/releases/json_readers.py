@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .release import ImportLog, relative, unknown_fields
+from .records import ImportLog, relative, unknown_fields
 from .report_text import decode_text
 
 READ_CHUNK = 1 << 16

@@ -245,19 +245,3 @@ def trace_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value if value.strip() else None
     return json.dumps(value, ensure_ascii=False)
-
-
-# --- attachments -----------------------------------------------------------------------------
-
-def attachment_texts(root: Path, names: list[str], file: str, line: int | None, task: str,
-                     log: ImportLog) -> dict[str, str]:
-    """The text of the task's readable attachments (root-relative names); one note per attachment
-    that could not be read, so a task's evidence never shrinks silently."""
-    from .generic import (
-        read_attachments,  # not at the top: generic.py imports a loader built on this module
-    )
-
-    texts, unreadable = read_attachments(root, names)
-    for name, reason in unreadable.items():
-        log.note(file, line, f"task {task}: attachment {name} left out of the evidence ({reason})")
-    return texts

@@ -23,13 +23,12 @@ from pydantic import ValidationError
 
 from ..core.keys import BENCHMARKS
 from ..core.models import SandboxPage, Task
-from .release import (
+from .records import (
     Entry,
     ImportedReport,
     ImportLog,
     SystemInfo,
     as_list,
-    attachment_texts,
     first_of,
     id_and_query,
     is_inside,
@@ -42,8 +41,9 @@ from .release import (
     text_of,
     unknown_fields,
 )
-from .release_json import JsonlIndex, iter_jsonl, read_json, read_text
-from .release_reports import FirstReports, check_images, embedded_reports, read_report
+from .attachments import attachment_texts
+from .json_readers import JsonlIndex, iter_jsonl, read_json, read_text
+from .reports import FirstReports, check_images, embedded_reports, read_report
 
 BENCHMARK = "generic"
 TASKS = "tasks.jsonl"
