@@ -32,7 +32,7 @@ from dreval_assets.stages.judgments import (  # noqa: E402
     judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics, judge_synthesis)
 from dreval_assets.stages.task_rubrics import generate_rubrics  # noqa: E402
 import polars as pl  # noqa: E402
-from dreval_assets.benchmarks.suites import NEEDS_SANDBOX_EVIDENCE  # noqa: E402
+from dreval_assets.benchmarks.suites import needs_sandbox_evidence  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.registry import load_systems, load_tasks  # noqa: E402
 
@@ -67,7 +67,7 @@ def pure_stage_seconds(home: Path) -> tuple[float, int]:
     parsed = parse_reports(reports)
     fetched = fetch_references(parsed["report_claims"], sandbox, ChainFetcher(), keys)
     texts = {r["text_hash"]: r["text"] for r in fetched["page_texts"].iter_rows(named=True)}
-    needs_sandbox = {k: t.sandbox for k, t in tasks.items() if t.benchmark in NEEDS_SANDBOX_EVIDENCE}
+    needs_sandbox = {k: t.sandbox for k, t in tasks.items() if needs_sandbox_evidence({t.benchmark})}
     verdicts = judge_claims(parsed["report_claims"], fetched["fetched_references"], texts, judge, batch_size=8,
                             sandbox_evidence=needs_sandbox)
     page_texts = dict(task_tables["page_texts"].select("text_hash", "text").iter_rows())

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, TypeVar
 
+from .benchmarks import registry
 from .releases.records import ImportLog, ImportedReport, SystemInfo
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
@@ -25,7 +26,6 @@ from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
 
-RELEASES = ("miroeval", "mmdr", "dr3", "tvir", "wlc", "drb", "generic")
 BATCH = 500
 MAX_TRACE_BYTES = 5_000_000
 T = TypeVar("T")
@@ -36,11 +36,13 @@ class ImportFailed(ValueError):
 
 
 def loader(benchmark: str) -> ModuleType:
-    if benchmark not in RELEASES:
-        raise ImportFailed(f"unknown benchmark {benchmark!r}; choose one of {', '.join(RELEASES)}")
     if benchmark == "generic":
         return importlib.import_module(".releases.generic_layout", __package__)
-    return importlib.import_module(f".benchmarks.load_{benchmark}", __package__)
+    module = registry.loader(benchmark)
+    if module is None:
+        known = [*registry.with_releases(), "generic"]
+        raise ImportFailed(f"unknown benchmark {benchmark!r}; choose one of {', '.join(known)}")
+    return module
 
 
 @dataclass

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from dreval_assets.benchmarks.rubrics import RUBRICS
-from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
+from dreval_assets.benchmarks.registry import all_rubrics
+from dreval_assets.benchmarks.wlc.criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
-from dreval_assets.benchmarks.miroeval_rubric import offline_rubric
+from dreval_assets.benchmarks.miroeval.rubric import offline_rubric
 from dreval_assets.core.checklist_match import item_credit, key_words
 from dreval_assets.core.key_facts import extract_key_facts
 from dreval_assets.core.flae_features import flae_observables, formula_channel
@@ -85,7 +85,7 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         text = prompt_text(request, "<<<REPORT")
         report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
         wanted = [d for d, _ in _ITEM_RE.findall(text.split("<<<REPORT", 1)[0])]
-        rubric = next(r for r in RUBRICS if [d for d, _ in r.dimensions] == wanted)
+        rubric = next(r for r in all_rubrics() if [d for d, _ in r.dimensions] == wanted)
         measured = rubric.measure(report)
         return {"scores": [{"dimension_id": d, "score": max(1, min(10, round(measured[d]))), "reason": "measured"}
                            for d in wanted]}

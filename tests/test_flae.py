@@ -1,7 +1,7 @@
 """MMDR FLAE: the formula channel, the fusion with the judge channel, and the stage."""
 import pytest
 
-from dreval_assets.benchmarks import mmdr
+from dreval_assets.benchmarks.mmdr import metrics as mmdr
 from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.flae_features import flae_observables, formula_channel

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from release_helpers import RELEASES, layout_problems, load_release, problems
 
-from dreval_assets.benchmarks import load_dr3
+from dreval_assets.benchmarks.dr3 import loader as load_dr3
 from dreval_assets.releases.records import ImportLog
 
 FIXTURE = RELEASES / "dr3"

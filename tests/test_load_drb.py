@@ -8,7 +8,7 @@ import shutil
 import pytest
 from release_helpers import RELEASES, layout_problems, load_tasks, problems
 
-from dreval_assets.benchmarks import load_drb
+from dreval_assets.benchmarks.drb import loader as load_drb
 from dreval_assets.releases.records import ImportLog, SystemInfo
 
 ROOT = RELEASES / "drb"

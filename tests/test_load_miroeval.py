@@ -5,7 +5,7 @@ import shutil
 
 from release_helpers import RELEASES, layout_problems, load_reports, load_tasks, problems
 
-from dreval_assets.benchmarks import load_miroeval as miro
+from dreval_assets.benchmarks.miroeval import loader as miro
 from dreval_assets.releases.records import ImportLog
 
 ROOT = RELEASES / "miroeval"

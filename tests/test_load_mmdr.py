@@ -6,7 +6,7 @@ import shutil
 
 from release_helpers import RELEASES, layout_problems, load_reports, load_tasks, problems
 
-from dreval_assets.benchmarks import load_mmdr as mmdr
+from dreval_assets.benchmarks.mmdr import loader as mmdr
 from dreval_assets.releases.records import ImportLog
 
 ROOT = RELEASES / "mmdr"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from release_helpers import RELEASES, layout_problems, load_release, problems
 
-from dreval_assets.benchmarks import load_tvir
+from dreval_assets.benchmarks.tvir import loader as load_tvir
 from dreval_assets.releases.records import ImportLog
 
 FIXTURE = RELEASES / "tvir"

@@ -14,7 +14,7 @@ from release_helpers import (
     problems,
 )
 
-from dreval_assets.benchmarks import load_wlc
+from dreval_assets.benchmarks.wlc import loader as load_wlc
 from dreval_assets.releases.records import ImportLog, SystemInfo
 from dreval_assets.core.report_parser import parse_report
 

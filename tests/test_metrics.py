@@ -1,7 +1,8 @@
 """Every suite's claim-level formulas, checked against hand-computed values."""
 import pytest
 
-from dreval_assets.benchmarks import mmdr, tvir
+from dreval_assets.benchmarks.mmdr import metrics as mmdr
+from dreval_assets.benchmarks.tvir import metrics as tvir
 from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from dreval_assets.benchmarks.suites import SUITES, suites_for
 from dreval_assets.config import ConfigError

@@ -3,7 +3,7 @@ import pytest
 
 from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.suites import SUITES
-from dreval_assets.benchmarks.wlc_criteria import CATEGORIES
+from dreval_assets.benchmarks.wlc.criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
 from dreval_assets.core.models import CriterionWinner, PairwiseOutcomes
 from dreval_assets.judges.base import Judgment, JudgeStats, Provenance

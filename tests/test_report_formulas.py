@@ -1,7 +1,11 @@
 """Report-level formulas of the six benchmarks, against hand-computed values (methods notes)."""
 import pytest
 
-from dreval_assets.benchmarks import drb, miroeval, mmdr, tvir, wlc
+from dreval_assets.benchmarks.drb import metrics as drb
+from dreval_assets.benchmarks.miroeval import metrics as miroeval
+from dreval_assets.benchmarks.mmdr import metrics as mmdr
+from dreval_assets.benchmarks.tvir import metrics as tvir
+from dreval_assets.benchmarks.wlc import metrics as wlc
 
 
 @pytest.mark.parametrize("count, score", [
@@ -76,7 +80,7 @@ def test_wlc_both_orders_and_micro_win_rates():
 
 
 def test_offline_miroeval_rubric_caps_its_task_dimension():
-    from dreval_assets.benchmarks.miroeval_rubric import offline_rubric
+    from dreval_assets.benchmarks.miroeval.rubric import offline_rubric
 
     rubric = offline_rubric("Desalination in Sarrano: capacity, desalination cost and desalination energy.", True)
     ids = [d.dimension_id for d in rubric.dimensions]

@@ -4,8 +4,8 @@ import json
 import pytest
 
 from dreval_assets.config import ConfigError, Settings
-from dreval_assets.benchmarks import mmdr
-from dreval_assets.benchmarks.policies import POLICIES, check_policies
+from dreval_assets.benchmarks.mmdr import metrics as mmdr
+from dreval_assets.benchmarks.policies import all_policies, check_policies
 from dreval_assets.core.key_facts import extract_key_facts, share_kept
 from dreval_assets.core.models import RaceCriteria, RaceCriterion
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -103,4 +103,4 @@ def test_unknown_policies_fail_before_any_run(tmp_path):
         check_policies({"mmdr.flae.alpha": "sometimes"})
     with pytest.raises(ConfigError, match="unknown policy 'drb.race.order'"):
         Settings(tmp_path, policies='{"drb.race.order": "both_orders"}').validate()
-    assert all(p.allowed is None or p.default in p.allowed for p in POLICIES.values())
+    assert all(p.allowed is None or p.default in p.allowed for p in all_policies().values())

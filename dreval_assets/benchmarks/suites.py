@@ -4,13 +4,13 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import ConfigError
-from . import core_suite, dr3, drb, miroeval, mmdr, tvir, wlc
+from .registry import BENCHMARKS, SUITES
 from .suite import Suite
 
-SUITES: dict[str, Suite] = {s.name: s for s in (core_suite.SUITE, tvir.SUITE, mmdr.SUITE, dr3.SUITE, wlc.SUITE,
-                                                drb.SUITE, miroeval.SUITE)}
-# Suites that look for evidence beyond the cited pages (the task's sandbox) for their statements.
-NEEDS_SANDBOX_EVIDENCE = frozenset({"miroeval"})
+
+def needs_sandbox_evidence(suite_names: set[str]) -> bool:
+    """Whether any of these suites checks statements against the task's sandbox beyond their citations."""
+    return any(BENCHMARKS[n].needs_sandbox_evidence for n in suite_names if n in BENCHMARKS)
 
 
 def suite_names(benchmark: str, extra: Sequence[str] = ()) -> set[str]:

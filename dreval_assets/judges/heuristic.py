@@ -138,9 +138,9 @@ def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`rubric_scores`: the rubric's measured text features (core/report_features.py), 1-10 each."""
-    from ..benchmarks.rubrics import RUBRICS
+    from ..benchmarks.registry import all_rubrics
 
-    rubric = next(r for r in RUBRICS if r.rubric_id == variables["rubric_id"])
+    rubric = next(r for r in all_rubrics() if r.rubric_id == variables["rubric_id"])
     report = str(variables.get("report") or "")
     require_readable(READS_WORD_LISTS, report=report)
     measured = rubric.measure(report)
@@ -181,7 +181,7 @@ def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[st
 
 def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`miroeval_rubric`: universal dimensions plus one built from the query's most frequent terms."""
-    from ..benchmarks.miroeval_rubric import offline_rubric
+    from ..benchmarks.miroeval.rubric import offline_rubric
 
     return offline_rubric(str(variables["query"]), bool(variables.get("has_attachments"))), {"fallback": True}
 

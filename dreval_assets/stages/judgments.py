@@ -13,12 +13,12 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..benchmarks.mmdr import alpha_det
+from ..benchmarks.mmdr.metrics import alpha_det
 from ..benchmarks.policies import policy_value
-from ..benchmarks.rubrics import rubrics_for
+from ..benchmarks.registry import rubrics_for
 from ..benchmarks.suites import suite_names
-from ..benchmarks.wlc import combine_orders
-from ..benchmarks.wlc_criteria import CATEGORIES
+from ..benchmarks.wlc.metrics import combine_orders
+from ..benchmarks.wlc.criteria import CATEGORIES
 from ..core.flae_features import flae_observables, formula_channel
 from ..core.models import (ChecklistJudgment, ContradictionCount, CriteriaScores, FlaeScores, PairwiseOutcomes,
                            RaceCriteria, RaceCriterion, RaceScores, RubricScores)

@@ -17,7 +17,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..benchmarks.miroeval_rubric import finalise
+from ..benchmarks.miroeval.rubric import finalise
 from ..benchmarks.suites import suite_names
 from ..core.models import AdaptiveRubric, KeyFacts, RaceCriteria
 from ..judges.base import Judge, JudgmentRequest

@@ -51,10 +51,10 @@ def sandbox_pages(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str
 
 def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -> dict[str, list[SandboxPage]]:
     """The sandbox corpora of the tasks whose suites look for evidence beyond the citations."""
-    from ..benchmarks.suites import NEEDS_SANDBOX_EVIDENCE, suite_names
+    from ..benchmarks.suites import needs_sandbox_evidence, suite_names
 
     wanted = [row["task"] for row in tasks["tasks"].iter_rows(named=True)
-              if suite_names(row["benchmark"], extra_suites) & NEEDS_SANDBOX_EVIDENCE]
+              if needs_sandbox_evidence(suite_names(row["benchmark"], extra_suites))]
     if not wanted:
         return {}
     sandbox = tasks["task_sandbox"].filter(pl.col("task").is_in(wanted))

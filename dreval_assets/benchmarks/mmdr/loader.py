@@ -13,9 +13,9 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core.keys import InvalidKeyError, task_key
-from ..core.models import Task
-from ..releases.records import (
+from ...core.keys import InvalidKeyError, task_key
+from ...core.models import Task
+from ...releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -28,9 +28,9 @@ from ..releases.records import (
     text_of,
     unknown_fields,
 )
-from ..releases.attachments import attachment_texts
-from ..releases.json_readers import JsonlIndex, iter_jsonl
-from ..releases.reports import REMOTE, check_images, read_report
+from ...releases.attachments import attachment_texts
+from ...releases.json_readers import JsonlIndex, iter_jsonl
+from ...releases.reports import REMOTE, check_images, read_report
 
 BENCHMARK = "mmdr"
 QUIZ = Path("data/quiz.jsonl")

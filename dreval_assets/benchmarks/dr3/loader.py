@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core.keys import task_key
-from ..core.models import SandboxPage, Task
-from ..releases.records import (
+from ...core.keys import task_key
+from ...core.models import SandboxPage, Task
+from ...releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -33,9 +33,9 @@ from ..releases.records import (
     subfolders,
     unknown_fields,
 )
-from ..releases.attachments import attachment_texts
-from ..releases.json_readers import iter_json_array, iter_jsonl, iter_records
-from ..releases.reports import FirstReports, is_blank
+from ...releases.attachments import attachment_texts
+from ...releases.json_readers import iter_json_array, iter_jsonl, iter_records
+from ...releases.reports import FirstReports, is_blank
 
 BENCHMARK = "dr3"
 SETS = (("en", "datasets_en"), ("zh", "datasets_zh"))

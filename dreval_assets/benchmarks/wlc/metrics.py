@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from .suite import MetricSpec, Suite, judgment_failure
+from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..suite import MetricSpec, Suite, judgment_failure
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:

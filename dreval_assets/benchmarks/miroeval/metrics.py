@@ -6,9 +6,9 @@ not a verdict of one source: it marks web evidence and attachment evidence that 
 """
 from __future__ import annotations
 
-from ..core.metrics import MetricValue, not_available
-from .evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
-from .suite import MetricSpec, Suite, judgment_failure
+from ...core.metrics import MetricValue, not_available
+from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from ..suite import MetricSpec, Suite, judgment_failure
 
 DECISIVE = ("supported", "contradicted")
 

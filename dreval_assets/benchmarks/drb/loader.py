@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..core.models import RaceCriteria, RaceCriterion, Task
-from ..releases.records import (
+from ...core.models import RaceCriteria, RaceCriterion, Task
+from ...releases.records import (
     Entry,
     ImportedReport,
     ImportLog,
@@ -30,8 +30,8 @@ from ..releases.records import (
     text_of,
     unknown_fields,
 )
-from ..releases.json_readers import JsonlIndex, iter_jsonl
-from ..releases.reports import embedded_reports
+from ...releases.json_readers import JsonlIndex, iter_jsonl
+from ...releases.reports import embedded_reports
 
 BENCHMARK = "drb"
 QUERIES = Path("data/prompt_data/query.jsonl")

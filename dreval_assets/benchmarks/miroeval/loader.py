@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.keys import InvalidKeyError, task_key
-from ..core.models import Task
-from ..releases.records import (
+from ...core.keys import InvalidKeyError, task_key
+from ...core.models import Task
+from ...releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -29,9 +29,9 @@ from ..releases.records import (
     text_of,
     unknown_fields,
 )
-from ..releases.attachments import attachment_texts
-from ..releases.json_readers import iter_records
-from ..releases.reports import embedded_reports
+from ...releases.attachments import attachment_texts
+from ...releases.json_readers import iter_records
+from ...releases.reports import embedded_reports
 
 BENCHMARK = "miroeval"
 QUERIES = Path("data/input_queries")

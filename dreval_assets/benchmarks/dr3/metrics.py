@@ -1,10 +1,10 @@
 """DR³-Eval citation metrics (methods/dr3.md): FA over claim-source pairs, CC over the necessary docs."""
 from __future__ import annotations
 
-from ..core.metrics import MetricValue, not_available
-from ..fetch.urls import normalise_title, url_key
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
-from .suite import MetricSpec, Suite, judged_checklist, judgment_failure
+from ...core.metrics import MetricValue, not_available
+from ...fetch.urls import normalise_title, url_key
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
+from ..suite import MetricSpec, Suite, judged_checklist, judgment_failure
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:

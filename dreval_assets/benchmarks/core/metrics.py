@@ -1,10 +1,10 @@
 """Our own suite `core`: the claim counts and ratios every report gets, whatever its benchmark."""
 from __future__ import annotations
 
-from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from ..core.models import VERDICTS
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from .suite import MetricSpec, Suite
+from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ...core.models import VERDICTS
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..suite import MetricSpec, Suite
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..core.models import AdaptiveRubric, RubricCriterion, RubricDimension
-from .miroeval import cap_dynamic_weights
+from ...core.models import AdaptiveRubric, RubricCriterion, RubricDimension
+from .metrics import cap_dynamic_weights
 
 UNIVERSAL = {
     "coverage": ("Coverage", ("answers every part of the request", "covers the main aspects of the topic")),

@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core.keys import task_key
-from ..core.models import Task
-from ..releases.records import (
+from ...core.keys import task_key
+from ...core.models import Task
+from ...releases.records import (
     ImportedReport,
     ImportLog,
     SystemInfo,
@@ -27,8 +27,8 @@ from ..releases.records import (
     subfolders,
     unknown_fields,
 )
-from ..releases.json_readers import iter_records
-from ..releases.reports import FirstReports, check_images, read_report
+from ...releases.json_readers import iter_records
+from ...releases.reports import FirstReports, check_images, read_report
 
 BENCHMARK = "tvir"
 QUERY_FILE = "benchmark/data/query.json"

@@ -1,9 +1,9 @@
 """TVIR-Bench citation metrics (methods/tvir.md): CS and AEC, plus the published aggregation."""
 from __future__ import annotations
 
-from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from .suite import MetricSpec, Suite, judged_checklist, judgment_failure
+from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..suite import MetricSpec, Suite, judged_checklist, judgment_failure
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
 POLICY = (f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); "

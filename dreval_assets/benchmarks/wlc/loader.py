@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.models import Task
-from ..releases.records import (
+from ...core.models import Task
+from ...releases.records import (
     Entry,
     ImportedReport,
     ImportLog,
@@ -35,7 +35,7 @@ from ..releases.records import (
     text_of,
     unknown_fields,
 )
-from ..releases.json_readers import iter_json_array, read_json, read_text
+from ...releases.json_readers import iter_json_array, read_json, read_text
 
 BENCHMARK = "wlc"
 GA_FILE = "ga_100.json"
@@ -442,7 +442,7 @@ def unresolved_by_article(text: str, urls: list[tuple[str, str]]) -> tuple[bool,
     that list gives no URL). The article's own URL wins where both give one."""
     if not urls:
         return False, []
-    from ..core.report_parser import parse_report  # the parser downstream decides what a list is
+    from ...core.report_parser import parse_report  # the parser downstream decides what a list is
 
     parsed = parse_report(text)
     resolved = {reference.index for reference in parsed.references if reference.url}

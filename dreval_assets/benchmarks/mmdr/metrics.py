@@ -10,9 +10,9 @@ with VEF N/A until visual evidence fidelity is built; the full formula is `trace
 """
 from __future__ import annotations
 
-from ..core.metrics import MERGE_POLICY, MetricValue, not_available
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from .suite import MetricSpec, Suite, judgment_failure
+from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..suite import MetricSpec, Suite, judgment_failure
 
 LAMBDA_VEF = 0.4
 FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}

@@ -6,9 +6,9 @@ criterion scores; per-dimension score t_d / (t_d + r_d); RACE = T / (T + R) with
 Stored x100 (0.5 = parity with the reference becomes 50)."""
 from __future__ import annotations
 
-from ..core.metrics import MetricValue, not_available
-from .evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from .suite import MetricSpec, Suite, judgment_failure
+from ...core.metrics import MetricValue, not_available
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..suite import MetricSpec, Suite, judgment_failure
 
 TO_FACT = {"supported": "supported", "partial": "unsupported", "unsupported": "unsupported",
            "contradicted": "unsupported", "unknown": "unknown"}

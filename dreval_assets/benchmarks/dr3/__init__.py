@@ -1,0 +1,15 @@
+"""DR³-Eval (../shared/methods/dr3.md): FA, CC, IF, DQ; its release loader."""
+from ...core import report_features
+from ..policies import Policy
+from ..protocol import Benchmark
+from ..rubric import Rubric
+from .metrics import SUITE
+
+DEPTH_QUALITY = Rubric("dr3.dq", "dr3", "Depth quality", (
+    ("depth", "analytical substance and logical rigour, given the query"),
+), report_features.depth_quality)
+
+BENCHMARK = Benchmark("dr3", SUITE, loader=__name__ + ".loader", rubrics=(DEPTH_QUALITY,), policies={
+    "dr3.fa.unknown": Policy("zero", ("zero", "exclude"), "DR³ FA: unreadable citations count as 0 or are left out"),
+    "dr3.if.partial": Policy("zero", ("zero", "half"), "DR³ IF: a half-met checklist item counts 0 or 0.5"),
+})

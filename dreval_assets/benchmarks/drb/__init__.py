@@ -1,0 +1,11 @@
+"""DeepResearch Bench (../shared/methods/drb.md): RACE and FACT; its release loader."""
+from ..policies import Policy
+from ..protocol import Benchmark
+from .metrics import SUITE
+
+BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", policies={
+    "drb.race.position_bias": Policy("both_orders", ("both_orders", "target_first", "random_order"),
+                                     "DRB RACE: mean of both orders, the reference code's target-first order, "
+                                     "or one seeded order"),
+    "drb.race.seed": Policy("0", None, "DRB RACE: seed of the random order"),
+})

@@ -1,0 +1,29 @@
+"""What a benchmark is to the pipeline: one object per benchmark folder, listed by the registry.
+
+The generic stages and the CLI ask the registry, never a benchmark by name: its suite (metrics and
+headline), its release loader, its fixed rubrics for the shared `rubric_scores` template, its
+policies with their defaults, and whether its statements look for evidence beyond their citations."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .policies import Policy
+from .rubric import Rubric
+from .suite import Suite
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str  # the task keys' prefix and the suite's name
+    suite: Suite
+    loader: str | None = None  # module of its release loader (layout_problem, iter_tasks, iter_reports, iter_systems)
+    rubrics: tuple[Rubric, ...] = ()  # fixed rubrics scored by the shared `rubric_scores` template
+    policies: dict[str, Policy] = field(default_factory=dict)  # "<name>.<choice>" -> Policy
+    needs_sandbox_evidence: bool = False  # statements are checked against the task's sandbox beyond citations
+
+    def __post_init__(self) -> None:
+        if self.suite.name != self.name:
+            raise ValueError(f"benchmark {self.name}: its suite is named {self.suite.name!r}")
+        stray = [p for p in self.policies if not p.startswith(self.name + ".")]
+        if stray:
+            raise ValueError(f"benchmark {self.name}: policies must start with '{self.name}.': {stray}")

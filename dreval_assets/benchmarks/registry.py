@@ -1,0 +1,41 @@
+"""The benchmarks the pipeline knows: the only module that names them. Stages, the CLI and the judges
+ask it; `register` adds one at run time (a plugin, or a test's toy benchmark)."""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from . import core, dr3, drb, miroeval, mmdr, tvir, wlc
+from .protocol import Benchmark
+from .rubric import Rubric
+from .suite import Suite
+
+BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
+    core.BENCHMARK, tvir.BENCHMARK, mmdr.BENCHMARK, dr3.BENCHMARK, wlc.BENCHMARK, drb.BENCHMARK,
+    miroeval.BENCHMARK)}
+SUITES: dict[str, Suite] = {name: b.suite for name, b in BENCHMARKS.items()}
+
+
+def register(benchmark: Benchmark) -> None:
+    """Add a benchmark (or replace one of the same name) for this process."""
+    BENCHMARKS[benchmark.name] = benchmark
+    SUITES[benchmark.name] = benchmark.suite
+
+
+def loader(name: str) -> ModuleType | None:
+    """The release loader module of a benchmark, or None when it publishes no release layout."""
+    benchmark = BENCHMARKS.get(name)
+    return importlib.import_module(benchmark.loader) if benchmark and benchmark.loader else None
+
+
+def with_releases() -> list[str]:
+    return [name for name, b in BENCHMARKS.items() if b.loader]
+
+
+def rubrics_for(suite_names: set[str]) -> list[Rubric]:
+    """The fixed rubrics of the given suites, in registry order."""
+    return [r for b in BENCHMARKS.values() if b.name in suite_names for r in b.rubrics]
+
+
+def all_rubrics() -> list[Rubric]:
+    return [r for b in BENCHMARKS.values() for r in b.rubrics]

@@ -1,0 +1,15 @@
+"""A fixed rubric (dimension ids, names and what they ask), scored 1-10 per dimension in one call of
+the shared `rubric_scores` template; benchmarks declare theirs in their folder."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Rubric:
+    rubric_id: str  # e.g. "tvir.wq"
+    suite: str
+    title: str
+    dimensions: tuple[tuple[str, str], ...]  # (id, what it asks)
+    measure: Callable[[str], dict[str, float]]  # the offline judge's measurement, 1-10 per dimension

@@ -1,0 +1,12 @@
+"""Wiki Live Challenge (../shared/methods/wlc.md): writing win rates, reference metrics; its release loader."""
+from ..policies import Policy
+from ..protocol import Benchmark
+from .metrics import SUITE
+
+BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", policies={
+    "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
+                                      "Wiki Live reference accuracy: unreachable sources left out or counted"),
+    "wlc.position_bias": Policy("both_orders", ("both_orders", "random_order"),
+                                "Wiki Live writing: judge both orders (win only if they agree) or one seeded order"),
+    "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
+})
