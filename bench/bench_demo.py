@@ -28,8 +28,8 @@ from dreval_assets.stages.reports import read_reports  # noqa: E402
 from dreval_assets.stages.scores import score_reports  # noqa: E402
 from dreval_assets.stages.verdicts import judge_claims  # noqa: E402
 from dreval_assets.stages.tasks import attachments_by_task, task_frames  # noqa: E402
-from dreval_assets.stages.judgments import (  # noqa: E402
-    judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics, judge_synthesis)
+from dreval_assets.benchmarks.judging import JudgmentContext  # noqa: E402
+from dreval_assets.stages.judgments import judge_reports  # noqa: E402
 from dreval_assets.stages.task_rubrics import generate_rubrics  # noqa: E402
 import polars as pl  # noqa: E402
 from dreval_assets.benchmarks.suites import needs_sandbox_evidence  # noqa: E402
@@ -73,13 +73,7 @@ def pure_stage_seconds(home: Path) -> tuple[float, int]:
     page_texts = dict(task_tables["page_texts"].select("text_hash", "text").iter_rows())
     rubrics = generate_rubrics(task_tables["tasks"], attachments_by_task(task_tables["task_sandbox"], page_texts),
                                judge)
-    judged = pl.concat([
-        judge_checklists(keys, reports, rubrics, judge),
-        judge_rubrics(keys, reports, task_tables["tasks"], judge),
-        judge_pairwise(keys, reports, task_tables["tasks"], judge),
-        judge_flae(keys, reports, task_tables["tasks"], judge),
-        judge_synthesis(keys, reports, task_tables["tasks"], rubrics, judge),
-        judge_race(keys, reports, task_tables["tasks"], rubrics, judge)])
+    judged = judge_reports(JudgmentContext(keys, reports, task_tables["tasks"], rubrics, judge))
     score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts,
                   task_tables["tasks"], task_tables["task_sandbox"], judge, judgments=judged, rubrics=rubrics)
     return time.perf_counter() - started, len(keys)

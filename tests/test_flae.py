@@ -7,7 +7,7 @@ from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.flae_features import flae_observables, formula_channel
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
-from dreval_assets.stages.judgments import judge_flae
+from dreval_assets.benchmarks.mmdr.judgments import judge_flae
 from task_frames import tasks_table
 
 GOOD = ("# Grid batteries\n\n## Growth\n" + "Storage grew to 6.8 gigawatts in 2024 because auctions paid for "

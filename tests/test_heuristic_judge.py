@@ -8,9 +8,8 @@ from pydantic import BaseModel
 
 from dreval_assets.core.evidence_match import match_claim
 from dreval_assets.core.models import ClaimVerdict
-from dreval_assets.judges import heuristic
 from dreval_assets.judges.base import JudgmentRequest
-from dreval_assets.judges.heuristic import TEMPLATE_HANDLERS, HeuristicJudge
+from dreval_assets.judges.heuristic import HeuristicJudge, template_handlers
 from dreval_assets.judges.prompts import load_template
 
 SOURCE_TEXT = """Battery recycling capacity in Europe
@@ -112,17 +111,17 @@ def test_same_requests_give_equal_answers() -> None:
     assert [(j.answer, j.extra) for j in first] == [(j.answer, j.extra) for j in second]
 
 
-def test_registry_lets_new_templates_plug_in(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registry_lets_new_templates_plug_in() -> None:
     class Echo(BaseModel):
         text: str
 
     def echo(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
         return Echo(text=str(variables["text"]).upper()), {"length": len(variables["text"])}
 
-    assert heuristic.TEMPLATE_HANDLERS is TEMPLATE_HANDLERS and "claim_verdict" in TEMPLATE_HANDLERS
-    monkeypatch.setitem(TEMPLATE_HANDLERS, "echo_demo", echo)
+    handlers = template_handlers()
+    assert "claim_verdict" in handlers and "race_scores" in handlers  # shared and a benchmark's own
     request = JudgmentRequest(template="echo_demo", variables={"text": "abc"}, response_model=Echo)
-    [judgment] = HeuristicJudge().judge_many([request])
+    [judgment] = HeuristicJudge({**handlers, "echo_demo": echo}).judge_many([request])
     assert judgment.answer == Echo(text="ABC") and judgment.extra == {"length": 3}
     assert judgment.provenance.template == "echo_demo"
 

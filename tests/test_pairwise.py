@@ -9,7 +9,7 @@ from dreval_assets.core.models import CriterionWinner, PairwiseOutcomes
 from dreval_assets.judges.base import Judgment, JudgeStats, Provenance
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
-from dreval_assets.stages.judgments import judge_pairwise
+from dreval_assets.benchmarks.wlc.judgments import judge_pairwise
 from task_frames import tasks_table
 
 REFERENCE = """# Harrowgate Tidal Barrage

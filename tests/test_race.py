@@ -9,7 +9,7 @@ from dreval_assets.core.report_parser import parse_report, without_citations
 from dreval_assets.judges.base import Judgment, JudgeStats, Provenance
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import frame
-from dreval_assets.stages.judgments import judge_race
+from dreval_assets.benchmarks.drb.judgments import judge_race
 from dreval_assets.stages.task_rubrics import generate_rubrics
 from task_frames import tasks_table
 

@@ -11,7 +11,8 @@ from dreval_assets.core.models import RaceCriteria, RaceCriterion
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages import task_rubrics
 from dreval_assets.stages.frames import frame
-from dreval_assets.stages.judgments import judge_synthesis
+from dreval_assets.benchmarks.drb.judgments import race_criteria
+from dreval_assets.benchmarks.miroeval.judgments import adaptive_rubric, judge_synthesis, task_key_facts
 from task_frames import tasks_table
 
 BRIEF = """# Water brief
@@ -56,7 +57,7 @@ def test_loaded_artifacts_carry_their_content_hash_and_no_judge():
     by_kind = {r["kind"]: r for r in rows.iter_rows(named=True)}
     assert set(by_kind) == {"checklist", "race_criteria"}
     assert json.loads(by_kind["checklist"]["rubric"]) == ["a", "b"] and by_kind["checklist"]["judge"] == "loaded"
-    assert task_rubrics.race_criteria(rows)["t"] == criteria
+    assert race_criteria(rows)["t"] == criteria
     _, changed = rubrics_for(benchmark="drb", checklist=["a", "b", "c"], race_criteria=criteria)
     assert {r["kind"]: r["template_hash"] for r in changed.iter_rows(named=True)}["checklist"] != \
         by_kind["checklist"]["template_hash"]
@@ -66,8 +67,8 @@ def test_miroeval_task_gets_rubric_with_grounding_and_key_facts_per_attachment()
     tasks, rows = rubrics_for(benchmark="miroeval", query="How is desalination in the province doing?")
     kinds = sorted(rows["kind"])
     assert kinds == ["key_facts", "miroeval_rubric"]
-    assert task_rubrics.key_facts(rows)["t"][0].startswith("The authority runs four plants")
-    rubric = task_rubrics.adaptive_rubric(rows)["t"]
+    assert task_key_facts(rows)["t"][0].startswith("The authority runs four plants")
+    rubric = adaptive_rubric(rows)["t"]
     assert "grounding" in {d.dimension_id for d in rubric.dimensions}
 
     def grounding_scores(report):

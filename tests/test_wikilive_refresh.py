@@ -16,7 +16,7 @@ from dreval_assets.core.report_parser import is_checkable_fact  # noqa: E402
 from dreval_assets.fetch.api import ApiError, JsonApi  # noqa: E402
 from dreval_assets.fetch.live import LiveFetchConfig, LiveFetcher  # noqa: E402
 from dreval_assets.fetch.safety import AllowList  # noqa: E402
-from dreval_assets.judges.heuristic import TEMPLATE_HANDLERS, HeuristicJudge  # noqa: E402
+from dreval_assets.judges.heuristic import HeuristicJudge, template_handlers  # noqa: E402
 from dreval_assets.judges.prompts import load_template, render  # noqa: E402
 from dreval_assets.live.wikilive import refresh_wikilive  # noqa: E402
 from dreval_assets.live.wikilive_text import (  # noqa: E402
@@ -43,8 +43,7 @@ def api(web):
 
 @pytest.fixture
 def judge(monkeypatch):
-    monkeypatch.setitem(TEMPLATE_HANDLERS, "gold_statements", answer_gold_statements)
-    return HeuristicJudge()
+    return HeuristicJudge({**template_handlers(), "gold_statements": answer_gold_statements})
 
 
 def stamp(day: int, hour: int = 12) -> str:
@@ -228,18 +227,19 @@ def test_a_mediawiki_error_object_for_one_article_is_its_reason(wiki, api, judge
 
 
 def test_a_judge_failure_means_no_task(wiki, api, monkeypatch):
-    monkeypatch.delitem(TEMPLATE_HANDLERS, "gold_statements", raising=False)
+    handlers = template_handlers()
+    handlers.pop("gold_statements")
     wiki.add("Marta Ilves", MARTA_ILVES, stamp(1))
-    result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge())
+    result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge(handlers))
     assert result.tasks == []
     [reason] = result.skipped
     assert "Marta Ilves" in reason and "no gold statements" in reason and "pipeline_failure" in reason
 
 
 def test_a_judge_that_finds_no_statement_means_no_task(wiki, api, monkeypatch):
-    monkeypatch.setitem(TEMPLATE_HANDLERS, "gold_statements", lambda v: (GoldStatements(statements=[" ", ""]), {}))
+    nothing = {**template_handlers(), "gold_statements": lambda v: (GoldStatements(statements=[" ", ""]), {})}
     wiki.add("Marta Ilves", MARTA_ILVES, stamp(1))
-    result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge())
+    result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge(nothing))
     assert result.tasks == [] and "found none" in result.skipped[0]
 
 

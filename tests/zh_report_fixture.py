@@ -13,8 +13,8 @@ from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.fetch import fetch_references
 from dreval_assets.fetch.chain import ChainFetcher
 from dreval_assets.stages.frames import frame, text_hash
-from dreval_assets.stages.judgments import (judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics,
-                                            judge_synthesis)
+from dreval_assets.benchmarks.judging import JudgmentContext
+from dreval_assets.stages.judgments import judge_reports
 from dreval_assets.stages.parse import parse_reports
 from dreval_assets.stages.scores import score_reports
 from dreval_assets.stages.task_rubrics import generate_rubrics
@@ -145,13 +145,7 @@ def run_stages(tasks: Sequence[Task], texts: dict[tuple[str, str], str], extra_s
     page_texts = dict(frames["page_texts"].select("text_hash", "text").iter_rows())
     rubrics = generate_rubrics(frames["tasks"], attachments_by_task(frames["task_sandbox"], page_texts), judge,
                                extra_suites)
-    judged = pl.concat([
-        judge_checklists(keys, reports, rubrics, judge),
-        judge_rubrics(keys, reports, frames["tasks"], judge, extra_suites),
-        judge_pairwise(keys, reports, frames["tasks"], judge, extra_suites),
-        judge_flae(keys, reports, frames["tasks"], judge, extra_suites),
-        judge_synthesis(keys, reports, frames["tasks"], rubrics, judge),
-        judge_race(keys, reports, frames["tasks"], rubrics, judge, extra_suites)])
+    judged = judge_reports(JudgmentContext(keys, reports, frames["tasks"], rubrics, judge, extra_suites))
     scores = score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts, frames["tasks"],
                            frames["task_sandbox"], judge, extra_suites, judgments=judged, rubrics=rubrics)
     return {"claims": parsed["report_claims"], "verdicts": verdicts, "rubrics": rubrics, "judgments": judged,

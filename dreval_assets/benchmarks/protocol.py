@@ -1,15 +1,24 @@
 """What a benchmark is to the pipeline: one object per benchmark folder, listed by the registry.
 
 The generic stages and the CLI ask the registry, never a benchmark by name: its suite (metrics and
-headline), its release loader, its fixed rubrics for the shared `rubric_scores` template, its
-policies with their defaults, and whether its statements look for evidence beyond their citations."""
+headline), its release loader, its fixed rubrics for the shared templates, its policies with their
+defaults, whether its statements look for evidence beyond their citations, its own report judgments
+and the offline judge's handlers for its templates."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
+from pydantic import BaseModel
+
+from .judging import ReportJudgment
 from .policies import Policy
 from .rubric import Rubric
 from .suite import Suite
+
+
+# The offline judge's answer to one template: variables in, (answer, extra numbers) out.
+HeuristicHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -20,6 +29,8 @@ class Benchmark:
     rubrics: tuple[Rubric, ...] = ()  # fixed rubrics scored by the shared `rubric_scores` template
     policies: dict[str, Policy] = field(default_factory=dict)  # "<name>.<choice>" -> Policy
     needs_sandbox_evidence: bool = False  # statements are checked against the task's sandbox beyond citations
+    report_judgments: tuple[ReportJudgment, ...] = ()  # its own report-level judgments (rows of report_judgments)
+    heuristic_handlers: Mapping[str, HeuristicHandler] = field(default_factory=dict)  # template -> offline answer
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:

@@ -1,5 +1,6 @@
 """A fixed rubric (dimension ids, names and what they ask), scored 1-10 per dimension in one call of
-the shared `rubric_scores` template; benchmarks declare theirs in their folder."""
+the shared `rubric_scores` template, or a count in one call of `contradictions`; benchmarks declare
+theirs in their folder."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,4 +13,5 @@ class Rubric:
     suite: str
     title: str
     dimensions: tuple[tuple[str, str], ...]  # (id, what it asks)
-    measure: Callable[[str], dict[str, float]]  # the offline judge's measurement, 1-10 per dimension
+    measure: Callable[[str], dict[str, float]] | None  # the offline judge's measurement, 1-10 per dimension
+    template: str = "rubric_scores"  # or "contradictions": one count of internal contradictions

@@ -14,8 +14,8 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
-from ..stages.judgments import (judge_checklists, judge_flae, judge_pairwise, judge_race, judge_rubrics,
-                                judge_synthesis)
+from ..benchmarks.judging import JudgmentContext
+from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports
@@ -160,14 +160,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
     judge = dreval.judge()
     labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)
-    frame = pl.concat([
-        judge_checklists(keys, reports, task_rubrics, judge, labels),
-        judge_rubrics(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
-        judge_pairwise(keys, reports, tasks["tasks"], judge, dreval.extra_suites, dreval.policy_map(), labels),
-        judge_flae(keys, reports, tasks["tasks"], judge, dreval.extra_suites, labels),
-        judge_synthesis(keys, reports, tasks["tasks"], task_rubrics, judge, labels),
-        judge_race(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
-                   labels)])
+    frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
+                                          dreval.policy_map(), labels))
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")

@@ -1,8 +1,9 @@
 """The offline judge: deterministic heuristics instead of a model. No network, no cost.
 
-Each supported prompt template has a handler in `TEMPLATE_HANDLERS`; a handler takes the
-request's variables and returns the answer plus extra numbers for the Judgment. Later
-templates plug in by adding a handler to the registry.
+Each supported prompt template has a handler: the shared templates' are here (`SHARED_HANDLERS`),
+each benchmark declares its own (`Benchmark.heuristic_handlers`, collected from the registry when the
+judge is built). A handler takes the request's variables and returns the answer plus extra numbers
+for the Judgment.
 
 Languages (`core/language.detect_language`, by script): a handler reads only the languages its
 measurement works in, and answers N/A `model_failure` "heuristic judge does not read Chinese (zh)"
@@ -21,52 +22,21 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from ..core.evidence_match import match_claim
-from ..core.article_features import compare
-from ..core.checklist_match import item_credit, key_words
-from ..core.flae_features import flae_observables, formula_channel
-from ..core.report_features import contradiction_candidates
+from ..benchmarks.registry import BENCHMARKS
+from ..core.checklist_match import item_credit
 from ..core.dedup import content_words
-from ..core.language import detect_language, han_terms, has_han
-from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, ContradictionCount, CriterionWinner,
-                           DimensionScore, ItemCredit, ItemVerdict, PairwiseOutcomes, RubricScores, SameStatement,
-                           TraceWeights, FlaeScores, CriteriaScores, CriterionScore, KeyFacts, RaceCriterionScores,
-                           RaceScores, NaReason)
-from ..core.key_facts import extract_key_facts, share_kept
-from ..live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
-                                       answer_research_necessity)
-from ..live.wikilive_text import answer_gold_statements
+from ..core.evidence_match import match_claim
+from ..core.language import han_terms, has_han
+from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, DimensionScore, ItemCredit, ItemVerdict,
+                           NaReason, RubricScores, SameStatement)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
+from .readable import READS_KEY_WORDS, READS_OVERLAP, READS_WORD_LISTS, NotRead, require_readable
 
 JUDGE_ID = "heuristic-v1"
 SAME_STATEMENT_JACCARD = 0.7
 
 TemplateHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
-
-READS_OVERLAP = frozenset({"en", "latn", "zh"})  # word or bigram overlap weighted by rarity, and numbers
-READS_KEY_WORDS = frozenset({"en", "zh"})  # key words after English or Chinese stop lists
-READS_WORD_LISTS = frozenset({"en"})  # English word lists (causal, critical, words to watch) and units
-
-
-class NotRead(Exception):
-    """A text is in a language the handler does not read: the answer is N/A `model_failure`."""
-
-
-def require_readable(reads: frozenset[str], **texts: str) -> None:
-    """Raise NotRead when one of the texts is in a language outside `reads`, or when they are in
-    different scripts (a Chinese claim against an English page: no overlap to measure)."""
-    found = {}
-    for role, text in texts.items():
-        language = detect_language(text)
-        if language is None:  # too few letters to tell: nothing to object to
-            continue
-        if language.code not in reads:
-            raise NotRead(f"heuristic judge does not read {language.label}")
-        found[role] = language
-    if len({language.script for language in found.values()}) > 1:
-        shown = ", ".join(f"{role.replace('_', ' ')} in {language.label}" for role, language in found.items())
-        raise NotRead(f"heuristic judge does not compare texts across languages ({shown})")
 
 
 def answer_claim_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
@@ -97,11 +67,6 @@ def answer_claim_verdicts_batch(variables: Mapping[str, Any]) -> tuple[BaseModel
     if failures and not verdicts:
         raise NotRead(next(iter(failures.values()))[1])
     return ClaimVerdictBatch(verdicts=verdicts), {"scores": scores, **({"failures": failures} if failures else {})}
-
-
-def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
-    return TraceWeights(con=1 / 3, cov=1 / 3, fid=1 / 3, rationale="fixed fallback: equal weights"), {"fallback": True}
 
 
 def answer_same_statement(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
@@ -138,9 +103,7 @@ def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`rubric_scores`: the rubric's measured text features (core/report_features.py), 1-10 each."""
-    from ..benchmarks.registry import all_rubrics
-
-    rubric = next(r for r in all_rubrics() if r.rubric_id == variables["rubric_id"])
+    rubric = next(r for b in BENCHMARKS.values() for r in b.rubrics if r.rubric_id == variables["rubric_id"])
     report = str(variables.get("report") or "")
     require_readable(READS_WORD_LISTS, report=report)
     measured = rubric.measure(report)
@@ -149,121 +112,32 @@ def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[
     return RubricScores(scores=scores), {}
 
 
-def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`contradictions`: sentence pairs giving different numbers in one unit about the same thing."""
-    report = str(variables.get("report") or "")
-    require_readable(READS_WORD_LISTS, report=report)
-    found = contradiction_candidates(report)
-    return ContradictionCount(count=len(found), examples=found[:10]), {}
-
-
-def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`pairwise_criteria`: each criterion's measured feature compared between the two articles."""
-    a, b = str(variables["article_a"]), str(variables["article_b"])
-    require_readable(READS_WORD_LISTS, article_a=a, article_b=b)
-    outcomes = []
-    for criterion in variables["criteria_list"]:
-        result = compare(criterion["feature"], a, b)
-        outcomes.append(CriterionWinner(criterion_id=criterion["criterion_id"],
-                                        winner={"first": "A", "second": "B"}.get(result, "tie"),
-                                        reason=f"feature {criterion['feature']}: {result}"))
-    return PairwiseOutcomes(outcomes=outcomes), {}
-
-
-def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`flae_scores`: no reading; the formula channel's own values and equal weights, so FLAE with
-    the heuristic judge is the formula channel (marked `fallback`)."""
-    report = str(variables.get("report") or "")
-    require_readable(READS_WORD_LISTS, report=report)
-    formula = formula_channel(flae_observables(report, bool(variables.get("multimodal"))))
-    return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
-
-
-def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`miroeval_rubric`: universal dimensions plus one built from the query's most frequent terms."""
-    from ..benchmarks.miroeval.rubric import offline_rubric
-
-    return offline_rubric(str(variables["query"]), bool(variables.get("has_attachments"))), {"fallback": True}
-
-
-def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`criteria_scores`: 10 x the share of each criterion's key words the report contains; with the
-    key facts of the task's attachments (Grounding), 10 x the share of those facts the report keeps."""
-    report = str(variables.get("report") or "")
-    facts = list(variables.get("key_facts_list") or [])
-    require_readable(READS_WORD_LISTS, report=report,
-                     criteria=" ".join(str(c["text"]) for c in variables["criteria_list"]), key_facts=" ".join(facts))
-    if facts:
-        share, kept = share_kept(facts, report)
-        return CriteriaScores(scores=[
-            CriterionScore(criterion_id=c["criterion_id"], score=round(10 * share, 1),
-                           reason=f"{kept} of {len(facts)} key facts of the attachments kept")
-            for c in variables["criteria_list"]]), {}
-    present = key_words(report)
-    scores = []
-    for criterion in variables["criteria_list"]:
-        wanted = key_words(str(criterion["text"]))
-        share = len(wanted & present) / len(wanted) if wanted else 0.0
-        scores.append(CriterionScore(criterion_id=criterion["criterion_id"], score=round(10 * share, 1),
-                                     reason=f"{len(wanted & present)} of {len(wanted)} key words present"))
-    return CriteriaScores(scores=scores), {}
-
-
-def answer_key_facts(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`key_facts`: the attachment's sentences that state the most figures."""
-    text = str(variables["attachment_text"])
-    require_readable(READS_OVERLAP, attachment=text)
-    return KeyFacts(facts=extract_key_facts(text, int(variables["max_facts"]))), {}
-
-
-def answer_race_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`race_scores`: per criterion, 10 x the share of its key words (criterion and explanation) each
-    article contains. RACE divides target by target + reference, so this measures relative coverage."""
-    article_a, article_b = str(variables["article_a"]), str(variables["article_b"])
-    criteria = " ".join(f"{c['criterion']} {c['explanation']}" for c in variables["criteria_list"])
-    require_readable(READS_KEY_WORDS, article_a=article_a, article_b=article_b, criteria=criteria)
-    words_a, words_b = key_words(article_a), key_words(article_b)
-    scores = []
-    for criterion in variables["criteria_list"]:
-        wanted = key_words(f"{criterion['criterion']} {criterion['explanation']}")
-        a = len(wanted & words_a) / len(wanted) if wanted else 0.0
-        b = len(wanted & words_b) / len(wanted) if wanted else 0.0
-        scores.append(RaceCriterionScores(criterion_id=criterion["criterion_id"], score_a=round(10 * a, 1),
-                                          score_b=round(10 * b, 1),
-                                          reason=f"key words present: A {a:.0%}, B {b:.0%} of {len(wanted)}"))
-    return RaceScores(scores=scores), {}
-
-
-TEMPLATE_HANDLERS: dict[str, TemplateHandler] = {
-    "miroeval_rubric": answer_miroeval_rubric,
-    "criteria_scores": answer_criteria_scores,
-    "key_facts": answer_key_facts,
-    "race_scores": answer_race_scores,
-    "gold_statements": answer_gold_statements,
-    "persona_queries": answer_persona_queries,
-    "research_necessity": answer_research_necessity,
-    "closed_book_answer": answer_closed_book_answer,
-    "answer_adequacy": answer_answer_adequacy,
-    "flae_scores": answer_flae_scores,
-    "pairwise_criteria": answer_pairwise_criteria,
+SHARED_HANDLERS: dict[str, TemplateHandler] = {
     "rubric_scores": answer_rubric_scores,
-    "contradictions": answer_contradictions,
     "checklist_items": answer_checklist_items,
     "same_statement": answer_same_statement,
-    "trace_weights": answer_trace_weights,
     "claim_verdict": answer_claim_verdict,
     "claim_verdicts_batch": answer_claim_verdicts_batch,
 }
 
 
+def template_handlers() -> dict[str, TemplateHandler]:
+    """The shared handlers and every registered benchmark's."""
+    handlers = dict(SHARED_HANDLERS)
+    for benchmark in BENCHMARKS.values():
+        handlers.update(benchmark.heuristic_handlers)
+    return handlers
+
+
 class HeuristicJudge:
-    """Implements the `Judge` protocol with the handlers of `TEMPLATE_HANDLERS`."""
+    """Implements the `Judge` protocol with the shared handlers and the registered benchmarks'."""
 
     judge_id = JUDGE_ID
     source_token_budget = None  # reads whole pages: it is fast and free
 
-    def __init__(self) -> None:
+    def __init__(self, handlers: Mapping[str, TemplateHandler] | None = None) -> None:
         self.stats = JudgeStats()
+        self.handlers = dict(template_handlers() if handlers is None else handlers)
 
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         judgments = [self._judge_one(request) for request in requests]
@@ -275,9 +149,9 @@ class HeuristicJudge:
         started = time.perf_counter()
         provenance = Provenance(judge_id=self.judge_id, template=request.template,
                                 template_hash=_template_hash(request.template), model="", temperature=None)
-        handler = TEMPLATE_HANDLERS.get(request.template)
+        handler = self.handlers.get(request.template)
         if handler is None:
-            known = ", ".join(sorted(TEMPLATE_HANDLERS))
+            known = ", ".join(sorted(self.handlers))
             return _not_applicable(provenance, started,
                                    f"{self.judge_id} has no handler for template {request.template!r} "
                                    f"(known: {known})")

@@ -13,7 +13,8 @@ from ..core.dedup import ambiguous_pairs, duplicate_groups
 from ..core.models import SameStatement, TraceWeights
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame, rows_by_partition
-from .task_rubrics import adaptive_rubric, race_criteria
+from ..benchmarks.drb.judgments import race_criteria
+from ..benchmarks.miroeval.judgments import adaptive_rubric
 
 Key = tuple[str, str]
 

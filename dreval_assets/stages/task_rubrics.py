@@ -17,9 +17,10 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
+from ..benchmarks.judging import task_artifacts
 from ..benchmarks.miroeval.rubric import finalise
 from ..benchmarks.suites import suite_names
-from ..core.models import AdaptiveRubric, KeyFacts, RaceCriteria
+from ..core.models import AdaptiveRubric, KeyFacts
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import for_judge, load_template
 from .frames import frame
@@ -107,30 +108,5 @@ def _key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[di
     return rows
 
 
-def artifacts(rubrics: pl.DataFrame | None, kind: str) -> dict[str, list]:
-    """task -> the parsed artifacts of one kind (rows that are N/A left out)."""
-    found: dict[str, list] = {}
-    if rubrics is None:
-        return found
-    for r in rubrics.iter_rows(named=True):
-        if r["kind"] == kind and r["rubric"]:
-            found.setdefault(r["task"], []).append(json.loads(r["rubric"]))
-    return found
-
-
-def adaptive_rubric(rubrics: pl.DataFrame | None) -> dict[str, AdaptiveRubric]:
-    return {t: AdaptiveRubric.model_validate(found[0]) for t, found in artifacts(rubrics, TEMPLATE).items()}
-
-
-def race_criteria(rubrics: pl.DataFrame | None) -> dict[str, RaceCriteria]:
-    return {t: RaceCriteria.model_validate(found[0]) for t, found in artifacts(rubrics, "race_criteria").items()}
-
-
 def checklists(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
-    return {t: list(found[0]) for t, found in artifacts(rubrics, "checklist").items()}
-
-
-def key_facts(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
-    """task -> the key facts of all its attachments, in attachment order."""
-    return {t: [fact for item in found for fact in item["facts"]]
-            for t, found in artifacts(rubrics, KEY_FACTS_TEMPLATE).items()}
+    return {t: list(found[0]) for t, found in task_artifacts(rubrics, "checklist").items()}

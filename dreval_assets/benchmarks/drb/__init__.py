@@ -1,9 +1,12 @@
 """DeepResearch Bench (../shared/methods/drb.md): RACE and FACT; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
+from .heuristic import HANDLERS
+from .judgments import race
 from .metrics import SUITE
 
-BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", policies={
+BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", report_judgments=(race,),
+                      heuristic_handlers=HANDLERS, policies={
     "drb.race.position_bias": Policy("both_orders", ("both_orders", "target_first", "random_order"),
                                      "DRB RACE: mean of both orders, the reference code's target-first order, "
                                      "or one seeded order"),

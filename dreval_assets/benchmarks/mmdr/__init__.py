@@ -1,8 +1,11 @@
 """MMDeepResearch-Bench (../shared/methods/mmdr.md): FLAE and TRACE; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
+from .heuristic import HANDLERS
+from .judgments import flae
 from .metrics import SUITE
 
-BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", policies={
+BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae,),
+                      heuristic_handlers=HANDLERS, policies={
     "mmdr.flae.alpha": Policy("det", ("det", "judge"), "MMDR FLAE fusion weight: alpha_det or judge-set alpha"),
 })

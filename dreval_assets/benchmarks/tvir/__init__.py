@@ -2,6 +2,7 @@
 from ...core import report_features
 from ..protocol import Benchmark
 from ..rubric import Rubric
+from .heuristic import HANDLERS
 from .metrics import SUITE
 
 WRITING_QUALITY = Rubric("tvir.wq", "tvir", "Writing quality", (
@@ -18,4 +19,8 @@ ANALYTICAL_DEPTH = Rubric("tvir.adb", "tvir", "Analytical depth and breadth", (
     ("breadth", "thematic breadth and coverage: the relevant aspects of the topic"),
 ), report_features.analytical_depth)
 
-BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader", rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH))
+CONTRADICTIONS = Rubric("tvir.flc", "tvir", "Contradictions", (("count", "internal contradictions"),), None,
+                        template="contradictions")
+
+BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader",
+                      rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH, CONTRADICTIONS), heuristic_handlers=HANDLERS)

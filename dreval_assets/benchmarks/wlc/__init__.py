@@ -1,9 +1,12 @@
 """Wiki Live Challenge (../shared/methods/wlc.md): writing win rates, reference metrics; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
+from .heuristic import HANDLERS
+from .judgments import pairwise
 from .metrics import SUITE
 
-BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", policies={
+BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise,),
+                      heuristic_handlers=HANDLERS, policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: unreachable sources left out or counted"),
     "wlc.position_bias": Policy("both_orders", ("both_orders", "random_order"),

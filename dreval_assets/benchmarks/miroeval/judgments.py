@@ -1,0 +1,78 @@
+"""MiroEval adaptive synthesis judgments: the task's generated rubric, one call per dimension."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from ...core.models import AdaptiveRubric, CriteriaScores
+from ...judges.base import Judge, JudgmentRequest
+from ...judges.prompts import fence_untrusted, load_template
+from ...stages.frames import frame, rows_by_partition
+from ..judging import JudgmentContext, report_for_judge, task_artifacts
+
+RUBRIC_KIND = "miroeval_rubric"
+KEY_FACTS_KIND = "key_facts"
+
+
+def adaptive_rubric(rubrics: pl.DataFrame | None) -> dict[str, AdaptiveRubric]:
+    return {t: AdaptiveRubric.model_validate(found[0]) for t, found in task_artifacts(rubrics, RUBRIC_KIND).items()}
+
+
+def task_key_facts(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
+    """task -> the key facts of all its attachments, in attachment order."""
+    return {t: [fact for item in found for fact in item["facts"]]
+            for t, found in task_artifacts(rubrics, KEY_FACTS_KIND).items()}
+
+
+SYNTHESIS_TEMPLATE = "criteria_scores"
+
+
+def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame,
+                    rubrics: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each. The
+    Grounding dimension's call also shows the key facts of the task's attachments."""
+    rubric_by_task, facts_by_task = adaptive_rubric(rubrics), task_key_facts(rubrics)
+    query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
+    _, template_hash = load_template(SYNTHESIS_TEMPLATE)
+    plans, requests = [], []
+    for system, task in keys:
+        rubric, report = rubric_by_task.get(task), report_by_key.get((system, task))
+        if rubric is None or report is None or report["status"] != "ok":
+            continue  # the miroeval suite says why
+        text = report_for_judge(report["text"], judge)
+        for dim in rubric.dimensions:
+            facts = facts_by_task.get(task, []) if dim.dimension_id == "grounding" else []
+            variables = {"dimension": dim.name, "query": query.get(task, ""), "report": text,
+                         "key_facts": _key_facts_block(facts), "key_facts_list": facts,
+                         "criteria": "\n".join(f"- [{c.criterion_id}] {c.text}" for c in dim.criteria),
+                         "criteria_list": [{"criterion_id": c.criterion_id, "text": c.text} for c in dim.criteria]}
+            requests.append(JudgmentRequest(SYNTHESIS_TEMPLATE, variables, CriteriaScores,
+                                            {**(labels or {}), "system": system, "task": task}))
+            plans.append((system, task, dim))
+    rows = []
+    for (system, task, dim), judgment in zip(plans, judge.judge_many(requests), strict=True):
+        got = {s.criterion_id: s for s in judgment.answer.scores} if isinstance(judgment.answer, CriteriaScores) else {}
+        for criterion in dim.criteria:
+            score = got.get(criterion.criterion_id)
+            rows.append({"system": system, "task": task, "kind": "criteria", "credit": None,
+                         "item_id": f"miroeval.{dim.dimension_id}.{criterion.criterion_id}", "item": criterion.text,
+                         "score": score.score if score else None,
+                         "reason": score.reason if score else (judgment.error or "the judge gave no score"),
+                         "na_reason": None if score else (judgment.na_reason or "pipeline_failure"),
+                         "judge": judge.judge_id, "template": SYNTHESIS_TEMPLATE, "template_hash": template_hash,
+                         "cache_key": judgment.provenance.cache_key or None})
+    return frame("report_judgments", rows)
+
+
+def _key_facts_block(facts: list[str]) -> str:
+    if not facts:
+        return ""
+    lines = "\n".join(f"- {fence_untrusted(f)}" for f in facts)
+    return ("\nKey facts of the attached material, which a report that reads it correctly keeps (score the "
+            f"criteria against them):\n{lines}\n")
+
+
+def synthesis(ctx: JudgmentContext) -> pl.DataFrame:
+    return judge_synthesis(ctx.keys, ctx.reports, ctx.tasks, ctx.rubrics, ctx.judge, ctx.labels)

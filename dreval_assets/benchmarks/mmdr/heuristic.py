@@ -1,0 +1,26 @@
+"""MMDR's offline handlers: FLAE's judge channel and TRACE's weights fall back to what is measured."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic import BaseModel
+
+from ...core.flae_features import flae_observables, formula_channel
+from ...core.models import FlaeScores, TraceWeights
+from ...judges.readable import READS_WORD_LISTS, require_readable
+
+def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
+    return TraceWeights(con=1 / 3, cov=1 / 3, fid=1 / 3, rationale="fixed fallback: equal weights"), {"fallback": True}
+
+
+def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`flae_scores`: no reading; the formula channel's own values and equal weights, so FLAE with
+    the heuristic judge is the formula channel (marked `fallback`)."""
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    formula = formula_channel(flae_observables(report, bool(variables.get("multimodal"))))
+    return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
+
+
+HANDLERS = {"trace_weights": answer_trace_weights, "flae_scores": answer_flae_scores}

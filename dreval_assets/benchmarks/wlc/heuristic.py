@@ -1,0 +1,26 @@
+"""Wiki Live's offline handlers: writing criteria compared by measured features; gold statements."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic import BaseModel
+
+from ...core.article_features import compare
+from ...core.models import CriterionWinner, PairwiseOutcomes
+from ...judges.readable import READS_WORD_LISTS, require_readable
+from ...live.wikilive_text import answer_gold_statements
+
+def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`pairwise_criteria`: each criterion's measured feature compared between the two articles."""
+    a, b = str(variables["article_a"]), str(variables["article_b"])
+    require_readable(READS_WORD_LISTS, article_a=a, article_b=b)
+    outcomes = []
+    for criterion in variables["criteria_list"]:
+        result = compare(criterion["feature"], a, b)
+        outcomes.append(CriterionWinner(criterion_id=criterion["criterion_id"],
+                                        winner={"first": "A", "second": "B"}.get(result, "tie"),
+                                        reason=f"feature {criterion['feature']}: {result}"))
+    return PairwiseOutcomes(outcomes=outcomes), {}
+
+
+HANDLERS = {"pairwise_criteria": answer_pairwise_criteria, "gold_statements": answer_gold_statements}

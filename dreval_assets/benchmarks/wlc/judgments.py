@@ -1,0 +1,88 @@
+"""Wiki Live writing judgments: the report against the task's reference article, criteria by category."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import polars as pl
+
+from ...core.models import PairwiseOutcomes
+from ...judges.base import Judge, JudgmentRequest
+from ...judges.prompts import load_template
+from ...stages.frames import frame, rows_by_partition
+from ..judging import JudgmentContext, report_for_judge, scored_under, seeded_first
+from ..policies import policy_value
+from .criteria import CATEGORIES
+from .metrics import combine_orders
+
+PAIRWISE_TEMPLATE = "pairwise_criteria"
+
+
+def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
+                   extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
+                   labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Wiki Live writing: the report against the task's reference article, one call per category
+    and order. Position-bias policy `wlc.position_bias`: `both_orders` (default; a win counts only
+    when both orders agree, else tie) or `random_order` (one order per category, seeded by
+    `wlc.seed`). Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
+    policies = policies or {}
+    policy = policy_value(policies, "wlc.position_bias")
+    seed = policy_value(policies, "wlc.seed")
+    task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
+    _, template_hash = load_template(PAIRWISE_TEMPLATE)
+    plans, requests = [], []
+    for system, task in keys:
+        row = task_rows.get(task) or {}
+        if not scored_under("wlc", row.get("benchmark", "generic"), extra_suites):
+            continue
+        report, reference = report_by_key.get((system, task)), row.get("reference_article")
+        if not reference or report is None or report["status"] != "ok":
+            continue  # the wlc suite reports these as N/A with the reason
+        generated, reference = report_for_judge(report["text"], judge), report_for_judge(reference, judge)
+        for category, criteria in CATEGORIES.items():
+            orders = [True, False] if policy == "both_orders" else [seeded_first(system, task, category, seed)]
+            for generated_first in orders:
+                a, b = (generated, reference) if generated_first else (reference, generated)
+                variables = {"category": category.replace("_", " "), "article_a": a, "article_b": b,
+                             "criteria": "\n".join(f"- [{cid}] {what}" for cid, what, _ in criteria),
+                             "criteria_list": [{"criterion_id": cid, "feature": f} for cid, _, f in criteria]}
+                requests.append(JudgmentRequest(PAIRWISE_TEMPLATE, variables, PairwiseOutcomes,
+                                                {**(labels or {}), "system": system, "task": task}))
+                plans.append((system, task, category, generated_first))
+    judgments = judge.judge_many(requests)
+    winners: dict[tuple[str, str, str, str], list[str]] = {}
+    cache_keys: dict[tuple[str, str, str], str] = {}
+    failures: dict[tuple[str, str, str], tuple[str, str]] = {}  # a call that answered nothing: its reason
+    for (system, task, category, generated_first), judgment in zip(plans, judgments, strict=True):
+        answer = judgment.answer
+        picked = {o.criterion_id: o.winner for o in answer.outcomes} if isinstance(answer, PairwiseOutcomes) else {}
+        cache_keys[(system, task, category)] = judgment.provenance.cache_key or ""
+        if answer is None and judgment.na_reason:
+            failures[(system, task, category)] = (judgment.na_reason, judgment.error)
+        for cid, _, _ in CATEGORIES[category]:
+            side = picked.get(cid)
+            winner = None if side is None else "tie" if side == "tie" else (
+                "generated" if (side == "A") == generated_first else "reference")
+            winners.setdefault((system, task, category, cid), []).append(winner)
+    rows = []
+    for (system, task, category, cid), found in winners.items():
+        what = next(w for c, w, _ in CATEGORIES[category] if c == cid)
+        base = {"system": system, "task": task, "kind": "pairwise", "item_id": f"wlc.{category}.{cid}", "item": what,
+                "credit": None, "judge": judge.judge_id, "template": PAIRWISE_TEMPLATE, "template_hash": template_hash,
+                "cache_key": cache_keys.get((system, task, category)) or None}
+        if None in found:
+            na, error = failures.get((system, task, category), ("pipeline_failure", ""))
+            rows.append({**base, "score": None, "reason": error or "the judge gave no winner for this criterion",
+                         "na_reason": na})
+            continue
+        outcome = combine_orders(*found) if len(found) == 2 else found[0]
+        rows.append({**base, "score": OUTCOME_SCORE[outcome], "na_reason": None,
+                     "reason": f"policy {policy}: " + " / ".join(found)})
+    return frame("report_judgments", rows)
+
+
+OUTCOME_SCORE = {"generated": 1.0, "tie": 0.5, "reference": 0.0}
+
+
+def pairwise(ctx: JudgmentContext) -> pl.DataFrame:
+    return judge_pairwise(ctx.keys, ctx.reports, ctx.tasks, ctx.judge, ctx.extra_suites, ctx.policies, ctx.labels)
