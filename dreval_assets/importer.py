@@ -107,7 +107,11 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     summary = ImportSummary(uuid.uuid4().hex[:12], benchmark, str(root))
     known = task_hashes(store)
+    unsuited: set[str] = set()
     for batch in _batches(module.iter_tasks(root, summary.log)):
+        for name in {t.benchmark for t in batch} - set(registry.SUITES) - unsuited:
+            unsuited.add(name)
+            summary.log.note(".", None, f"benchmark {name!r} has no suite of its own: only core metrics apply")
         _register(store, batch, known, summary)
     infos = {info.name: info for info in module.iter_systems(root, summary.log)} if reports is None else {}
     if reports is not None:

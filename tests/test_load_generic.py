@@ -83,7 +83,6 @@ def test_every_bad_record_is_reported_and_nothing_is_half_imported():
         "sandbox.jsonl:3: unknown field(s) kept out: lang",
         "tasks.jsonl:1: label(s) not scalar, kept out: tags",
         "tasks.jsonl:3: unknown field(s) kept out: source",
-        "tasks.jsonl:11: benchmark 'custom-bench' has no suite of its own: only core metrics apply",
         ("tasks.jsonl:11: task notes: attachment files/short_note.txt left out of the evidence "
          "(empty: only 7 words of text)"),
         "sandbox.jsonl:5: sandbox page(s) for task 'nobody' not used: no task in tasks.jsonl has this id"]
@@ -227,3 +226,18 @@ def test_the_bundled_demo_loads_whole():
                                                            ("loose-cannon", "loose-cannon"),
                                                            ("quiet-summarizer", "quiet-summarizer")]
     assert all(s.description.startswith("Demo system (fictional).") for s in systems)
+
+
+def test_import_notes_a_benchmark_with_no_suite_once(tmp_path):
+    from dreval_assets.importer import import_release
+    from dreval_assets.store.db import Store
+
+    (tmp_path / "rel").mkdir()
+    (tmp_path / "rel" / "tasks.jsonl").write_text(
+        '{"id": "a", "benchmark": "custom-bench", "query": "Q one"}\n'
+        '{"id": "b", "benchmark": "custom-bench", "query": "Q two"}\n')
+    store = Store(tmp_path / "home.duckdb")
+    store.ensure_schema()
+    summary = import_release(store, "generic", tmp_path / "rel")
+    notes = [p.reason for p in summary.log.notes]
+    assert notes.count("benchmark 'custom-bench' has no suite of its own: only core metrics apply") == 1

@@ -93,7 +93,7 @@ def test_mmdr_trace_citation_part_by_hand():
 
 
 def test_mmdr_task_adaptive_weights_are_normalised():
-    ev = report(SAMPLE, trace_weights={"con": 2, "cov": 0, "fid": 2}, trace_weights_source="judge")
+    ev = report(SAMPLE, inputs={"mmdr.trace_weights": {"con": 2, "cov": 0, "fid": 2}, "mmdr.trace_weights_source": "judge"})
     assert values("mmdr", ev)["trace"].value == pytest.approx((50 + 75) / 2)
     assert mmdr.normalise_weights({"con": 0, "cov": 0, "fid": 0}) == mmdr.FALLBACK_WEIGHTS
 

@@ -62,7 +62,8 @@ print(a[1])
 
 
 def evidence(scores, criteria=CRITERIA, reference=True, policies=None):
-    return ReportEvidence("s", "drb.t", "drb", "j", rubric_scores=scores, race_criteria=criteria,
+    return ReportEvidence("s", "drb.t", "drb", "j", rubric_scores=scores,
+                          inputs={"drb.race_criteria": criteria} if criteria else {},
                           has_reference=reference, policies=policies or {})
 
 

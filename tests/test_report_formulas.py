@@ -102,7 +102,7 @@ def test_miroeval_synthesis_metrics_by_hand():
                             weights={"coverage": 0.5, "insight": 0.3, "clarity": 0.2})
     scores = {"miroeval.coverage.c1": 8.0, "miroeval.coverage.c2": 4.0, "miroeval.insight.c1": 6.0,
               "miroeval.clarity.c1": None}
-    ev = ReportEvidence("s", "t", "miroeval", "j", adaptive_rubric=rubric, rubric_scores=scores)
+    ev = ReportEvidence("s", "t", "miroeval", "j", inputs={"miroeval.rubric": rubric}, rubric_scores=scores)
     m = {v.metric: v for v in SUITES["miroeval"].score(ev)}
     assert m["coverage"].value == pytest.approx(70.0)        # (3*8 + 1*4) / 4 = 7 -> 70
     assert m["clarity"].value is None and m["clarity"].na_reason == "provider_failure"

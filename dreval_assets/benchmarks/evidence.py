@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable
 
 from ..core.metrics import MetricValue, merge_verdicts, not_available
-from ..core.models import AdaptiveRubric, RaceCriteria
 from .policies import policy_value
 
 
@@ -102,16 +101,14 @@ class ReportEvidence:
     citation_style: str = "inline"  # inline | bibliography_only | none
     sandbox: list[SandboxDoc] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
-    trace_weights: dict[str, float] | None = None  # MMDR task-adaptive weights, when a judge proposed them
-    trace_weights_source: str = ""
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact
     checklist: list[float | None] = field(default_factory=list)  # per requirement 1 / 0.5 / 0, None when N/A
     # item id ("checklist.i01", "tvir.wq.clarity", ...) -> (reason bucket, why) of a judged item with no value
     judgment_failures: dict[str, tuple[str, str]] = field(default_factory=dict)
-    adaptive_rubric: AdaptiveRubric | None = None  # MiroEval's generated rubric for this task
     rubric_scores: dict[str, float | None] = field(default_factory=dict)  # "tvir.wq.clarity" -> 1-10; "tvir.flc.count"
-    race_criteria: RaceCriteria | None = None  # DeepResearch Bench RACE criteria of this task, as loaded
+    # what a benchmark prepared for this task's suites, by "<benchmark>.<name>" (its evidence_inputs)
+    inputs: dict[str, Any] = field(default_factory=dict)
     has_reference: bool = False  # the task has a reference text (WLC article, DRB reference report)
     system_cites: bool | None = None  # False: the release says this system writes without citations
 

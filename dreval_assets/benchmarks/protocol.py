@@ -7,11 +7,17 @@ and the offline judge's handlers for its templates."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from pydantic import BaseModel
 
 from .judging import ReportJudgment
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..judges.base import Judge
 from .policies import Policy
 from .rubric import Rubric
 from .suite import Suite
@@ -19,6 +25,12 @@ from .suite import Suite
 
 # The offline judge's answer to one template: variables in, (answer, extra numbers) out.
 HeuristicHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
+# Per-task artifacts it generates once for every system (task_rubrics rows): the task rows scored under
+# it, their readable attachments (task -> name -> text), the judge, ledger labels.
+TaskArtifacts = Callable[[list[dict], Mapping[str, Mapping[str, str]], "Judge", Mapping[str, str]], list[dict]]
+# What its suite reads per task besides the report (ReportEvidence.inputs, "<benchmark>.<name>"):
+# the task rows scored under it, the task_rubrics rows, the judge -> task -> inputs.
+EvidenceInputs = Callable[[list[dict], "pl.DataFrame | None", "Judge"], dict[str, dict[str, Any]]]
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,9 @@ class Benchmark:
     needs_sandbox_evidence: bool = False  # statements are checked against the task's sandbox beyond citations
     report_judgments: tuple[ReportJudgment, ...] = ()  # its own report-level judgments (rows of report_judgments)
     heuristic_handlers: Mapping[str, HeuristicHandler] = field(default_factory=dict)  # template -> offline answer
+    task_artifacts: tuple[TaskArtifacts, ...] = ()
+    evidence_inputs: EvidenceInputs | None = None
+    prompts_dir: Path | None = None  # its own templates, for a benchmark that lives outside this package
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:

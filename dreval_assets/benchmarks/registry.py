@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from ..judges.prompts import add_prompt_dir
 from . import core, dr3, drb, miroeval, mmdr, tvir, wlc
 from .protocol import Benchmark
 from .rubric import Rubric
@@ -20,6 +21,8 @@ def register(benchmark: Benchmark) -> None:
     """Add a benchmark (or replace one of the same name) for this process."""
     BENCHMARKS[benchmark.name] = benchmark
     SUITES[benchmark.name] = benchmark.suite
+    if benchmark.prompts_dir is not None:
+        add_prompt_dir(benchmark.prompts_dir)
 
 
 def loader(name: str) -> ModuleType | None:

@@ -41,6 +41,7 @@ class MetricSpec:
     judged: bool  # computed from judge verdicts (else from the parser or sandbox alone)
     meaning: str
     cites: bool = False  # rests on the report's own citations (N/A for a system released without them)
+    better: int = 1  # leaderboard direction: +1 higher is better, -1 lower is better, 0 descriptive (not ranked)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import re
 import unicodedata
 
 KEY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
-BENCHMARKS = ("miroeval", "mmdr", "dr3", "tvir", "wlc", "drb", "generic")
 
 
 class InvalidKeyError(ValueError):

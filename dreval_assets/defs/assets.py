@@ -66,8 +66,8 @@ def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, p
 
 @asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs")
 def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
-    """What a method generates or a release supplies once per task, shared by every system: MiroEval's
-    adaptive rubric and attachment key facts, loaded checklists and RACE criteria."""
+    """What a method generates or a release supplies once per task, shared by every system: loaded
+    checklists and criteria, and each benchmark's generated artifacts (rubrics, attachment key facts)."""
     judge = dreval.judge()
     attached = tasks["task_sandbox"].filter(pl.col("role") == "attachment")
     attachments = attachments_by_task(attached, dreval.store().texts(attached.get_column("text_hash").to_list()))
@@ -155,8 +155,8 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
-    """Report-level judgments: checklist credits, fixed-rubric dimension scores, contradiction counts,
-    pairwise criteria, FLAE channels, MiroEval synthesis criteria, RACE criterion scores."""
+    """Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's
+    own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...)."""
     judge = dreval.judge()
     labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)

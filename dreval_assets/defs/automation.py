@@ -21,7 +21,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 
 from .. import inbox
 from ..live.config import LiveConfig
-from ..live.refresh import refresh
+from ..live.refresh import SCHEDULES, SOURCES, refresh
 from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .partitions import system_task_key
@@ -30,7 +30,6 @@ from .runner import contiguous_ranges
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
-REFRESH_CRON = {"wlc": "0 5 * * 1", "miroeval": "0 5 * * 3"}  # weekly, early morning (UTC)
 
 
 def _run_key(*parts: object) -> str:
@@ -112,13 +111,12 @@ def _refresh_job(source: str):
     return refresh_job
 
 
-wlc_refresh_job = _refresh_job("wlc")
-miroeval_refresh_job = _refresh_job("miroeval")
+REFRESH_JOBS = {source: _refresh_job(source) for source in SOURCES}  # `<source>_refresh_job`
 
 
 def refresh_schedules(enabled: bool) -> list[ScheduleDefinition]:
     status = DefaultScheduleStatus.RUNNING if enabled else DefaultScheduleStatus.STOPPED
     return [ScheduleDefinition(name=f"{job_def.name.removesuffix('_job')}_schedule", job=job_def,
-                               cron_schedule=REFRESH_CRON[source], default_status=status,
+                               cron_schedule=SCHEDULES[source], default_status=status,
                                execution_timezone="UTC")
-            for source, job_def in (("wlc", wlc_refresh_job), ("miroeval", miroeval_refresh_job))]
+            for source, job_def in REFRESH_JOBS.items()]

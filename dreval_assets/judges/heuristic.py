@@ -13,7 +13,7 @@ measurement works in, and answers N/A `model_failure` "heuristic judge does not 
 - key-word coverage (checklists, RACE): English and Chinese (the stop lists are English and Chinese);
 - English word lists and units (rubrics, contradictions, FLAE, pairwise writing, synthesis criteria):
   English only.
-Handlers that read no text of the system (trace weights, the offline MiroEval rubric) answer for all.
+Handlers that read no text of the system (task-level weights, an offline task rubric) answer for all.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Prompt templates live in `prompts/<name>.md`; a template's content hash is its version."""
+"""Prompt templates live in `prompts/<name>.md` (a benchmark registered at run time may bring a folder
+of its own, searched after it); a template's content hash is its version."""
 from __future__ import annotations
 
 import hashlib
@@ -6,13 +7,21 @@ from functools import lru_cache
 from pathlib import Path
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+_MORE_DIRS: list[Path] = []
+
+
+def add_prompt_dir(folder: Path) -> None:
+    """Search `folder` too, after `prompts/` (a plugin benchmark's own templates)."""
+    folder = Path(folder).resolve()
+    if folder not in _MORE_DIRS:
+        _MORE_DIRS.append(folder)
 
 
 @lru_cache(maxsize=None)
 def load_template(name: str) -> tuple[str, str]:
     """Return (text, version hash) of a prompt template; unknown names raise KeyError."""
-    path = PROMPTS_DIR / f"{name}.md"
-    if not path.is_file():
+    path = next((d / f"{name}.md" for d in (PROMPTS_DIR, *_MORE_DIRS) if (d / f"{name}.md").is_file()), None)
+    if path is None:
         raise KeyError(f"no prompt template {name!r} in {PROMPTS_DIR.name}/")
     text = path.read_text(encoding="utf-8")
     return text, hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -14,6 +14,7 @@ from ..store.registry import register_tasks
 from .config import LiveConfig
 
 SOURCES = ("wlc", "miroeval")
+SCHEDULES = {"wlc": "0 5 * * 1", "miroeval": "0 5 * * 3"}  # cron: weekly, early morning (UTC)
 
 
 class RefreshFailed(RuntimeError):

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..core.keys import BENCHMARKS
 from ..core.models import SandboxPage, Task
 from .records import (
     Entry,
@@ -113,8 +112,6 @@ def build_task(root: Path, entry: GenericEntry, sandbox: JsonlIndex | None, log:
     """The task, whole, or None (logged): files it names must be there and its fields valid."""
     record, file, number, task_id = entry.record, entry.file, entry.number, entry.original_id
     unknown_fields(record, TASK_FIELDS, file, number, log)
-    if entry.benchmark not in BENCHMARKS:
-        log.note(file, number, f"benchmark {entry.benchmark!r} has no suite of its own: only core metrics apply")
     try:
         attachments, missing = _attachments(root, record)
         reference, missing_reference = _reference_article(root, record, file, number, log)

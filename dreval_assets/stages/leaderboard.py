@@ -13,18 +13,10 @@ from datetime import datetime, timezone
 
 import polars as pl
 
+from ..benchmarks.suites import SUITES
 from ..core.stats import bootstrap_ci, competition_ranks, mean
 from .frames import frame
 
-# Direction of each ranked metric: higher is better unless listed. Counts that describe a report
-# rather than grade it (how many claims, how many right statements in absolute terms) get no rank.
-LOWER_IS_BETTER = frozenset({
-    ("core", "contradicted_ratio"), ("core", "unresolved_citations"), ("wlc", "ref_conf"), ("wlc", "leakage"),
-    ("miroeval", "wrong"), ("miroeval", "conflict"),
-})
-NOT_RANKED = frozenset({
-    ("core", "n_claims"), ("core", "citations_per_claim"), ("miroeval", "right"), ("miroeval", "unknown"),
-})
 UNJUDGED = "none"  # the judge of metrics computed without one
 
 
@@ -73,10 +65,10 @@ def _compare(suite: str, metric: str, judge: str, group: pl.DataFrame, now: date
 
 
 def _direction(suite: str, metric: str) -> int:
-    """+1 higher is better, -1 lower is better, 0 not ranked."""
-    if (suite, metric) in NOT_RANKED:
-        return 0
-    return -1 if (suite, metric) in LOWER_IS_BETTER else 1
+    """+1 higher is better, -1 lower is better, 0 not ranked: as the suite declares the metric (counts
+    that describe a report rather than grade it get no rank); higher for a metric no suite declares."""
+    spec = next((m for m in SUITES[suite].metrics if m.metric == metric), None) if suite in SUITES else None
+    return spec.better if spec else 1
 
 
 def _coverage_note(scored: dict[str, float], missing: dict[str, str], union: set[str], n_shared: int,

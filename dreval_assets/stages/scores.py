@@ -8,13 +8,13 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
-from ..benchmarks.suites import suite_names, suites_for
+from ..benchmarks.judging import scored_under
+from ..benchmarks.registry import BENCHMARKS
+from ..benchmarks.suites import suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
-from ..core.models import SameStatement, TraceWeights
+from ..core.models import SameStatement
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame, rows_by_partition
-from ..benchmarks.drb.judgments import race_criteria
-from ..benchmarks.miroeval.judgments import adaptive_rubric
 
 Key = tuple[str, str]
 
@@ -30,12 +30,10 @@ def score_reports(
     citation metrics are N/A, never scored from a stray URL line."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
-    weights = _trace_weights(keys, task_rows, judge, extra_suites)
-    evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, weights, policies or {})
+    inputs = _evidence_inputs(keys, task_rows, rubrics, judge, extra_suites)
+    evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, inputs, policies or {})
     _mark_duplicates(evidence, judge)
-    rubric_by_task, criteria_by_task = adaptive_rubric(rubrics), race_criteria(rubrics)
     for (system, task), ev in evidence.items():
-        ev.adaptive_rubric, ev.race_criteria = rubric_by_task.get(task), criteria_by_task.get(task)
         ev.has_reference = bool((task_rows.get(task) or {}).get("reference_article"))
         ev.system_cites = False if system in systems_without_citations else None
     if judgments is not None:
@@ -65,7 +63,7 @@ def score_reports(
     return frame("metric_scores", rows)
 
 
-def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weights, policies) -> dict[Key, ReportEvidence]:
+def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inputs, policies) -> dict[Key, ReportEvidence]:
     docs: dict[str, list[SandboxDoc]] = {}
     for r in sandbox.iter_rows(named=True):
         docs.setdefault(r["task"], []).append(SandboxDoc(r["url"], r["title"] or "", r["role"]))
@@ -85,8 +83,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, weig
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
             sandbox=docs.get(task, []), attachments=list(task_row.get("attachments") or []),
-            trace_weights=weights.get(task, (None, ""))[0], trace_weights_source=weights.get(task, (None, ""))[1],
-            policies=dict(policies))
+            inputs=dict(inputs.get(task, {})), policies=dict(policies))
     for c in claims.iter_rows(named=True):
         key = (c["system"], c["task"])
         if key in result:
@@ -116,22 +113,14 @@ def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
         ev.duplicate_of = {facts[i].claim_id: facts[g].claim_id for i, g in enumerate(groups) if g != i}
 
 
-def _trace_weights(keys, task_rows, judge: Judge, extra_suites) -> dict[str, tuple[dict | None, str]]:
-    """MMDR's task-adaptive CON/COV/FID weights: one judgment per task (cached, shared by systems)."""
-    tasks = sorted({t for _, t in keys
-                    if t in task_rows and "mmdr" in suite_names(task_rows[t]["benchmark"], extra_suites)})
-    if not tasks:
-        return {}
-    judgments = judge.judge_many([JudgmentRequest("trace_weights", {"query": task_rows[t]["query"]}, TraceWeights,
-                                                  {"asset": "metric_scores", "task": t}) for t in tasks])
-    result = {}
-    for task, judgment in zip(tasks, judgments):
-        answer = judgment.answer
-        if isinstance(answer, TraceWeights) and not judgment.extra.get("fallback"):
-            result[task] = ({"con": answer.con, "cov": answer.cov, "fid": answer.fid},
-                            f"proposed by {judgment.provenance.judge_id}: {answer.rationale}"[:300])
-        elif isinstance(answer, TraceWeights):
-            result[task] = (None, f"fixed fallback 1/3 each ({judgment.provenance.judge_id})")
-        else:
-            result[task] = (None, f"fixed fallback 1/3 each (judge failed: {judgment.na_reason})")
-    return result
+def _evidence_inputs(keys, task_rows, rubrics, judge: Judge, extra_suites) -> dict[str, dict]:
+    """task -> what each benchmark scoring it prepared for its suite (`Benchmark.evidence_inputs`)."""
+    found: dict[str, dict] = {}
+    tasks = sorted({t for _, t in keys if t in task_rows})
+    for benchmark in BENCHMARKS.values():
+        if benchmark.evidence_inputs is None:
+            continue
+        wanted = [task_rows[t] for t in tasks if scored_under(benchmark.name, task_rows[t]["benchmark"], extra_suites)]
+        for task, values in benchmark.evidence_inputs(wanted, rubrics, judge).items():
+            found.setdefault(task, {}).update(values)
+    return found

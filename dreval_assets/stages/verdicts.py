@@ -3,8 +3,8 @@
 Claims citing the same source are verified together in batches of `batch_size` (one call per
 chunk, template `claim_verdicts_batch`); a lone claim, and every claim when `batch_size=1`, is
 asked on its own (`claim_verdict`). For tasks whose suites want evidence beyond the citations
-(MiroEval), a claim that is uncited, or whose cited sources decided nothing, is also checked against
-the best-matching page of the task's sandbox (rows with origin `sandbox`).
+(`Benchmark.needs_sandbox_evidence`), a claim that is uncited, or whose cited sources decided
+nothing, is also checked against the best-matching page of the task's sandbox (origin `sandbox`).
 """
 from __future__ import annotations
 

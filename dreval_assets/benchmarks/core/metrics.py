@@ -45,10 +45,10 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 SUITE = Suite(
     "core", "dreval core",
-    (MetricSpec("n_claims", "count", False, "claims the parser found"),
-     MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL", cites=True),
+    (MetricSpec("n_claims", "count", False, "claims the parser found", better=0),
+     MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL", cites=True, better=-1),
      MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims", cites=True),
-     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims", cites=True),
-     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim", cites=True)),
+     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims", cites=True, better=-1),
+     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim", cites=True, better=0)),
     compute, headline=("supported_ratio", "contradicted_ratio", "n_claims", "citations_per_claim",
                        "unresolved_citations"))

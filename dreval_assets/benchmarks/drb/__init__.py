@@ -2,11 +2,11 @@
 from ..policies import Policy
 from ..protocol import Benchmark
 from .heuristic import HANDLERS
-from .judgments import race
+from .judgments import evidence_inputs, race
 from .metrics import SUITE
 
 BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", report_judgments=(race,),
-                      heuristic_handlers=HANDLERS, policies={
+                      heuristic_handlers=HANDLERS, evidence_inputs=evidence_inputs, policies={
     "drb.race.position_bias": Policy("both_orders", ("both_orders", "target_first", "random_order"),
                                      "DRB RACE: mean of both orders, the reference code's target-first order, "
                                      "or one seeded order"),

@@ -103,3 +103,9 @@ def race_criterion_ids(criteria: RaceCriteria) -> list[tuple[str, str, RaceCrite
 def race(ctx: JudgmentContext) -> pl.DataFrame:
     return judge_race(ctx.keys, ctx.reports, ctx.tasks, ctx.rubrics, ctx.judge, ctx.extra_suites, ctx.policies,
                       ctx.labels)
+
+
+def evidence_inputs(tasks: list[dict], rubrics: pl.DataFrame | None, judge: Judge) -> dict[str, dict]:
+    """The RACE criteria each task's scores read (as loaded with the task)."""
+    found = race_criteria(rubrics)
+    return {t["task"]: {"drb.race_criteria": found[t["task"]]} for t in tasks if t["task"] in found}

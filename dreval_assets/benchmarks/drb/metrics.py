@@ -41,7 +41,7 @@ def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     def all_na(bucket: str, reason: str) -> list[MetricValue]:
         return [not_available("drb", m, "0-100", bucket, reason, j) for m in names]
 
-    criteria = evidence.race_criteria
+    criteria = evidence.inputs.get("drb.race_criteria")
     if criteria is None:
         return all_na("pipeline_failure", "the task has no RACE criteria")
     if not evidence.has_reference:

@@ -1,11 +1,13 @@
 """MiroEval (../shared/methods/miroeval.md): adaptive synthesis and agentic factuality; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
+from .artifacts import adaptive_rubrics, evidence_inputs, key_facts
 from .heuristic import HANDLERS
 from .judgments import synthesis
 from .metrics import SUITE
 
 BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sandbox_evidence=True,
-                      report_judgments=(synthesis,), heuristic_handlers=HANDLERS, policies={
+                      report_judgments=(synthesis,), heuristic_handlers=HANDLERS,
+                      task_artifacts=(adaptive_rubrics, key_facts), evidence_inputs=evidence_inputs, policies={
     "miroeval.partial": Policy("UNKNOWN", ("UNKNOWN", "RIGHT"), "MiroEval: a partially supported statement's label"),
 })

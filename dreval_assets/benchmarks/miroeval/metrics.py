@@ -32,7 +32,7 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     dimensions that scored, weights renormalised over them."""
     j = evidence.judge
     names = (*SYNTHESIS_DIMENSIONS, "synthesis")
-    rubric = evidence.adaptive_rubric
+    rubric = evidence.inputs.get("miroeval.rubric")
     if rubric is None:
         return [not_available("miroeval", m, "0-100", "pipeline_failure", "the task has no generated rubric", j)
                 for m in names]
@@ -97,10 +97,10 @@ SUITE = Suite(
     (*(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in SYNTHESIS_DIMENSIONS),
      MetricSpec("synthesis", "0-100", True, "adaptive synthesis quality: weighted over scored dimensions"),
      MetricSpec("factuality", "0-100", True, "RIGHT / all statements"),
-     MetricSpec("right", "count", True, "statements the evidence supports"),
-     MetricSpec("wrong", "count", True, "statements the evidence contradicts"),
-     MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree"),
-     MetricSpec("unknown", "count", True, "statements no evidence decides")),
+     MetricSpec("right", "count", True, "statements the evidence supports", better=0),
+     MetricSpec("wrong", "count", True, "statements the evidence contradicts", better=-1),
+     MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree", better=-1),
+     MetricSpec("unknown", "count", True, "statements no evidence decides", better=0)),
     compute, headline=("synthesis", "factuality", "right", "wrong", "conflict", "unknown", *SYNTHESIS_DIMENSIONS))
 
 

@@ -80,8 +80,8 @@ def flae_alpha(parts: dict[str, float | None], choice: str) -> tuple[float, str]
 
 def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
-    weights = normalise_weights(evidence.trace_weights or FALLBACK_WEIGHTS)
-    weight_note = evidence.trace_weights_source or "fixed fallback 1/3 each"
+    weights = normalise_weights(evidence.inputs.get("mmdr.trace_weights") or FALLBACK_WEIGHTS)
+    weight_note = evidence.inputs.get("mmdr.trace_weights_source") or "fixed fallback 1/3 each"
     cited = [c.merged() or "unknown" for c in evidence.cited_claims]
     judged = [v for v in cited if v != "unknown"]
     n_all = len(evidence.claims)

@@ -89,8 +89,8 @@ SUITE = Suite(
      MetricSpec("neutral", "0-100", True, "win rate on the 10 neutrality criteria"),
      MetricSpec("writing", "0-100", True, "win rate over all 39 criteria (micro)"),
      MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True),
-     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True),
-     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True)),
+     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True, better=-1),
+     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True, better=-1)),
     compute, headline=("writing", "well_written", "broad", "neutral", "ref_acc", "ref_conf", "leakage"))
 
 

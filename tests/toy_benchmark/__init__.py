@@ -1,0 +1,13 @@
+"""A toy benchmark that lives only in the tests: one judged metric and one release loader, declared in
+this folder and registered by the test that uses it, with no edit to any other file. It proves the
+house is open: a new benchmark is a folder and a `register` call."""
+from pathlib import Path
+
+from dreval_assets.benchmarks.protocol import Benchmark
+
+from .heuristic import HANDLERS
+from .judgments import focus
+from .metrics import SUITE
+
+BENCHMARK = Benchmark("toy", SUITE, loader=__name__ + ".loader", report_judgments=(focus,),
+                      heuristic_handlers=HANDLERS, prompts_dir=Path(__file__).parent / "prompts")
