@@ -119,7 +119,7 @@ def test_registry_lets_new_templates_plug_in() -> None:
         return Echo(text=str(variables["text"]).upper()), {"length": len(variables["text"])}
 
     handlers = template_handlers()
-    assert "claim_verdict" in handlers and "race_scores" in handlers  # shared and a benchmark's own
+    assert "claim_verdict" in handlers and "drb/race_scores" in handlers  # shared and a benchmark's own
     request = JudgmentRequest(template="echo_demo", variables={"text": "abc"}, response_model=Echo)
     [judgment] = HeuristicJudge({**handlers, "echo_demo": echo}).judge_many([request])
     assert judgment.answer == Echo(text="ABC") and judgment.extra == {"length": 3}

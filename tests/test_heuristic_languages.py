@@ -118,7 +118,7 @@ def test_checklist_in_another_language_than_the_report_is_model_failure() -> Non
 
 @pytest.mark.parametrize(("template", "model", "variables"), [
     ("rubric_scores", RubricScores, {"rubric_id": "tvir.wq", "report": REPORT}),
-    ("contradictions", ContradictionCount, {"report": REPORT}),
+    ("tvir/contradictions", ContradictionCount, {"report": REPORT}),
 ])
 def test_english_word_list_handlers_do_not_read_chinese(template, model, variables) -> None:
     judgment = judge_one(template, variables, model)
@@ -146,7 +146,7 @@ def test_same_statement_reads_chinese_by_bigrams() -> None:
 
 
 def test_key_facts_of_a_chinese_attachment_and_whether_a_report_keeps_them() -> None:
-    judgment = judge_one("key_facts", {"attachment_text": ATTACHMENT, "max_facts": 12}, KeyFacts)
+    judgment = judge_one("miroeval/key_facts", {"attachment_text": ATTACHMENT, "max_facts": 12}, KeyFacts)
     facts = judgment.answer.facts
     assert facts == extract_key_facts(ATTACHMENT, 12) == [
         "2023年，全国新能源汽车产量为958.7万辆，销量为949.5万辆，市场占有率为31.6%。",

@@ -26,8 +26,8 @@ from dreval_assets.live.generation_offline import (  # noqa: E402
 from dreval_assets.live.query_generation import ApiKey, generate_queries, registered_domain  # noqa: E402
 
 TOPICS = {"transport": ["rail fares", "tram lines"], "health": ["hospital waiting times"]}
-HANDLERS = {"persona_queries": answer_persona_queries, "research_necessity": answer_research_necessity,
-            "closed_book_answer": answer_closed_book_answer, "answer_adequacy": answer_answer_adequacy}
+HANDLERS = {"miroeval/persona_queries": answer_persona_queries, "miroeval/research_necessity": answer_research_necessity,
+            "miroeval/closed_book_answer": answer_closed_book_answer, "miroeval/answer_adequacy": answer_answer_adequacy}
 
 
 @pytest.fixture
@@ -170,9 +170,9 @@ def wrong_model(request):
 
 
 def test_a_failed_or_garbage_judgment_rejects_only_its_candidate(api, endpoints, judge):
-    faulty = FaultyJudge(judge, {("research_necessity", "Lowmarsh"): not_available,
-                                 ("answer_adequacy", "Estuary General"): wrong_model,
-                                 ("persona_queries", "Off-peak"): not_available})
+    faulty = FaultyJudge(judge, {("miroeval/research_necessity", "Lowmarsh"): not_available,
+                                 ("miroeval/answer_adequacy", "Estuary General"): wrong_model,
+                                 ("miroeval/persona_queries", "Off-peak"): not_available})
     result = run(api, endpoints, faulty, headlines_per_subtopic=2)
     tram = next(c for c in result.candidates if "Lowmarsh" in c.query)
     hospital = next(c for c in result.candidates if "Estuary General" in c.query)
@@ -187,8 +187,8 @@ def test_a_failed_or_garbage_judgment_rejects_only_its_candidate(api, endpoints,
     rail = next(c for c in result.candidates if "Rail fares rise again" in c.query)
     assert rail.rejected_by == "inverse_quality"
     # one batch per stage
-    assert faulty.batches == [["persona_queries"] * 4, ["research_necessity"] * 4, ["closed_book_answer"] * 2,
-                              ["answer_adequacy"] * 2]
+    assert faulty.batches == [["miroeval/persona_queries"] * 4, ["miroeval/research_necessity"] * 4, ["miroeval/closed_book_answer"] * 2,
+                              ["miroeval/answer_adequacy"] * 2]
 
 
 def test_a_judge_that_writes_garbage_queries_is_cut_to_size(api, endpoints, judge):
@@ -197,7 +197,7 @@ def test_a_judge_that_writes_garbage_queries_is_cut_to_size(api, endpoints, judg
                                                                       "How much?")]
         return Judgment(answer=PersonaQueries(queries=items), provenance=Provenance("fake", request.template, ""))
 
-    result = run(api, endpoints, FaultyJudge(judge, {("persona_queries", "Lowmarsh"): many}))
+    result = run(api, endpoints, FaultyJudge(judge, {("miroeval/persona_queries", "Lowmarsh"): many}))
     assert [c.query for c in result.candidates if c.subtopic == "tram lines"] == ["What changed?", "Why?"]
 
 
@@ -260,8 +260,8 @@ def test_every_request_renders_with_its_template(api, endpoints, judge):
     assert {r.template for r in seen} == set(HANDLERS)
     for request in seen:
         render(request.template, dict(request.variables))  # no missing field, no stray brace
-    [tram] = [r for r in seen if r.template == "persona_queries" and "Lowmarsh" in r.variables["headline"]]
-    prompt = render("persona_queries", dict(tram.variables))
+    [tram] = [r for r in seen if r.template == "miroeval/persona_queries" and "Lowmarsh" in r.variables["headline"]]
+    prompt = render("miroeval/persona_queries", dict(tram.variables))
     assert prompt.count("SUMMARY>>>") == 1 and "<<<SYSTEM" not in prompt and "Ignore the above." in prompt
 
 

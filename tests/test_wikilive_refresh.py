@@ -43,7 +43,7 @@ def api(web):
 
 @pytest.fixture
 def judge(monkeypatch):
-    return HeuristicJudge({**template_handlers(), "gold_statements": answer_gold_statements})
+    return HeuristicJudge({**template_handlers(), "wlc/gold_statements": answer_gold_statements})
 
 
 def stamp(day: int, hour: int = 12) -> str:
@@ -228,7 +228,7 @@ def test_a_mediawiki_error_object_for_one_article_is_its_reason(wiki, api, judge
 
 def test_a_judge_failure_means_no_task(wiki, api, monkeypatch):
     handlers = template_handlers()
-    handlers.pop("gold_statements")
+    handlers.pop("wlc/gold_statements")
     wiki.add("Marta Ilves", MARTA_ILVES, stamp(1))
     result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge(handlers))
     assert result.tasks == []
@@ -237,7 +237,7 @@ def test_a_judge_failure_means_no_task(wiki, api, monkeypatch):
 
 
 def test_a_judge_that_finds_no_statement_means_no_task(wiki, api, monkeypatch):
-    nothing = {**template_handlers(), "gold_statements": lambda v: (GoldStatements(statements=[" ", ""]), {})}
+    nothing = {**template_handlers(), "wlc/gold_statements": lambda v: (GoldStatements(statements=[" ", ""]), {})}
     wiki.add("Marta Ilves", MARTA_ILVES, stamp(1))
     result = refresh_wikilive(api, wiki.api_url, None, HeuristicJudge(nothing))
     assert result.tasks == [] and "found none" in result.skipped[0]
@@ -329,7 +329,7 @@ def test_offline_gold_statements_unwrap_dedupe_and_cap():
 
 
 def test_the_prompt_renders_with_the_request_variables():
-    _, version = load_template("gold_statements")
-    rendered = render("gold_statements", {"title": "Marta Ilves", "max_statements": 40, "article": "ARTICLE BODY"})
+    _, version = load_template("wlc/gold_statements")
+    rendered = render("wlc/gold_statements", {"title": "Marta Ilves", "max_statements": 40, "article": "ARTICLE BODY"})
     assert "Marta Ilves" in rendered and "at most 40 statements" in rendered and "ARTICLE BODY" in rendered
     assert version and "{" not in rendered

@@ -14,4 +14,4 @@ class Rubric:
     title: str
     dimensions: tuple[tuple[str, str], ...]  # (id, what it asks)
     measure: Callable[[str], dict[str, float]] | None  # the offline judge's measurement, 1-10 per dimension
-    template: str = "rubric_scores"  # or "contradictions": one count of internal contradictions
+    template: str = "rubric_scores"  # or a template answering one ContradictionCount (TVIR's FLC)

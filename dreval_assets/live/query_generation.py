@@ -210,7 +210,7 @@ def fetch_headlines(news: JsonApi, news_url: str, topics: Mapping[str, Sequence[
 
 def write_candidates(judge: Judge, headlines: Sequence[Headline], per_headline: int,
                      problems: list[GenerationProblem], labels: Mapping[str, str]) -> list[Candidate]:
-    requests = [JudgmentRequest("persona_queries", {
+    requests = [JudgmentRequest("miroeval/persona_queries", {
         "topic": h.topic, "subtopic": h.subtopic, "headline": fence_untrusted(h.title),
         "description": fence_untrusted(h.description or "(none)"), "published_at": h.published_at or "unknown",
         "count": per_headline}, PersonaQueries, labels) for h in headlines]
@@ -263,7 +263,7 @@ def search_filter(search: JsonApi, search_url: str, candidates: Sequence[Candida
 
 
 def necessity_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
-    requests = [JudgmentRequest("research_necessity", _context(c), Necessity, labels) for c in candidates]
+    requests = [JudgmentRequest("miroeval/research_necessity", _context(c), Necessity, labels) for c in candidates]
     for candidate, outcome in zip(candidates, _judge_all(judge, requests)):
         if isinstance(outcome, str):
             candidate.reject("judge_failure", f"research_necessity: {outcome}")
@@ -274,7 +274,7 @@ def necessity_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapp
 
 
 def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
-    requests = [JudgmentRequest("closed_book_answer", {"query": fence_untrusted(c.query)}, ClosedBookAnswer, labels)
+    requests = [JudgmentRequest("miroeval/closed_book_answer", {"query": fence_untrusted(c.query)}, ClosedBookAnswer, labels)
                 for c in candidates]
     answered = []
     for candidate, outcome in zip(candidates, _judge_all(judge, requests)):
@@ -283,7 +283,7 @@ def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels
         else:
             candidate.closed_book_answer = outcome.answer
             answered.append(candidate)
-    requests = [JudgmentRequest("answer_adequacy", {**_context(c), "answer": fence_untrusted(c.closed_book_answer or "")},
+    requests = [JudgmentRequest("miroeval/answer_adequacy", {**_context(c), "answer": fence_untrusted(c.closed_book_answer or "")},
                                 Adequacy, labels) for c in answered]
     for candidate, outcome in zip(answered, _judge_all(judge, requests)):
         if isinstance(outcome, str):

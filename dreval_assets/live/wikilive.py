@@ -9,7 +9,7 @@ Steps (methods/wlc.md: "Refreshing = pulling newer GAs via the MediaWiki API"):
    with `excontinue`; pages reported `missing`, `invalid` or `redirect` are known after its first call.
    A batch call that fails is retried page by page, so one bad page costs only itself.
    `prop=info` adds `lastrevid` (the revision the reference was taken from) and the `redirect` flag.
-3. Gold statements: one `gold_statements` judgment per article (`prompts/gold_statements.md`); an
+3. Gold statements: one `wlc/gold_statements` judgment per article (`prompts/wlc/gold_statements.md`); an
    article without usable statements is skipped, never made a task without them.
 4. Tasks: key `wlc.live-<pageid>`, the article as Markdown (`# Title`, `##`/`###` sections) as the
    reference, the gold statements as `gold_facts`.
@@ -45,7 +45,7 @@ from .wikilive_text import MAX_GOLD_STATEMENTS, GoldStatements, clean_statements
 BENCHMARK = "wlc"
 RELEASE = "live"
 CATEGORY = "Category:Good articles"
-GOLD_TEMPLATE = "gold_statements"
+GOLD_TEMPLATE = "wlc/gold_statements"
 ARTICLE_CHARS = 60_000  # what an LLM judge is shown of a very long article (the heuristic reads it all)
 CATEGORY_PAGE_SIZE = 500  # cmlimit: the most a client without bot rights may ask for
 EXTRACT_BATCH_SIZE = 20  # pageids per extracts call (TextExtracts' exlimit maximum)

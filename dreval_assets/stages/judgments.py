@@ -20,6 +20,7 @@ from .frames import frame, rows_by_partition
 from .task_rubrics import checklists as task_checklists
 
 TEMPLATE = "checklist_items"
+RUBRIC_TEMPLATE = "rubric_scores"  # a fixed rubric of another template answers a ContradictionCount
 CHECKLIST_CHUNK = 15
 
 
@@ -76,7 +77,7 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
         wanted = [(r.rubric_id, r.template, list(r.dimensions), r.title) for r in rubrics_for(names)]
         report = report_by_key.get((system, task))
         for rubric_id, template, dims, title in wanted:
-            base = {"system": system, "task": task, "kind": "rubric" if template == "rubric_scores" else "contradictions",
+            base = {"system": system, "task": task, "kind": "rubric" if template == RUBRIC_TEMPLATE else "contradictions",
                     "judge": judge.judge_id, "template": template, "template_hash": load_template(template)[1],
                     "cache_key": None, "credit": None}
             if report is None or report["status"] != "ok":
@@ -86,7 +87,7 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
             text = report_for_judge(report["text"], judge)
             variables = {"rubric_id": rubric_id, "rubric": title, "report": text,
                          "dimensions": "\n".join(f"- [{d}] {what}" for d, what in dims)}
-            model = RubricScores if template == "rubric_scores" else ContradictionCount
+            model = RubricScores if template == RUBRIC_TEMPLATE else ContradictionCount
             request = JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task})
             asked.append(({**base, "rubric_id": rubric_id}, dims, request))
     judgments = judge.judge_many([request for _, _, request in asked])

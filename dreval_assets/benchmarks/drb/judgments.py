@@ -21,7 +21,7 @@ def race_criteria(rubrics: pl.DataFrame | None) -> dict[str, RaceCriteria]:
     return {t: RaceCriteria.model_validate(found[0]) for t, found in task_artifacts(rubrics, CRITERIA_KIND).items()}
 
 
-RACE_TEMPLATE = "race_scores"
+RACE_TEMPLATE = "drb/race_scores"
 
 
 def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, rubrics: pl.DataFrame,

@@ -11,10 +11,10 @@ from ...judges.prompts import for_judge, load_template
 from .judgments import KEY_FACTS_KIND, RUBRIC_KIND, adaptive_rubric
 from .rubric import finalise
 
-TEMPLATE = RUBRIC_KIND
+TEMPLATE = "miroeval/rubric"
 
 
-KEY_FACTS_TEMPLATE = KEY_FACTS_KIND
+KEY_FACTS_TEMPLATE = "miroeval/key_facts"
 
 
 MAX_KEY_FACTS = 12
@@ -32,7 +32,7 @@ def adaptive_rubrics(wanted: list[dict], attachments, judge: Judge, labels) -> l
         {**(labels or {}), "task": r["task"]}) for r in wanted]
     rows = []
     for row, judgment in zip(wanted, judge.judge_many(requests), strict=True):
-        base = {"task": row["task"], "kind": TEMPLATE, "judge": judge.judge_id, "template": TEMPLATE,
+        base = {"task": row["task"], "kind": RUBRIC_KIND, "judge": judge.judge_id, "template": TEMPLATE,
                 "template_hash": template_hash, "cache_key": judgment.provenance.cache_key or None}
         if isinstance(judgment.answer, AdaptiveRubric):
             try:
@@ -61,7 +61,7 @@ def key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[dic
                 "max_facts": MAX_KEY_FACTS}, KeyFacts, {**(labels or {}), "task": row["task"]}))
     rows = []
     for (task, name, cut), judgment in zip(plans, judge.judge_many(requests), strict=True):
-        base = {"task": task, "kind": KEY_FACTS_TEMPLATE, "judge": judge.judge_id, "template": KEY_FACTS_TEMPLATE,
+        base = {"task": task, "kind": KEY_FACTS_KIND, "judge": judge.judge_id, "template": KEY_FACTS_TEMPLATE,
                 "template_hash": template_hash, "cache_key": judgment.provenance.cache_key or None}
         if isinstance(judgment.answer, KeyFacts) and judgment.answer.facts:
             rows.append({**base, "rubric": json.dumps({"attachment": name, "facts": judgment.answer.facts}),

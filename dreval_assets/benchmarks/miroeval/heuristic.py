@@ -48,7 +48,7 @@ def answer_key_facts(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str,
     return KeyFacts(facts=extract_key_facts(text, int(variables["max_facts"]))), {}
 
 
-HANDLERS = {"miroeval_rubric": answer_miroeval_rubric, "criteria_scores": answer_criteria_scores,
-            "key_facts": answer_key_facts, "persona_queries": answer_persona_queries,
-            "research_necessity": answer_research_necessity, "closed_book_answer": answer_closed_book_answer,
-            "answer_adequacy": answer_answer_adequacy}
+HANDLERS = {"miroeval/rubric": answer_miroeval_rubric, "miroeval/criteria_scores": answer_criteria_scores,
+            "miroeval/key_facts": answer_key_facts, "miroeval/persona_queries": answer_persona_queries,
+            "miroeval/research_necessity": answer_research_necessity,
+            "miroeval/closed_book_answer": answer_closed_book_answer, "miroeval/answer_adequacy": answer_answer_adequacy}

@@ -25,7 +25,7 @@ def task_key_facts(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
             for t, found in task_artifacts(rubrics, KEY_FACTS_KIND).items()}
 
 
-SYNTHESIS_TEMPLATE = "criteria_scores"
+SYNTHESIS_TEMPLATE = "miroeval/criteria_scores"
 
 
 def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame,

@@ -13,7 +13,7 @@ def trace_weights(tasks: list[dict], rubrics, judge: Judge) -> dict[str, dict]:
     """Per task the weights the judge proposes, or the documented fallback (equal thirds) and why."""
     if not tasks:
         return {}
-    judgments = judge.judge_many([JudgmentRequest("trace_weights", {"query": t["query"]}, TraceWeights,
+    judgments = judge.judge_many([JudgmentRequest("mmdr/trace_weights", {"query": t["query"]}, TraceWeights,
                                                   {"asset": "metric_scores", "task": t["task"]}) for t in tasks])
     result = {}
     for task, judgment in zip([t["task"] for t in tasks], judgments):

@@ -23,4 +23,4 @@ def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[st
     return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
 
 
-HANDLERS = {"trace_weights": answer_trace_weights, "flae_scores": answer_flae_scores}
+HANDLERS = {"mmdr/trace_weights": answer_trace_weights, "mmdr/flae_scores": answer_flae_scores}

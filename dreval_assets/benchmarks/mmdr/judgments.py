@@ -14,7 +14,7 @@ from ..judging import JudgmentContext, report_for_judge, scored_under
 
 from .metrics import alpha_det
 
-FLAE_TEMPLATE = "flae_scores"
+FLAE_TEMPLATE = "mmdr/flae_scores"
 
 
 def judge_flae(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,

@@ -20,7 +20,7 @@ ANALYTICAL_DEPTH = Rubric("tvir.adb", "tvir", "Analytical depth and breadth", (
 ), report_features.analytical_depth)
 
 CONTRADICTIONS = Rubric("tvir.flc", "tvir", "Contradictions", (("count", "internal contradictions"),), None,
-                        template="contradictions")
+                        template="tvir/contradictions")
 
 BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader",
                       rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH, CONTRADICTIONS), heuristic_handlers=HANDLERS)

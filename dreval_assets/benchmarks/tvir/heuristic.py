@@ -17,4 +17,4 @@ def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict
     return ContradictionCount(count=len(found), examples=found[:10]), {}
 
 
-HANDLERS = {"contradictions": answer_contradictions}
+HANDLERS = {"tvir/contradictions": answer_contradictions}

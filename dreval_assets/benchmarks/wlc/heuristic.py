@@ -23,4 +23,4 @@ def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, d
     return PairwiseOutcomes(outcomes=outcomes), {}
 
 
-HANDLERS = {"pairwise_criteria": answer_pairwise_criteria, "gold_statements": answer_gold_statements}
+HANDLERS = {"wlc/pairwise_criteria": answer_pairwise_criteria, "wlc/gold_statements": answer_gold_statements}

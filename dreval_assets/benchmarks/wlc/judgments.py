@@ -14,7 +14,7 @@ from ..policies import policy_value
 from .criteria import CATEGORIES
 from .metrics import combine_orders
 
-PAIRWISE_TEMPLATE = "pairwise_criteria"
+PAIRWISE_TEMPLATE = "wlc/pairwise_criteria"
 
 
 def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
