@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .releases.generic import load_generic
 from .config import ConfigError, Settings
+from .errors import first_line
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
@@ -263,11 +264,11 @@ def cmd_sql(args, settings: Settings) -> int:
         frame = Store(settings.db_path).query_confined(args.query)
     except duckdb.PermissionException as exc:
         raise CliError(f"refused: `dreval sql` reads the results database only, no files and no network "
-                       f"({_first_line(exc)})") from exc
+                       f"({first_line(exc)})") from exc
     except duckdb.Error as exc:
         if "read-only mode" in str(exc):
-            raise CliError(f"refused: `dreval sql` is read-only ({_first_line(exc)})") from exc
-        raise CliError(f"SQL failed: {_first_line(exc)}") from exc
+            raise CliError(f"refused: `dreval sql` is read-only ({first_line(exc)})") from exc
+        raise CliError(f"SQL failed: {first_line(exc)}") from exc
     if args.format == "csv":
         print(_nested_as_json(frame).write_csv(), end="")
     elif args.format == "json":
@@ -278,10 +279,6 @@ def cmd_sql(args, settings: Settings) -> int:
         with pl.Config(tbl_rows=200, tbl_cols=30, fmt_str_lengths=80, tbl_width_chars=200):
             print(frame)
     return 0
-
-
-def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _nested_as_json(frame):

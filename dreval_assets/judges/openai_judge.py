@@ -19,6 +19,7 @@ from instructor.core.exceptions import IncompleteOutputException, InstructorRetr
 from instructor.v2.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
+from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
 from ..core.backoff import backoff_seconds, retry_after_seconds
@@ -29,6 +30,7 @@ from .prompts import load_template, render
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
                     "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
 EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
+MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -233,7 +235,8 @@ class OpenAIJudge:
                               f"{_validation_summary(last)}", "pipeline_failure") from exc
         except IncompleteOutputException as exc:
             _mark_last(outcome, "cut off")
-            raise _FinalError(f"answer was cut off (max tokens): {_first_line(exc)}", "pipeline_failure") from exc
+            raise _FinalError(f"answer was cut off (max tokens): {first_line(exc, MESSAGE_CHARS)}",
+                              "pipeline_failure") from exc
         except (ValidationError, json.JSONDecodeError) as exc:
             _mark_last(outcome, "invalid answer")
             raise _FinalError(f"answer failed validation: {_validation_summary(exc)}", "pipeline_failure") from exc
@@ -271,8 +274,7 @@ class OpenAIJudge:
         return backoff_seconds(attempt, self.config.backoff_base_s, self.config.backoff_cap_s)
 
     def _redact(self, text: str) -> str:
-        key = self.config.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        return redact(text, self.config.api_key)
 
     def _cost(self, outcome: _CallOutcome) -> float | None:
         if outcome.cache_hit:
@@ -324,7 +326,7 @@ def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:
 
 
 def _classify_api_error(exc: BaseException) -> Exception:
-    message = _first_line(exc)
+    message = first_line(exc, MESSAGE_CHARS)
     if isinstance(exc, openai.RateLimitError):
         return _RetryableError(f"429 rate limited: {message}", retry_after_seconds(exc.response.headers))
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
@@ -360,9 +362,6 @@ def _validation_summary(exc: BaseException) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "answer"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         return f"{where}: {error['msg']}{more}"
-    return _first_line(exc)
+    return first_line(exc, MESSAGE_CHARS)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:500]

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from ..errors import first_line, redact
 from ..store.judge_calls import JudgeCallStore, LedgerRow
 from .openai_config import OpenAIJudgeConfig
 
@@ -60,7 +61,7 @@ def check_judge_endpoint(config: OpenAIJudgeConfig, calls: JudgeCallStore | None
     if calls is not None:
         _record(calls, config, tokens, attempt, time.perf_counter() - started, problem)
     if problem:
-        raise PreflightFailed(_redact(problem, config.api_key))
+        raise PreflightFailed(redact(problem, config.api_key))
 
 
 def _check_base_url(base_url: str | None) -> str:
@@ -86,13 +87,13 @@ def _explain(exc: Exception, config: OpenAIJudgeConfig, where: str) -> str:
         return f"{head} gave no answer within {min(config.timeout_s, TIMEOUT_S):g} s ({ATTEMPTS} tries)"
     if isinstance(exc, openai.APIConnectionError):
         return f"cannot connect to the judge endpoint {where}: {_root_cause(exc)}; check OPENAI_BASE_URL"
-    return f"{head} failed: {type(exc).__name__}: {_first_line(exc)}"
+    return f"{head} failed: {type(exc).__name__}: {first_line(exc)}"
 
 
 def _message(exc: openai.APIStatusError) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-    return _first_line(error.get("message") or exc.message or "")[:200]
+    return first_line(error.get("message") or exc.message or "")[:200]
 
 
 def _root_cause(exc: BaseException) -> str:
@@ -103,17 +104,8 @@ def _root_cause(exc: BaseException) -> str:
         if inner is None:
             break
         seen = inner
-    text = _first_line(seen)
+    text = first_line(seen)
     return text.lower() if "refused" in text.lower() else text
-
-
-def _first_line(value: object) -> str:
-    text = str(value).strip()
-    return text.splitlines()[0] if text else type(value).__name__
-
-
-def _redact(text: str, key: str) -> str:
-    return text.replace(key, "***") if key and len(key) >= 4 else text
 
 
 def _record(calls: JudgeCallStore, config: OpenAIJudgeConfig, tokens: tuple[int, int], attempts: int,
@@ -125,4 +117,4 @@ def _record(calls: JudgeCallStore, config: OpenAIJudgeConfig, tokens: tuple[int,
         template_hash="", cache_key="", cache_hit=False, outcome="provider_failure" if problem else "ok",
         attempts=attempts, validation_retries=0, tokens_in=tokens[0], tokens_out=tokens[1],
         cost=price.cost(*tokens) if price else None, latency_s=latency_s,
-        error=_redact(problem or "", config.api_key))])
+        error=redact(problem or "", config.api_key))])
