@@ -18,12 +18,6 @@ class SourceVerdict:
     na_reason: str | None = None  # set when no judgment was made (unreadable page, failed judge call)
     note: str = ""  # why, for a failed one
 
-    @property
-    def failed(self) -> bool:
-        """A source that could not be judged. A cited index with no URL ("[n]") is the report's own
-        fault and a decided zero where the paper counts it, so it is not a failure here."""
-        return self.na_reason is not None and not self.source.startswith("[")
-
 
 # Which failure names a metric's N/A when no judgment was made: the methods README's priority.
 FAILURE_PRIORITY = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
@@ -41,22 +35,27 @@ class JudgedCoverage:
     def judged(self) -> int:
         return self.total - sum(self.failures.values())
 
+    @property
+    def nothing_judged(self) -> bool:
+        """Sources were cited and none could be judged: the metric is N/A, not 0."""
+        return self.total > 0 and self.judged == 0
+
     def text(self) -> str:
         failed = ", ".join(f"{n} {bucket}" for bucket, n in sorted(self.failures.items()))
         return f"sources judged {self.judged} of {self.total}" + (f" (not judged: {failed})" if failed else "")
 
-    def not_available(self, suite: str, metric: str, scale: str, judge: str) -> MetricValue | None:
-        """The N/A row when sources were cited but none could be judged; None when the metric stands."""
-        if self.total == 0 or self.judged:
-            return None
+    def not_available(self, suite: str, metric: str, scale: str, judge: str) -> MetricValue:
+        """The N/A row of a metric when `nothing_judged`, with the failures' most retryable bucket."""
         bucket = next(b for b in FAILURE_PRIORITY if self.failures.get(b))
         example = f"; e.g. {self.example}" if self.example else ""
         return not_available(suite, metric, scale, bucket, f"nothing to score on: {self.text()}{example}"[:500], judge)
 
 
 def judged_coverage(verdicts: Iterable[SourceVerdict]) -> JudgedCoverage:
-    verdicts = list(verdicts)
-    failed = [v for v in verdicts if v.failed]
+    """Judged share of the URL sources among `verdicts`. A cited index with no URL ("[n]") is left
+    out: it is the report's own fault, a decided zero where the paper counts it, not a failure."""
+    verdicts = [v for v in verdicts if not v.source.startswith("[")]
+    failed = [v for v in verdicts if v.na_reason is not None]
     examples = [v.note for v in failed if v.note]
     return JudgedCoverage(len(verdicts), dict(Counter(v.na_reason for v in failed)), examples[0][:200] if examples else "")
 
@@ -138,8 +137,7 @@ class ReportEvidence:
                  origins: tuple[str, ...] | None = ("cited",)) -> JudgedCoverage:
         """Judged share of the URL sources of `claims` (default: every claim) of the given origins (None: all)."""
         chosen = self.claims if claims is None else claims
-        return judged_coverage([v for c in chosen for v in c.verdicts
-                                if (origins is None or v.origin in origins) and not v.source.startswith("[")])
+        return judged_coverage(v for c in chosen for v in c.verdicts if origins is None or v.origin in origins)
 
     def is_repeat(self, claim: ClaimEvidence) -> bool:
         return self.duplicate_of.get(claim.claim_id, claim.claim_id) != claim.claim_id

@@ -59,7 +59,7 @@ class Suite:
         if stray:
             raise ValueError(f"suite {self.name} produced undeclared metrics {sorted(stray)}")
         if evidence.system_cites is False:  # a stray URL line must not become, say, 100 % leakage
-            citing = {m.metric: m for m in self.metrics if m.cites}
+            citing = {m.metric for m in self.metrics if m.cites}
             values = [not_available(self.name, v.metric, v.scale, "model_failure", WITHOUT_CITATIONS, v.judge)
                       if v.metric in citing else v for v in values]
         return values

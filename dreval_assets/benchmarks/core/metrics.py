@@ -26,9 +26,9 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
     per_claim = MetricValue("core", "citations_per_claim", targets / n, "ratio", n,
                             policy="distinct cited targets per claim, all claims")
     coverage = evidence.coverage()
-    nothing_judged = [coverage.not_available("core", m, "0-100", j) for m in ("supported_ratio", "contradicted_ratio")]
-    if nothing_judged[0]:
-        return rows + nothing_judged + [per_claim]
+    if coverage.nothing_judged:
+        return rows + [coverage.not_available("core", m, "0-100", j)
+                       for m in ("supported_ratio", "contradicted_ratio")] + [per_claim]
     merged = [c.merged() for c in claims]
     counts = {v: merged.count(v) for v in VERDICTS}
     policy = f"denominator=all claims incl. uncited; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"

@@ -13,7 +13,7 @@ def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
     if not pairs:
         return not_available("dr3", "fa", "0-100", "model_failure", "no claim-source pairs to check", evidence.judge)
     coverage = judged_coverage(pairs)
-    if coverage.not_available("dr3", "fa", "0-100", evidence.judge):
+    if coverage.nothing_judged:
         return coverage.not_available("dr3", "fa", "0-100", evidence.judge)
     policy = evidence.policy("dr3.fa.unknown")
     counted = pairs if policy == "zero" else [v for v in pairs if v.verdict != "unknown"]

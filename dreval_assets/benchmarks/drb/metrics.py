@@ -96,7 +96,7 @@ def _unscored(dim: str, criteria, evidence: ReportEvidence) -> tuple[str, str]:
 def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     coverage = evidence.coverage(evidence.cited_claims)
-    if coverage.not_available("drb", "fact_accuracy", "0-100", j):
+    if coverage.nothing_judged:
         return [coverage.not_available("drb", m, scale, j)
                 for m, scale in (("fact_accuracy", "0-100"), ("effective_citations", "count"))]
     labels = statement_url_pairs(evidence)

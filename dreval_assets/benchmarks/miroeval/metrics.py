@@ -77,7 +77,7 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return [not_available("miroeval", m, "0-100" if m == "factuality" else "count", "model_failure",
                               "the report has no verifiable statements", j) for m in names]
     coverage = evidence.coverage(statements, origins=None)  # cited, searched and attachment evidence
-    if coverage.not_available("miroeval", "factuality", "0-100", j):
+    if coverage.nothing_judged:
         return [coverage.not_available("miroeval", m, "0-100" if m == "factuality" else "count", j) for m in names]
     partial_as = evidence.policy("miroeval.partial")
     labels = [label(c, partial_as) for c in statements]

@@ -92,7 +92,7 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         zero = dict(scale="0-100", n_items=n_all, detail=detail, policy="uncited report scores 0", judge=j)
         return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "trace")] + [vef]
     coverage = evidence.coverage()
-    if coverage.not_available("mmdr", "con", "0-100", j):
+    if coverage.nothing_judged:
         return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "trace")] + [vef]
     if not judged:
         reason = f"no cited claim was decided (every judged source left its claim unknown); {coverage.text()}"

@@ -31,7 +31,7 @@ def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
     """CS and AEC; no pair scores 0 (the paper's rule), but pairs none of which could be judged are N/A."""
     j = evidence.judge
     coverage = evidence.coverage([c for c in evidence.facts if not evidence.is_repeat(c)])
-    if coverage.not_available("tvir", "cs", "0-100", j):
+    if coverage.nothing_judged:
         return [coverage.not_available("tvir", "cs", "0-100", j), coverage.not_available("tvir", "aec", "count", j)]
     credits, unknown = fact_credits(evidence)
     detail = f"pairs={len(credits)}, unknown={unknown}; {coverage.text()}" if credits else "no fact-citation pairs"

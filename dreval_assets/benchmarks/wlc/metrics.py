@@ -61,7 +61,7 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                           detail=f"{leaked} of {len(statements)} statements cite Wikipedia",
                           policy="host wikipedia.org or a subdomain")
     coverage = evidence.coverage(statements)
-    if coverage.not_available("wlc", "ref_acc", "0-100", j):
+    if coverage.nothing_judged:
         return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
     labels = [c.merged() or "unknown" for c in statements]
     denominator = evidence.policy("wlc.ref_acc.denominator")
