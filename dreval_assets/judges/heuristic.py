@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import BaseModel
 
-from ..benchmarks.registry import BENCHMARKS
+from ..benchmarks.registry import BENCHMARKS, all_rubrics
 from ..core.checklist_match import item_credit
 from ..core.dedup import content_words
 from ..core.evidence_match import match_claim
@@ -103,7 +103,7 @@ def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`rubric_scores`: the rubric's measured text features (core/report_features.py), 1-10 each."""
-    rubric = next(r for b in BENCHMARKS.values() for r in b.rubrics if r.rubric_id == variables["rubric_id"])
+    rubric = next(r for r in all_rubrics() if r.rubric_id == variables["rubric_id"])
     report = str(variables.get("report") or "")
     require_readable(READS_WORD_LISTS, report=report)
     measured = rubric.measure(report)

@@ -253,19 +253,17 @@ class Store:
 
     def materialised(self, asset: str) -> dict[tuple[str, str], datetime]:
         """(system, task) -> materialised_at for every materialised partition of `asset`."""
-        with self.connect() as con:
-            rows = con.execute(
-                "SELECT system, task, materialized_at FROM materialized_partitions WHERE asset = ?",
-                [asset],
-            ).fetchall()
-        return {(s, t): at for s, t, at in rows}
+        return self._partition_records(asset, "materialized_at")
 
     def settings_versions(self, asset: str) -> dict[tuple[str, str], str | None]:
         """(system, task) -> the settings version each materialised partition of `asset` was made with."""
+        return self._partition_records(asset, "settings_version")
+
+    def _partition_records(self, asset: str, column: str) -> dict[tuple[str, str], object]:
         with self.connect() as con:
-            rows = con.execute("SELECT system, task, settings_version FROM materialized_partitions WHERE asset = ?",
+            rows = con.execute(f"SELECT system, task, {column} FROM materialized_partitions WHERE asset = ?",
                                [asset]).fetchall()
-        return {(s, t): v for s, t, v in rows}
+        return {(s, t): value for s, t, value in rows}
 
     def texts(self, hashes: Sequence[str]) -> dict[str, str]:
         wanted = sorted({h for h in hashes if h})
