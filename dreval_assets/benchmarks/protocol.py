@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from pydantic import BaseModel
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ..judges.base import Judge
+    from ..releases.published import Check
 from .policies import Policy
 from .rubric import Rubric
 from .suite import Suite
@@ -31,6 +32,8 @@ TaskArtifacts = Callable[[list[dict], Mapping[str, Mapping[str, str]], "Judge", 
 # What its suite reads per task besides the report (ReportEvidence.inputs, "<benchmark>.<name>"):
 # the task rows scored under it, the task_rubrics rows, the judge -> task -> inputs.
 EvidenceInputs = Callable[[list[dict], "pl.DataFrame | None", "Judge"], dict[str, dict[str, Any]]]
+# `dreval verify`: the benchmark's published_scores rows -> one Check per published aggregate it recomputes.
+PublishedChecks = Callable[["pl.DataFrame"], Iterable["Check"]]
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Benchmark:
     task_artifacts: tuple[TaskArtifacts, ...] = ()
     evidence_inputs: EvidenceInputs | None = None
     prompts_dir: Path | None = None  # its own templates, for a benchmark that lives outside this package
+    published_checks: PublishedChecks | None = None  # recomputes its release's published aggregates
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:
