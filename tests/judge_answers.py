@@ -75,11 +75,12 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         a = text.split("<<<ARTICLE A\n", 1)[1].split("\nARTICLE A>>>", 1)[0]
         b = text.split("<<<ARTICLE B\n", 1)[1].split("\nARTICLE B>>>", 1)[0]
         features = {cid: f for criteria in CATEGORIES.values() for cid, _, f in criteria}
+        no_tie = "Ties are not allowed" in text  # the published protocol: the first article keeps an even criterion
         outcomes = []
         for cid, _ in _ITEM_RE.findall(text.split("<<<ARTICLE A", 1)[0]):
             result = compare(features[cid], a, b)
-            outcomes.append({"criterion_id": cid, "winner": {"first": "A", "second": "B"}.get(result, "tie"),
-                             "reason": result})
+            outcomes.append({"criterion_id": cid, "reason": result,
+                             "winner": {"first": "A", "second": "B"}.get(result, "A" if no_tie else "tie")})
         return {"outcomes": outcomes}
     if any("You grade a research report" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT")

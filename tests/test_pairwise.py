@@ -1,13 +1,15 @@
-"""Wiki Live writing: pairwise criteria against the reference, and the position-bias policy."""
+"""Wiki Live: pairwise writing criteria against the reference (position-bias policy, the published
+protocol, the weighted writing overall) and the per-statement labels of Ref. Acc. / Ref. Conf."""
 import pytest
 
-from dreval_assets.benchmarks.evidence import ReportEvidence
+from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.benchmarks.wlc.criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
 from dreval_assets.core.models import CriterionWinner, PairwiseOutcomes
 from dreval_assets.judges.base import Judgment, JudgeStats, Provenance
 from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.judges.prompts import render
 from dreval_assets.stages.frames import frame
 from dreval_assets.benchmarks.wlc.judgments import judge_pairwise
 from task_frames import tasks_table
@@ -39,8 +41,10 @@ class BiasedJudge:
 
     def __init__(self):
         self.stats = JudgeStats()
+        self.requests = []
 
     def judge_many(self, requests):
+        self.requests += requests
         return [Judgment(PairwiseOutcomes(outcomes=[CriterionWinner(criterion_id=c["criterion_id"], winner="A")
                                                     for c in r.variables["criteria_list"]]),
                          Provenance("biased", r.template, "h")) for r in requests]
@@ -89,6 +93,88 @@ def test_win_rates_by_hand_and_na_without_reference():
     m = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence("s", "t", "wlc", "j", rubric_scores=scores))}
     assert m["well_written"].value == pytest.approx(100 * 7 / 21) and m["broad"].value == 0.0
     assert m["neutral"].value == pytest.approx(100.0) and m["neutral"].n_items == 5
-    assert m["writing"].value == pytest.approx(100 * 12 / 34)  # micro over the 34 judged criteria
+    # category rates weighted by criteria counts (21 WW + 8 B + 10 N) / 39, not micro over the 34 judged
+    assert m["writing"].value == pytest.approx(100 * (21 * 7 / 21 + 8 * 0 + 10 * 1.0) / 39)
+    assert "(21 well_written + 8 broad + 10 neutral) / 39" in m["writing"].policy
+    assert "position bias: both_orders" in m["writing"].policy
     none = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence("s", "t", "wlc", "j"))}
     assert none["writing"].value is None and none["writing"].na_reason == "pipeline_failure"
+
+
+def test_writing_is_na_naming_a_category_with_nothing_judged():
+    scores = {f"wlc.{c}.{cid}": 1.0 for c in ("well_written", "broad") for cid, _, _ in CATEGORIES[c]}
+    scores |= {f"wlc.neutral.{cid}": None for cid, _, _ in CATEGORIES["neutral"]}
+    ev = ReportEvidence("s", "t", "wlc", "j", rubric_scores=scores,
+                        judgment_failures={f"wlc.neutral.{cid}": ("provider_failure", "HTTP 503")
+                                           for cid, _, _ in CATEGORIES["neutral"]})
+    m = {v.metric: v for v in SUITES["wlc"].score(ev)}
+    assert m["well_written"].value == 100.0 and m["broad"].value == 100.0  # the categories that were judged stand
+    assert m["writing"].value is None and m["writing"].na_reason == "provider_failure"
+    assert "neutral has none judged" in m["writing"].detail and "HTTP 503" in m["writing"].detail
+
+
+def test_fact_side_rows_are_declared_and_missing_and_headline_order():
+    m = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence("s", "t", "wlc", "j"))}
+    for name in ("cov_wiki", "wiki_conf"):
+        assert m[name].value is None and m[name].na_reason == "pipeline_failure"
+        assert "fact coverage against the gold statements is not built yet" in m[name].detail
+    assert SUITES["wlc"].headline == ("writing", "well_written", "broad", "neutral", "cov_wiki", "ref_acc",
+                                      "wiki_conf", "ref_conf", "leakage")
+
+
+def test_published_protocol_reference_first_one_call_per_category_no_tie():
+    judge = BiasedJudge()
+    rows = judge_pairwise([("s", "wlc.h")], *inputs(), judge, policies={"wlc.position_bias": "published"})
+    assert len(judge.requests) == 3  # one call per category, never both orders
+    assert all(r.variables["article_a"].startswith("# Harrowgate Tidal Barrage\n\nThe Harrowgate")
+               for r in judge.requests)  # the reference is always article A
+    assert set(rows["score"]) == {0.0}  # the biased judge picks A: the reference wins everything
+    assert all(r.startswith("policy published") for r in rows["reason"])
+    prompt = render(judge.requests[0].template, dict(judge.requests[0].variables))
+    assert "Ties are not allowed" in prompt and "the winner (A or B)" in prompt
+    default = BiasedJudge()
+    judge_pairwise([("s", "wlc.h")], *inputs(), default)
+    assert "or tie when they are equally good" in render(default.requests[0].template,
+                                                          dict(default.requests[0].variables))
+    with pytest.raises(ValueError):  # the published protocol's answer cannot hold a tie
+        judge.requests[0].response_model.model_validate({"outcomes": [{"criterion_id": "x", "winner": "tie"}]})
+
+
+def test_offline_judge_gives_no_tie_under_the_published_protocol():
+    report, tasks = inputs(report=REFERENCE)  # the report is the reference: every feature measures the same
+    both = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge())
+    assert set(both["score"]) == {0.5}
+    published = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge(),
+                               policies={"wlc.position_bias": "published"})
+    assert published.height == 39 and published["na_reason"].null_count() == 39
+    assert set(published["score"]) == {0.0}  # an even criterion stays with the reference (article A)
+    puffed = judge_pairwise([("s", "wlc.h")], *inputs(), HeuristicJudge(), policies={"wlc.position_bias": "published"})
+    assert 0.5 not in set(puffed["score"]) and puffed["na_reason"].null_count() == 39
+
+
+def statement(claim_id, *verdicts, urls=None):
+    urls = urls or tuple(f"https://s{i}.example/{claim_id}" for i in range(len(verdicts)))
+    return ClaimEvidence(claim_id, "sentence", f"claim {claim_id}", urls=urls,
+                         verdicts=tuple(SourceVerdict(u, v) for u, v in zip(urls, verdicts)))
+
+
+def reference_rows(claims, **policies):
+    ev = ReportEvidence("s", "t", "wlc", "j", claims=claims, policies=policies)
+    return {v.metric: v for v in SUITES["wlc"].score(ev)}
+
+
+def test_statement_label_support_beats_conflict_beats_not_support():
+    m = reference_rows([statement("a", "partial", "contradicted")])
+    assert m["ref_conf"].value == 100.0 and m["ref_acc"].value == 0.0  # a partial source cannot hide the conflict
+    assert "else conflict if any contradicts it" in m["ref_conf"].policy
+    assert "support_conflict_not_support" in m["ref_acc"].policy
+    generic = reference_rows([statement("a", "partial", "contradicted")], **{"wlc.statement_label": "best_verdict"})
+    assert generic["ref_conf"].value == 0.0 and "merge=best" in generic["ref_conf"].policy
+    m = reference_rows([statement("a", "contradicted", "supported"), statement("b", "unsupported", "contradicted"),
+                        statement("c", "unknown", "partial"), statement("d", "unknown", "unknown")])
+    # a: support; b: conflict; c: not_support; d: unknown, dropped (drop_unreachable)
+    assert m["ref_acc"].value == pytest.approx(100 / 3) and m["ref_conf"].value == pytest.approx(100 / 3)
+    assert m["ref_acc"].n_items == 3 and "unknown 1" in m["ref_acc"].detail
+    everything = reference_rows([statement("a", "contradicted", "supported"), statement("d", "unknown", "unknown")],
+                                **{"wlc.ref_acc.denominator": "all"})
+    assert everything["ref_acc"].value == 50.0

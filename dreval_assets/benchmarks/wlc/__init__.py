@@ -9,7 +9,11 @@ BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgment
                       heuristic_handlers=HANDLERS, policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: unreachable sources left out or counted"),
-    "wlc.position_bias": Policy("both_orders", ("both_orders", "random_order"),
-                                "Wiki Live writing: judge both orders (win only if they agree) or one seeded order"),
+    "wlc.statement_label": Policy("support_conflict_not_support", ("support_conflict_not_support", "best_verdict"),
+                                  "Wiki Live Ref. Acc./Conf.: a statement's label from its sources, support > conflict"
+                                  " > not_support (the paper's), or our generic best verdict"),
+    "wlc.position_bias": Policy("both_orders", ("both_orders", "random_order", "published"),
+                                "Wiki Live writing: judge both orders (win only if they agree), one seeded order, or "
+                                "the release's protocol (reference first, no tie)"),
     "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
 })

@@ -11,15 +11,19 @@ from ...judges.readable import READS_WORD_LISTS, require_readable
 from ...live.wikilive_text import answer_gold_statements
 
 def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`pairwise_criteria`: each criterion's measured feature compared between the two articles."""
+    """`pairwise_criteria`: each criterion's measured feature compared between the two articles. When
+    ties are not allowed (the published protocol, reference shown first), no measurable difference
+    leaves the criterion to article A: the generated article wins only by measuring better."""
     a, b = str(variables["article_a"]), str(variables["article_b"])
     require_readable(READS_WORD_LISTS, article_a=a, article_b=b)
+    allow_tie = bool(variables.get("allow_tie", True))
     outcomes = []
     for criterion in variables["criteria_list"]:
         result = compare(criterion["feature"], a, b)
-        outcomes.append(CriterionWinner(criterion_id=criterion["criterion_id"],
-                                        winner={"first": "A", "second": "B"}.get(result, "tie"),
-                                        reason=f"feature {criterion['feature']}: {result}"))
+        winner = {"first": "A", "second": "B"}.get(result, "tie" if allow_tie else "A")
+        note = "" if allow_tie or result != "tie" else " (no tie allowed: the first article keeps it)"
+        outcomes.append(CriterionWinner(criterion_id=criterion["criterion_id"], winner=winner,
+                                        reason=f"feature {criterion['feature']}: {result}{note}"))
     return PairwiseOutcomes(outcomes=outcomes), {}
 
 

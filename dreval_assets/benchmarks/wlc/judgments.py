@@ -1,9 +1,10 @@
 """Wiki Live writing judgments: the report against the task's reference article, criteria by category."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Literal, Mapping, Sequence
 
 import polars as pl
+from pydantic import BaseModel
 
 from ...core.models import PairwiseOutcomes
 from ...judges.base import Judge, JudgmentRequest
@@ -15,6 +16,31 @@ from .criteria import CATEGORIES
 from .metrics import combine_orders
 
 PAIRWISE_TEMPLATE = "wlc/pairwise_criteria"
+# What the prompt says about ties, by whether the protocol allows them.
+TIE_RULES = {True: ("A, B, or tie when they are equally good or equally poor", "A, B or tie"),
+             False: ("A or B. Ties are not allowed: when they seem equal, pick the one that meets the "
+                     "criterion even slightly better", "A or B")}
+
+
+class ForcedWinner(BaseModel):
+    criterion_id: str
+    winner: Literal["A", "B"]
+    reason: str = ""
+
+
+class ForcedOutcomes(BaseModel):
+    """Per criterion of one category, which article meets it better, no tie allowed (the release's protocol)."""
+
+    outcomes: list[ForcedWinner]
+
+
+def presentation_orders(policy: str, system: str, task: str, category: str, seed: str) -> list[bool]:
+    """Whether the generated article is shown first, per call, under `wlc.position_bias`."""
+    if policy == "both_orders":
+        return [True, False]
+    if policy == "published":
+        return [False]  # the release's code always shows the reference (Wikipedia) first
+    return [seeded_first(system, task, category, seed)]
 
 
 def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
@@ -22,11 +48,15 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
                    labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Wiki Live writing: the report against the task's reference article, one call per category
     and order. Position-bias policy `wlc.position_bias`: `both_orders` (default; a win counts only
-    when both orders agree, else tie) or `random_order` (one order per category, seeded by
-    `wlc.seed`). Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
+    when both orders agree, else tie), `random_order` (one order per category, seeded by `wlc.seed`)
+    or `published` (the release's protocol: reference first, one call per category, no tie allowed).
+    Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
     policies = policies or {}
     policy = policy_value(policies, "wlc.position_bias")
     seed = policy_value(policies, "wlc.seed")
+    allow_tie = policy != "published"
+    tie_rule, choices = TIE_RULES[allow_tie]
+    answer_model = PairwiseOutcomes if allow_tie else ForcedOutcomes
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(PAIRWISE_TEMPLATE)
@@ -40,13 +70,13 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
             continue  # the wlc suite reports these as N/A with the reason
         generated, reference = report_for_judge(report["text"], judge), report_for_judge(reference, judge)
         for category, criteria in CATEGORIES.items():
-            orders = [True, False] if policy == "both_orders" else [seeded_first(system, task, category, seed)]
-            for generated_first in orders:
+            for generated_first in presentation_orders(policy, system, task, category, seed):
                 a, b = (generated, reference) if generated_first else (reference, generated)
                 variables = {"category": category.replace("_", " "), "article_a": a, "article_b": b,
+                             "tie_rule": tie_rule, "choices": choices, "allow_tie": allow_tie,
                              "criteria": "\n".join(f"- [{cid}] {what}" for cid, what, _ in criteria),
                              "criteria_list": [{"criterion_id": cid, "feature": f} for cid, _, f in criteria]}
-                requests.append(JudgmentRequest(PAIRWISE_TEMPLATE, variables, PairwiseOutcomes,
+                requests.append(JudgmentRequest(PAIRWISE_TEMPLATE, variables, answer_model,
                                                 {**(labels or {}), "system": system, "task": task}))
                 plans.append((system, task, category, generated_first))
     judgments = judge.judge_many(requests)
@@ -55,7 +85,8 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
     failures: dict[tuple[str, str, str], tuple[str, str]] = {}  # a call that answered nothing: its reason
     for (system, task, category, generated_first), judgment in zip(plans, judgments, strict=True):
         answer = judgment.answer
-        picked = {o.criterion_id: o.winner for o in answer.outcomes} if isinstance(answer, PairwiseOutcomes) else {}
+        picked = ({o.criterion_id: o.winner for o in answer.outcomes}
+                  if isinstance(answer, (PairwiseOutcomes, ForcedOutcomes)) else {})
         cache_keys[(system, task, category)] = judgment.provenance.cache_key or ""
         if answer is None and judgment.na_reason:
             failures[(system, task, category)] = (judgment.na_reason, judgment.error)

@@ -1,11 +1,27 @@
-"""Wiki Live Challenge reference metrics (methods/wlc.md): Ref. Acc., Ref. Conf., leakage."""
+"""Wiki Live Challenge (methods/wlc.md): writing win rates against the reference; Cov. Wiki and Wiki Conf.
+(not built yet); Ref. Acc., Ref. Conf., leakage."""
 from __future__ import annotations
 
+from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
-from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from ..suite import MetricSpec, Suite, judgment_failure
+from .criteria import CATEGORIES
+
+CATEGORY_SIZES = {category: len(criteria) for category, criteria in CATEGORIES.items()}
+WRITING_RULE = ("writing = (" + " + ".join(f"{n} {c}" for c, n in CATEGORY_SIZES.items())
+                + f") / {sum(CATEGORY_SIZES.values())}: category win rates weighted by their criteria counts; "
+                  "a category with no judged criterion makes it N/A")
+# The paper's per-statement label over its cited sources (our verdicts: supported, partial,
+# unsupported, contradicted, unknown). A partial source must not hide a contradicting one.
+PAPER_LABEL_RULE = ("support if any cited source supports the statement, else conflict if any contradicts it, "
+                    "else not_support if any was decided (partial, unsupported); unknown only when every source is")
+WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "not_support",
+              "contradicted": "conflict", "unknown": "unknown"}
+FACT_SIDE_MISSING = ("fact coverage against the gold statements is not built yet "
+                     "(issue: process evaluation, fact coverage and information recall)")
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:
@@ -17,14 +33,15 @@ def cites_wikipedia(urls: tuple[str, ...]) -> bool:
 
 
 def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
-    """Win rates of the report against the reference article per category, and overall (micro)."""
+    """Win rates of the report against the reference article per category, and the writing overall
+    (category win rates weighted by their criteria counts)."""
     j = evidence.judge
     names = ("well_written", "broad", "neutral", "writing")
     outcomes: dict[str, list[str]] = {}
     missing = 0
     for key, score in evidence.rubric_scores.items():
         parts = key.split(".")
-        if len(parts) == 3 and parts[0] == "wlc" and parts[1] in ("well_written", "broad", "neutral"):
+        if len(parts) == 3 and parts[0] == "wlc" and parts[1] in CATEGORIES:
             if score is None:
                 missing += 1
                 continue
@@ -34,18 +51,54 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                           else ("pipeline_failure", "no reference article to compare with"))
         return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
     rates = win_rates(outcomes)
-    policy = "generated wins / criteria judged; overall micro-averaged; ties count as no win"
+    policy = (f"generated wins / criteria judged, ties count as no win; "
+              f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias)")
     counts = {c: len(v) for c, v in outcomes.items()}
     rows = [MetricValue("wlc", c, 100 * rates[c], "0-100", counts[c], detail=f"unjudged={missing}", policy=policy, judge=j)
             if c in rates
             else not_available("wlc", c, "0-100", *judgment_failure(evidence, f"wlc.{c}", "no criterion judged"), j)
-            for c in ("well_written", "broad", "neutral")]
-    return rows + [MetricValue("wlc", "writing", 100 * rates["overall"], "0-100", sum(counts.values()),
-                               detail=f"unjudged={missing}", policy=policy, judge=j)]
+            for c in CATEGORIES]
+    absent = [c for c in CATEGORIES if c not in rates]
+    if absent:
+        reason, detail = judgment_failure(evidence, f"wlc.{absent[0]}", "no criterion judged")
+        return rows + [not_available("wlc", "writing", "0-100", reason,
+                                     f"writing weighs every category and {', '.join(absent)} has none judged: "
+                                     f"{detail}"[:500], j)]
+    return rows + [MetricValue("wlc", "writing", 100 * writing_overall(rates), "0-100", sum(counts.values()),
+                               detail=f"unjudged={missing}", policy=f"{policy}; {WRITING_RULE}", judge=j)]
+
+
+def writing_overall(category_rates: Mapping[str, float]) -> float:
+    """The paper's writing overall: category win rates weighted by their criteria counts
+    ((21 WW + 8 B + 10 N) / 39). Raises ValueError when a category has no rate."""
+    absent = [c for c in CATEGORY_SIZES if c not in category_rates]
+    if absent:
+        raise ValueError(f"no win rate for {', '.join(absent)}")
+    return sum(n * category_rates[c] for c, n in CATEGORY_SIZES.items()) / sum(CATEGORY_SIZES.values())
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return writing_metrics(evidence) + reference_metrics(evidence)
+    return writing_metrics(evidence) + fact_metrics(evidence) + reference_metrics(evidence)
+
+
+def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """Cov. Wiki and Wiki Conf. need the report's statements checked against the gold statements."""
+    return [not_available("wlc", m, "0-100", "pipeline_failure", FACT_SIDE_MISSING, evidence.judge)
+            for m in ("cov_wiki", "wiki_conf")]
+
+
+def statement_label(verdicts: Sequence[str], rule: str) -> str:
+    """A statement's Wiki Live label (support | conflict | not_support | unknown) from the verdicts of
+    its cited sources. `rule` is policy `wlc.statement_label`: the paper's support > conflict >
+    not_support, or `best_verdict` (our generic merge, then mapped)."""
+    if rule == "best_verdict":
+        return WIKI_LABEL[merge_verdicts(verdicts)]
+    found = set(verdicts)
+    if "supported" in found:
+        return "support"
+    if "contradicted" in found:
+        return "conflict"
+    return "not_support" if found & {"partial", "unsupported"} else "unknown"
 
 
 def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -63,35 +116,44 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     coverage = evidence.coverage(statements)
     if coverage.nothing_judged:
         return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
-    labels = [c.merged() or "unknown" for c in statements]
+    rule = evidence.policy("wlc.statement_label")
+    labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in statements]
     denominator = evidence.policy("wlc.ref_acc.denominator")
     evaluated = [v for v in labels if v != "unknown"] if denominator == "drop_unreachable" else labels
+    label_rule = MERGE_POLICY if rule == "best_verdict" else PAPER_LABEL_RULE
     policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all); "
-              f"only 'supported' counts as fully supported; {NOTHING_JUDGED_RULE}; {MERGE_POLICY}")
+              f"statement label ({rule}, wlc.statement_label): {label_rule}; "
+              f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}")
     if not evaluated:
         reason = f"no statement was decided and undecided ones are dropped; {coverage.text()}"
         return [not_available("wlc", "ref_acc", "0-100", "model_failure", reason, j),
                 not_available("wlc", "ref_conf", "0-100", "model_failure", reason, j), leakage]
-    detail = f"evaluated={len(evaluated)} of {len(statements)} statements; {coverage.text()}"
+    detail = (f"evaluated={len(evaluated)} of {len(statements)} statements "
+              f"(support {labels.count('support')}, conflict {labels.count('conflict')}, "
+              f"not_support {labels.count('not_support')}, unknown {labels.count('unknown')}); {coverage.text()}")
     return [
-        MetricValue("wlc", "ref_acc", 100 * evaluated.count("supported") / len(evaluated), "0-100", len(evaluated),
+        MetricValue("wlc", "ref_acc", 100 * evaluated.count("support") / len(evaluated), "0-100", len(evaluated),
                     detail=detail, policy=policy, judge=j),
-        MetricValue("wlc", "ref_conf", 100 * evaluated.count("contradicted") / len(evaluated), "0-100",
+        MetricValue("wlc", "ref_conf", 100 * evaluated.count("conflict") / len(evaluated), "0-100",
                     len(evaluated), detail=detail, policy=policy, judge=j),
         leakage,
     ]
 
 
 SUITE = Suite(
-    "wlc", "Wiki Live Challenge (reference metrics)",
+    "wlc", "Wiki Live Challenge",
     (MetricSpec("well_written", "0-100", True, "win rate against the reference on the 21 well-written criteria"),
      MetricSpec("broad", "0-100", True, "win rate on the 8 broad-coverage criteria"),
      MetricSpec("neutral", "0-100", True, "win rate on the 10 neutrality criteria"),
-     MetricSpec("writing", "0-100", True, "win rate over all 39 criteria (micro)"),
+     MetricSpec("writing", "0-100", True, "category win rates weighted by their criteria counts (21 WW + 8 B + 10 N) / 39"),
+     MetricSpec("cov_wiki", "0-100", True, "share of the reference's gold statements the report states consistently"),
+     MetricSpec("wiki_conf", "0-100", True, "share of the report's statements contradicting the gold statements",
+                better=-1),
      MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True),
      MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True, better=-1),
      MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True, better=-1)),
-    compute, headline=("writing", "well_written", "broad", "neutral", "ref_acc", "ref_conf", "leakage"))
+    compute, headline=("writing", "well_written", "broad", "neutral", "cov_wiki", "ref_acc", "wiki_conf", "ref_conf",
+                       "leakage"))
 
 
 def combine_orders(first_order: str, swapped_order: str) -> str:
@@ -102,7 +164,8 @@ def combine_orders(first_order: str, swapped_order: str) -> str:
 
 
 def win_rates(outcomes: dict[str, list[str]]) -> dict[str, float]:
-    """Per category and overall (micro: all wins over all criteria, as released) generated-win rates."""
+    """Per category and overall generated-win rates. `overall` is micro (all wins over all criteria),
+    as a release's per-article aggregate is; with every criterion judged it equals `writing_overall`."""
     rates = {cat: sum(o == "generated" for o in results) / len(results) for cat, results in outcomes.items() if results}
     every = [o for results in outcomes.values() for o in results]
     if not every:
