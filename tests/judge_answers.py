@@ -85,7 +85,7 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any("You grade a research report" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT")
         report = text.split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
-        wanted = [d for d, _ in _ITEM_RE.findall(text.split("<<<REPORT", 1)[0])]
+        wanted = [d for d, _ in _ITEM_RE.findall(text.split("The request the report answers", 1)[0])]
         rubric = next(r for r in all_rubrics() if [d for d, _ in r.dimensions] == wanted)
         measured = rubric.measure(report)
         return {"scores": [{"dimension_id": d, "score": max(1, min(10, round(measured[d]))), "reason": "measured"}

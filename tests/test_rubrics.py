@@ -5,6 +5,7 @@ from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.report_features import analytical_depth, contradiction_candidates, writing_quality
 from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.judges.prompts import render
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_rubrics
 from task_frames import tasks_table
@@ -75,3 +76,27 @@ def test_tvir_wq_adb_flc_and_dr3_dq_metrics():
     assert {v.metric: v for v in SUITES["dr3"].score(ev)}["dq"].value == pytest.approx(70.0)
     empty = {v.metric: v for v in SUITES["tvir"].score(ReportEvidence("s", "t", "tvir", "j"))}
     assert empty["wq"].value is None and empty["flc"].na_reason == "pipeline_failure"
+
+
+class RecordingJudge(HeuristicJudge):
+    """The offline judge, keeping every request it was given."""
+
+    def __init__(self):
+        super().__init__()
+        self.requests = []
+
+    def judge_many(self, requests):
+        self.requests += requests
+        return super().judge_many(requests)
+
+
+def test_every_rubric_prompt_shows_the_task_query():
+    query = "Assess whether the Lowmarsh ferry should add a fourth vessel by 2026."
+    for benchmark, rubric_ids in (("tvir", {"tvir.wq", "tvir.adb"}), ("dr3", {"dr3.dq"})):
+        judge = RecordingJudge()
+        judge_rubrics([("s", "t")], reports_frame(STRUCTURED), tasks_table(benchmark=benchmark, query=query), judge)
+        scored = [r for r in judge.requests if r.template == "rubric_scores"]
+        assert {r.variables["rubric_id"] for r in scored} == rubric_ids
+        for request in scored:
+            prompt = render(request.template, dict(request.variables))
+            assert f"The request the report answers (judge each dimension by what this request needs):\n{query}" in prompt

@@ -67,8 +67,10 @@ def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, rub
 def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
                   extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """One call per fixed rubric of the task's suites per report (never per dimension); a rubric of
-    template `contradictions` is one count of internal contradictions."""
+    template `contradictions` is one count of internal contradictions. Every call is given the task's
+    query, as the papers' rubric prompts are."""
     benchmark = {r["task"]: r["benchmark"] for r in tasks.iter_rows(named=True)}
+    query = {r["task"]: r["query"] or "" for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     asked: list[tuple[dict, list[tuple[str, str]], JudgmentRequest]] = []
     rows = []
@@ -85,7 +87,7 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
                              "reason": report["detail"] if report else "", "na_reason": "model_failure"} for d, what in dims)
                 continue
             text = report_for_judge(report["text"], judge)
-            variables = {"rubric_id": rubric_id, "rubric": title, "report": text,
+            variables = {"rubric_id": rubric_id, "rubric": title, "report": text, "query": query.get(task, ""),
                          "dimensions": "\n".join(f"- [{d}] {what}" for d, what in dims)}
             model = RubricScores if template == RUBRIC_TEMPLATE else ContradictionCount
             request = JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task})
