@@ -111,3 +111,14 @@ SELECT m.suite, m.metric, l.judge_id, l.model,
        count(*) AS calls, sum(l.tokens_in) AS tokens_in, sum(l.tokens_out) AS tokens_out, sum(l.cost) AS cost
 FROM judge_ledger l JOIN metric_templates m USING (template)
 GROUP BY ALL;
+
+-- Our score beside the score the benchmark publishes, per system x task x metric (what the
+-- `agreement` asset summarises). Only items both sides scored: N/A rows, null published cells and
+-- system-level published aggregates (task = '') are left out.
+CREATE OR REPLACE VIEW agreement_pairs AS
+SELECT m.suite AS benchmark, m.metric, m.judge, m.system, m.task, m.scale,
+       m.value AS ours, p.value AS published, m.value - p.value AS difference,
+       p.scale AS published_scale, p.published_metric, p.published_value, p.file, p.line
+FROM metric_scores m
+JOIN published_scores p ON p.benchmark = m.suite AND p.system = m.system AND p.task = m.task AND p.metric = m.metric
+WHERE m.value IS NOT NULL AND p.value IS NOT NULL AND p.task <> '';

@@ -275,7 +275,8 @@ def test_every_asset_check_ran_and_passed_on_the_demo(demo_home):
         ("reports", "status_explained"), ("parsed_reports", "no_orphan_claims"),
         ("fetched_references", "failures_explained"), ("claim_verdicts", "verdict_labels_valid"),
         ("report_judgments", "credits_valid"),
-        ("metric_scores", "scores_within_range"), ("metric_scores", "na_has_reason")}
+        ("metric_scores", "scores_within_range"), ("metric_scores", "na_has_reason"),
+        ("agreement", "figures_in_range_or_explained")}
     assert all(passed for _, _, passed in results), results
 
 

@@ -26,6 +26,7 @@ from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_page
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
 from ..store.registry import load_systems, load_tasks, systems_without_citations
+from .agreement import agreement
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
 from .resources import DrevalResource
 
@@ -201,5 +202,5 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
 
 
 ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
-              leaderboard]
+              leaderboard, agreement]
 PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]

@@ -139,7 +139,7 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                 todo.append(task)
         if todo:
             result.per_system[system] = todo
-    has_board = ("", "") in store.materialised("leaderboard")
+    has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
     result.leaderboard = bool(result.tasks or result.per_system) or not has_board or selection.force
     return result
 

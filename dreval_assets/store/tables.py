@@ -20,6 +20,7 @@ ASSET_STORAGE: dict[str, AssetStorage] = {
     "report_judgments": AssetStorage(("report_judgments",), ("system", "task")),
     "metric_scores": AssetStorage(("metric_scores",), ("system", "task")),
     "leaderboard": AssetStorage(("leaderboard",), ()),
+    "agreement": AssetStorage(("agreement",), ()),
 }
 
 # Content-addressed tables: rows are inserted once and never deleted by a partition rewrite.
