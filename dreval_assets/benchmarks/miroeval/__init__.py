@@ -5,9 +5,11 @@ from .artifacts import adaptive_rubrics, evidence_inputs, key_facts
 from .heuristic import HANDLERS
 from .judgments import synthesis
 from .metrics import SUITE
+from .published import published_checks
 
 BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sandbox_evidence=True,
                       report_judgments=(synthesis,), heuristic_handlers=HANDLERS,
-                      task_artifacts=(adaptive_rubrics, key_facts), evidence_inputs=evidence_inputs, policies={
+                      task_artifacts=(adaptive_rubrics, key_facts), evidence_inputs=evidence_inputs,
+                      published_checks=published_checks, policies={
     "miroeval.partial": Policy("UNKNOWN", ("UNKNOWN", "RIGHT"), "MiroEval: a partially supported statement's label"),
 })

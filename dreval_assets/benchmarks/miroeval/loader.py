@@ -5,7 +5,9 @@
   data/method_results/<model>_text.json                               reports + traces, text split
   data/method_multimodal_results/<model>_multimodal.json              reports + traces, multimodal split
 
-The published scores under data/detail_results/ are not loaded: we score the reports ourselves.
+  data/detail_results/{report,factuality,process}/*.json              published scores (published.py)
+
+A folder holding only the published scores imports those.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from ...releases.records import (
 from ...releases.attachments import attachment_texts
 from ...releases.json_readers import iter_records
 from ...releases.reports import embedded_reports
+from . import published
 
 BENCHMARK = "miroeval"
 QUERIES = Path("data/input_queries")
@@ -56,8 +59,17 @@ SPLITS = (
 
 def layout_problem(root: Path) -> str | None:
     names = " or ".join(split.tasks for split in SPLITS)
-    return layout_check(root, lambda r: any((r / QUERIES / split.tasks).is_file() for split in SPLITS),
-                        f"{QUERIES.as_posix()}/{names}", "a MiroEval release")
+    return layout_check(root, lambda r: any((r / QUERIES / split.tasks).is_file() for split in SPLITS)
+                        or has_published(r), f"{QUERIES.as_posix()}/{names}", "a MiroEval release")
+
+
+def has_published(root: Path) -> bool:
+    return published.has_published(root)
+
+
+def iter_published(root: Path, log: ImportLog) -> Iterator[list[published.PublishedScore]]:
+    """The release's published scores, one list per cell, keyed like its tasks."""
+    return published.iter_published(root, log, _resolve)
 
 
 # --- tasks ------------------------------------------------------------------------------

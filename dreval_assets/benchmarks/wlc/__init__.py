@@ -4,9 +4,10 @@ from ..protocol import Benchmark
 from .heuristic import HANDLERS
 from .judgments import pairwise
 from .metrics import SUITE
+from .published import published_checks
 
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise,),
-                      heuristic_handlers=HANDLERS, policies={
+                      heuristic_handlers=HANDLERS, published_checks=published_checks, policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: unreachable sources left out or counted"),
     "wlc.statement_label": Policy("support_conflict_not_support", ("support_conflict_not_support", "best_verdict"),

@@ -7,6 +7,7 @@
   data/<release>/wiki_data/raw_wiki/<Title>.json            MediaWiki form, fallback for the reference
   [data/<release>/ | data/ | ./]test_data/agencies.json     systems; outputs in test_data/<id>/
       md_data/<Title>.md (raw article) and json_data/<Title>.json (processed, with citation_urls)
+  results/<run>/<Title>_writing.json                        published writing results (published.py)
 
 Keys are `wlc.<release>-<id>`: ids restart with every release, and keeping the release in the key
 means adding a release later never renames the tasks already imported. Reports name their task
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.keys import task_key
 from ...core.models import Task
 from ...releases.records import (
     Entry,
@@ -36,6 +38,8 @@ from ...releases.records import (
     unknown_fields,
 )
 from ...releases.json_readers import iter_json_array, read_json, read_text
+from ...releases.published import PublishedScore
+from . import published
 
 BENCHMARK = "wlc"
 GA_FILE = "ga_100.json"
@@ -63,8 +67,35 @@ class WikiEntry(Entry):
 
 
 def layout_problem(root: Path) -> str | None:
-    return layout_check(root, lambda r: bool(releases(r)), f"data/<release>/wiki_data/{GA_FILE}",
+    return layout_check(root, lambda r: bool(releases(r)) or has_published(r), f"data/<release>/wiki_data/{GA_FILE}",
                         "a Wiki Live Challenge release")
+
+
+def has_published(root: Path) -> bool:
+    return published.has_published(root)
+
+
+def iter_published(root: Path, log: ImportLog) -> Iterator[list[PublishedScore]]:
+    """Published writing results, one list per article, titles matched as reports' are. A folder
+    without ga_100.json cannot say which task a title is: its articles are keyed by title
+    (`wlc.<title>`), which no imported task has, and the log says so."""
+    root = Path(root)
+    if not has_published(root):
+        return
+    if not releases(root):
+        log.note(published.RESULTS.as_posix(), None, f"no data/<release>/wiki_data/{GA_FILE}: published results "
+                 "are keyed by title (wlc.<title>) and match no task imported from a release")
+        yield from published.iter_published(root, log, lambda title: (task_key(BENCHMARK, title_key(title)), None))
+        return
+    index = title_index(root, None)
+
+    def resolve(title: str) -> tuple[str | None, str | None]:
+        found = index.get(title_key(title), False)
+        if found is False:
+            return None, "no imported task has this title"
+        return (found[0], None) if found else (None, "title is in several releases")
+
+    yield from published.iter_published(root, log, resolve)
 
 
 def releases(root: Path) -> list[Release]:
