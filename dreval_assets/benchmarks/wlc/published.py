@@ -13,7 +13,7 @@ Rows, system = the run, task = the title's task key:
 - per category the win rate x100 (`well_written`, `broad`, `neutral`; `overall` -> `writing`) and its
   counts `<category>.gen_wins|gt_wins|ties|total`.
 Release category names are matched to ours by their first word (Well-written, Broad in coverage,
-Neutral); another name is kept in lower case with a note.
+Neutral or Neutrality); another name is kept in lower case with a note.
 """
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def category_metric(name: str) -> str:
     normal = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
     if normal == OVERALL:
         return OVERALL_METRIC
-    return next((ours for ours in CATEGORIES if normal.split("_")[0] == ours.split("_")[0]), normal)
+    return next((ours for ours in CATEGORIES if normal.split("_")[0].startswith(ours.split("_")[0])), normal)
 
 
 def iter_published(root: Path, log: ImportLog, resolve: Resolve) -> Iterator[list[PublishedScore]]:
