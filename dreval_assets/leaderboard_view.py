@@ -20,7 +20,7 @@ UNJUDGED = "none"  # the judge of metrics computed without one; they belong in e
 MARK = "†"
 EMPTY = "(no scores yet: run `dreval run`)"
 DETAIL_FIELDS = ("mean", "ci_low", "ci_high", "n_scored", "n_tasks", "coverage", "shared_mean", "n_shared",
-                 "rank", "coverage_note")
+                 "rank", "coverage_note", "aggregation", "validity", "adjusted_mean")
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,8 @@ def leaderboard_tables(board: pl.DataFrame, suite: str | None = None) -> list[Bo
 
 def _with_new_columns(board: pl.DataFrame) -> pl.DataFrame:
     """A board written before ranks existed (until the next `dreval run`) still prints, unranked."""
-    missing = {"shared_mean": pl.Float64, "n_shared": pl.Int64, "rank": pl.Int64, "coverage_note": pl.String}
+    missing = {"shared_mean": pl.Float64, "n_shared": pl.Int64, "rank": pl.Int64, "coverage_note": pl.String,
+               "aggregation": pl.String, "validity": pl.Float64, "adjusted_mean": pl.Float64}
     return board.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in missing.items() if c not in board.columns)
 
 
@@ -141,11 +142,15 @@ def heading(table: BoardTable) -> str:
 
 
 def footnotes(table: BoardTable) -> list[str]:
-    """What the marks mean; the ranked column's notes in full, the others counted."""
+    """How the columns that are not a plain mean over scored tasks were aggregated; what the marks
+    mean, the ranked column's notes in full, the others counted."""
+    rules = (table.rows.filter(~pl.col("aggregation").fill_null("mean:").str.starts_with("mean:"))
+             .select("column", "aggregation").unique(maintain_order=True))
+    lines = [f"{column}: {rule}" for column, rule in rules.iter_rows()]
     marked = table.rows.filter(pl.col("coverage_note").fill_null("") != "")
     if marked.height == 0:
-        return []
-    lines = [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
+        return lines
+    lines += [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
              "(coverage in brackets); ranks use only the tasks every system scored."]
     on_rank = marked.filter(pl.col("column") == table.ranked_by)
     lines += [f"  {r['system']} {r['column']}: {r['coverage_note']}" for r in on_rank.iter_rows(named=True)]

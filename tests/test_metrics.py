@@ -88,13 +88,16 @@ def test_mmdr_trace_citation_part_by_hand():
     assert m["con"].value == pytest.approx(100 * 2 / 4)
     assert m["fid"].value == pytest.approx(100 * (1 - 1 / 4))
     assert m["cov"].value == pytest.approx(100 * 2 / 7)
-    assert m["trace"].value == pytest.approx((50 + 75 + 200 / 7) / 3)
+    assert m["evi"].value == pytest.approx((50 + 75 + 200 / 7) / 3)
     assert m["vef"].value is None and m["vef"].na_reason == "pipeline_failure"
+    # TRACE = 0.6 EVI + 0.4 VEF needs VEF, and Overall needs TRACE: N/A naming what is missing
+    assert m["trace"].value is None and m["trace"].detail.startswith("needs vef")
+    assert m["overall"].value is None and "trace N/A" in m["overall"].detail
 
 
 def test_mmdr_task_adaptive_weights_are_normalised():
     ev = report(SAMPLE, inputs={"mmdr.trace_weights": {"con": 2, "cov": 0, "fid": 2}, "mmdr.trace_weights_source": "judge"})
-    assert values("mmdr", ev)["trace"].value == pytest.approx((50 + 75) / 2)
+    assert values("mmdr", ev)["evi"].value == pytest.approx((50 + 75) / 2)
     assert mmdr.normalise_weights({"con": 0, "cov": 0, "fid": 0}) == mmdr.FALLBACK_WEIGHTS
 
 
@@ -106,7 +109,7 @@ def test_mmdr_published_formulas():
 
 def test_mmdr_uncited_report_scores_zero():
     m = values("mmdr", report([claim("c1", kind="uncited")]))
-    assert m["con"].value == 0.0 and m["trace"].value == 0.0
+    assert m["con"].value == 0.0 and m["evi"].value == 0.0
 
 
 def test_dr3_fa_and_cc_by_hand():

@@ -84,7 +84,8 @@ def test_offline_miroeval_rubric_caps_its_task_dimension():
 
     rubric = offline_rubric("Desalination in Sarrano: capacity, desalination cost and desalination energy.", True)
     ids = [d.dimension_id for d in rubric.dimensions]
-    assert ids[:5] == ["coverage", "insight", "instruction_following", "clarity", "specificity"]
+    assert ids[:4] == ["coverage", "insight", "instruction_following", "clarity"]  # the paper's universal four
+    assert "specificity" not in ids  # specificity is the task-specific part, not a fifth universal dimension
     assert "task_expertise" in ids and "grounding" in ids
     assert rubric.weights["task_expertise"] <= 0.20 + 1e-9 and sum(rubric.weights.values()) == pytest.approx(1.0)
 
@@ -107,4 +108,5 @@ def test_miroeval_synthesis_metrics_by_hand():
     assert m["coverage"].value == pytest.approx(70.0)        # (3*8 + 1*4) / 4 = 7 -> 70
     assert m["clarity"].value is None and m["clarity"].na_reason == "provider_failure"
     assert m["synthesis"].value == pytest.approx(10 * (0.5 * 7 + 0.3 * 6) / 0.8)  # clarity left out, renormalised
-    assert m["specificity"].na_reason == "pipeline_failure"  # not a dimension of this rubric
+    assert m["specificity"].na_reason == "pipeline_failure"  # the rubric has no task-specific dimension
+    assert "no task-specific dimension" in m["specificity"].detail

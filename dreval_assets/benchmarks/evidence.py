@@ -98,6 +98,7 @@ class ReportEvidence:
     claims: list[ClaimEvidence] = field(default_factory=list)
     references: list[dict] = field(default_factory=list)  # {index, url, title}
     citation_style: str = "inline"  # inline | bibliography_only | none
+    figures: list[dict] = field(default_factory=list)  # the parser's figures: {caption, src, citation_indices, section}
     sandbox: list[SandboxDoc] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..core.metrics import MetricValue, not_available
-from .evidence import ReportEvidence
+from .evidence import FAILURE_PRIORITY, ReportEvidence
+from .policies import policy_value
 
 MetricFn = Callable[[ReportEvidence], list[MetricValue]]
 WITHOUT_CITATIONS = "the release marks this system as writing without citations (has_citations: false)"
@@ -42,6 +43,47 @@ class MetricSpec:
     meaning: str
     cites: bool = False  # rests on the report's own citations (N/A for a system released without them)
     better: int = 1  # leaderboard direction: +1 higher is better, -1 lower is better, 0 descriptive (not ranked)
+    aggregate: str = "mean"  # how per-task rows become the system's number (benchmarks/aggregation.RULES)
+    aggregate_policy: str | None = None  # the policy that may choose another rule (its value is a rule name)
+
+    def aggregation(self, policies: Mapping[str, str] | None = None) -> str:
+        """The rule in force: the policy's value when the metric has one, else the declared rule."""
+        return policy_value(policies or {}, self.aggregate_policy) if self.aggregate_policy else self.aggregate
+
+
+@dataclass(frozen=True)
+class Composite:
+    """A published aggregate of the suite's other rows of the same report (TVIR TA = mean of five,
+    MMDR Overall, ...). `formula` takes the parts' values (None when a part is N/A) and returns the
+    value, or None when a part it needs is missing: the row is then N/A, naming the missing parts and
+    taking the most retryable of their reasons."""
+    metric: str
+    parts: tuple[str, ...]
+    formula: Callable[[Mapping[str, float | None]], float | None]
+    policy: str
+    scale: str = "0-100"
+
+    def row(self, suite: str, found: Mapping[str, MetricValue], judge: str) -> MetricValue:
+        parts = {p: found[p] for p in self.parts}
+        judged = judge if any(v.judge != "none" for v in parts.values()) else "none"
+        value = self.formula({p: v.value for p, v in parts.items()})
+        if value is not None:
+            shown = ", ".join(f"{p}={v.value:.2f}" if v.value is not None else f"{p}=N/A" for p, v in parts.items())
+            return MetricValue(suite, self.metric, value, self.scale, len(self.parts), detail=shown,
+                               policy=self.policy, judge=judged)
+        missing = {p: v for p, v in parts.items() if v.value is None}
+        bucket = next((b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in missing.values())),
+                      "pipeline_failure")
+        why = "; ".join(f"{p} N/A ({v.na_reason}: {v.detail})" for p, v in missing.items())
+        return MetricValue(suite, self.metric, None, self.scale, 0, na_reason=bucket,
+                           detail=f"needs {', '.join(missing)}: {why}"[:500], policy=self.policy, judge=judged)
+
+
+def mean_of_all(values: Mapping[str, float | None]) -> float | None:
+    """Equal-weight mean of every part; None when one is missing (the papers average complete rows)."""
+    if any(v is None for v in values.values()):
+        return None
+    return sum(values.values()) / len(values)
 
 
 @dataclass(frozen=True)
@@ -51,6 +93,7 @@ class Suite:
     metrics: tuple[MetricSpec, ...]
     compute: MetricFn
     headline: tuple[str, ...]  # what `dreval leaderboard --suite` leads with, in order
+    composites: tuple[Composite, ...] = ()  # computed in order after `compute`, from its rows
 
     def score(self, evidence: ReportEvidence) -> list[MetricValue]:
         values = self.compute(evidence)
@@ -62,9 +105,25 @@ class Suite:
             citing = {m.metric for m in self.metrics if m.cites}
             values = [not_available(self.name, v.metric, v.scale, "model_failure", WITHOUT_CITATIONS, v.judge)
                       if v.metric in citing else v for v in values]
+        found = {v.metric: v for v in values}
+        for composite in self.composites:
+            found[composite.metric] = composite.row(self.name, found, evidence.judge)
+            values.append(found[composite.metric])
         return values
+
+    def spec(self, metric: str) -> MetricSpec | None:
+        return next((m for m in self.metrics if m.metric == metric), None)
+
+    def composite(self, metric: str) -> Composite | None:
+        return next((c for c in self.composites if c.metric == metric), None)
 
     def unreadable(self, reason: str, detail: str, judge: str) -> list[MetricValue]:
         """Every metric N/A, for a report that could not be read at all."""
         return [not_available(self.name, m.metric, m.scale, reason, detail, judge if m.judged else "none")
                 for m in self.metrics]
+
+    def __post_init__(self) -> None:
+        declared = {m.metric for m in self.metrics}
+        for composite in self.composites:
+            if composite.metric not in declared or not set(composite.parts) <= declared:
+                raise ValueError(f"suite {self.name}: composite {composite.metric} and its parts must be declared metrics")

@@ -196,7 +196,7 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
 def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.DataFrame:
     """Per system x suite x metric x judge: mean over tasks, 95% bootstrap CI, coverage."""
     scores = dreval.store().query("SELECT * FROM metric_scores ORDER BY system, task")
-    frame = build_leaderboard(scores)
+    frame = build_leaderboard(scores, dreval.policy_map())
     context.add_output_metadata({"rows": frame.height, "systems": frame.get_column("system").n_unique()})
     return frame
 

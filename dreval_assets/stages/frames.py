@@ -44,7 +44,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "leaderboard": {"system": S, "suite": S, "metric": S, "judge": S, "scale": S, "mean": F,
                     "ci_low": F, "ci_high": F, "n_tasks": I, "n_scored": I, "coverage": F,
                     "shared_mean": F, "n_shared": I, "rank": I, "coverage_note": S,
-                    "computed_at": pl.Datetime("us")},
+                    "aggregation": S, "validity": F, "adjusted_mean": F, "computed_at": pl.Datetime("us")},
     "agreement": {"benchmark": S, "metric": S, "judge": S, "scale": S, "n_pairs": I, "n_systems": I, "n_tasks": I,
                   "pearson_r": F, "kendall_tau": F, "par": F, "par_pairs": I, "opc": F, "osc": F, "mean_diff": F,
                   "note": S, "computed_at": pl.Datetime("us")},

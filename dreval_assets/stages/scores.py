@@ -82,6 +82,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
             system=system, task=task, benchmark=task_row.get("benchmark", "generic"), judge=judge_id,
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
+            figures=json.loads(row.get("figures") or "[]"),
             sandbox=docs.get(task, []), attachments=list(task_row.get("attachments") or []),
             inputs=dict(inputs.get(task, {})), policies=dict(policies))
     for c in claims.iter_rows(named=True):

@@ -1,10 +1,12 @@
-"""DR³-Eval citation metrics (methods/dr3.md): FA over claim-source pairs, CC over the necessary docs."""
+"""DR³-Eval (methods/dr3.md): FA over claim-source pairs, CC over the necessary docs, IF, DQ, and the
+published Avg = equal-weight mean of IR, CC, FA, IF, DQ. IR (information recall against the gold
+insights) is N/A until it is built, so Avg says it lacks IR."""
 from __future__ import annotations
 
 from ...core.metrics import MetricValue, not_available
 from ...fetch.urls import normalise_title, url_key
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
-from ..suite import MetricSpec, Suite, judged_checklist, judgment_failure
+from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
@@ -70,7 +72,13 @@ def depth_quality(evidence: ReportEvidence) -> MetricValue:
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
     return [factual_accuracy(evidence), citation_coverage(evidence), instruction_following(evidence),
-            depth_quality(evidence)]
+            depth_quality(evidence), *information_recall(evidence)]
+
+
+def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
+    """IR_UF, IR_SC and IR: N/A until recall against the gold insights is judged."""
+    why = "information recall against the task's gold insights is not built yet"
+    return [not_available("dr3", m, "0-100", "pipeline_failure", why, evidence.judge) for m in ("ir_uf", "ir_sc", "ir")]
 
 
 SUITE = Suite(
@@ -78,5 +86,11 @@ SUITE = Suite(
     (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs", cites=True),
      MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents", cites=True),
      MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
-     MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10")),
-    compute, headline=("fa", "cc", "if", "dq"))
+     MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10"),
+     MetricSpec("ir_uf", "0-100", True, "information recall of the insights from the user files (not built)"),
+     MetricSpec("ir_sc", "0-100", True, "information recall of the insights from the sandbox corpus (not built)"),
+     MetricSpec("ir", "0-100", True, "information recall: mean of IR_UF and IR_SC (not built)"),
+     MetricSpec("avg", "0-100", True, "DR³ Avg: equal-weight mean of IR, CC, FA, IF, DQ", aggregate="of_parts")),
+    compute, headline=("avg", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"),
+    composites=(Composite("avg", ("ir", "cc", "fa", "if", "dq"), mean_of_all,
+                          "Avg = mean(IR, CC, FA, IF, DQ), equal weights (paper)"),))

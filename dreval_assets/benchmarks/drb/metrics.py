@@ -128,8 +128,10 @@ SUITE = Suite(
     (*(MetricSpec(d, "0-100", True, f"RACE {d.replace('_', ' ')}: t/(t+r) against the reference report")
        for d in DIMENSIONS),
      MetricSpec("race", "0-100", True, "T/(T+R) over the task's weighted dimensions (50 = parity with the reference)"),
-     MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs", cites=True),
-     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task", cites=True)),
+     MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs", cites=True,
+                aggregate="micro", aggregate_policy="drb.fact_accuracy.aggregate"),
+     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task", cites=True,
+                aggregate_policy="drb.effective_citations.aggregate")),
     compute, headline=("race", "fact_accuracy", "effective_citations"))
 
 

@@ -12,4 +12,8 @@ BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sand
                       task_artifacts=(adaptive_rubrics, key_facts), evidence_inputs=evidence_inputs,
                       published_checks=published_checks, policies={
     "miroeval.partial": Policy("UNKNOWN", ("UNKNOWN", "RIGHT"), "MiroEval: a partially supported statement's label"),
+    "miroeval.factuality.aggregate": Policy("micro", ("micro", "mean", "mean_na_zero"),
+                                            "MiroEval factuality across tasks: pooled counts (the paper's right ratio, "
+                                            "e.g. 3,335 right of 4,001), the per-task mean skipping N/A tasks, or "
+                                            "counting them 0"),
 })

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...core.metrics import MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
-from ..suite import MetricSpec, Suite, judgment_failure
+from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
 
 DECISIVE = ("supported", "contradicted")
 
@@ -24,18 +24,19 @@ def label(claim: ClaimEvidence, partial_as: str = "UNKNOWN") -> str:
     return {"supported": "RIGHT", "contradicted": "WRONG", "partial": partial_as}.get(decided, "UNKNOWN")
 
 
-SYNTHESIS_DIMENSIONS = ("coverage", "insight", "instruction_following", "clarity", "specificity", "grounding")
+FIXED_DIMENSIONS = ("coverage", "insight", "instruction_following", "clarity")  # the paper's universal four
+DIMENSION_ROWS = (*FIXED_DIMENSIONS, "grounding")  # grounding: tasks with readable attachments
 
 
 def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
-    """Per dimension the criteria-weighted mean (0-10 -> 0-100); synthesis = weighted total over the
-    dimensions that scored, weights renormalised over them."""
+    """Per dimension the criteria-weighted mean (0-10 -> 0-100); specificity = the weighted mean of the
+    task-specific (generated) dimensions, as the release's `query_spec`; synthesis = weighted total over
+    every dimension that scored, weights renormalised over them."""
     j = evidence.judge
-    names = (*SYNTHESIS_DIMENSIONS, "synthesis")
     rubric = evidence.inputs.get("miroeval.rubric")
     if rubric is None:
         return [not_available("miroeval", m, "0-100", "pipeline_failure", "the task has no generated rubric", j)
-                for m in names]
+                for m in (*DIMENSION_ROWS, "specificity", "synthesis")]
     scores = evidence.rubric("miroeval")
     dimension_scores: dict[str, float | None] = {}
     for dim in rubric.dimensions:
@@ -43,16 +44,8 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         scored = [(s, w) for s, w in pairs if s is not None]
         weight = sum(w for _, w in scored)
         dimension_scores[dim.dimension_id] = sum(s * w for s, w in scored) / weight if scored and weight else None
-    rows = []
-    for name in SYNTHESIS_DIMENSIONS:
-        value = dimension_scores.get(name)
-        if name not in dimension_scores:
-            rows.append(not_available("miroeval", name, "0-100", "pipeline_failure", "not a dimension of this rubric", j))
-        elif value is None:
-            rows.append(not_available("miroeval", name, "0-100",
-                                      *judgment_failure(evidence, f"miroeval.{name}", "no criterion was scored"), j))
-        else:
-            rows.append(MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j))
+    rows = [dimension_row(evidence, name, dimension_scores) for name in DIMENSION_ROWS]
+    rows.append(specificity_row(evidence, rubric, dimension_scores))
     total = synthesis_total(dimension_scores, rubric.weights)
     dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
     weights = ", ".join(f"{k}={v:.2f}" for k, v in rubric.weights.items())
@@ -65,8 +58,42 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     return rows
 
 
+def dimension_row(evidence: ReportEvidence, name: str, dimension_scores: dict[str, float | None]) -> MetricValue:
+    j = evidence.judge
+    if name not in dimension_scores:
+        why = ("the task has no readable attachment to ground in" if name == "grounding"
+               else "not a dimension of this rubric")
+        return not_available("miroeval", name, "0-100", "pipeline_failure", why, j)
+    value = dimension_scores[name]
+    if value is None:
+        return not_available("miroeval", name, "0-100",
+                             *judgment_failure(evidence, f"miroeval.{name}", "no criterion was scored"), j)
+    return MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j)
+
+
+def specificity_row(evidence: ReportEvidence, rubric, dimension_scores: dict[str, float | None]) -> MetricValue:
+    """The task-specific part of the adaptive rubric: its generated dimensions, weighted by their rubric
+    weights over those that scored."""
+    j = evidence.judge
+    dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
+    if not dynamic:
+        return not_available("miroeval", "specificity", "0-100", "pipeline_failure",
+                             "the rubric has no task-specific dimension", j)
+    value = synthesis_total({d: dimension_scores.get(d) for d in dynamic}, rubric.weights)
+    if value is None:
+        return not_available("miroeval", "specificity", "0-100",
+                             *judgment_failure(evidence, "miroeval", "no task-specific dimension was scored"), j)
+    return MetricValue("miroeval", "specificity", value, "0-100", len(dynamic), detail=f"dimensions {dynamic}",
+                       policy="weighted mean of the task-specific dimensions (release: query_spec), x10", judge=j)
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return synthesis_metrics(evidence) + factuality_metrics(evidence)
+    return synthesis_metrics(evidence) + factuality_metrics(evidence) + [process_metric(evidence)]
+
+
+def process_metric(evidence: ReportEvidence) -> MetricValue:
+    return not_available("miroeval", "process", "0-100", "pipeline_failure",
+                         "process evaluation of the research trace is not built yet", evidence.judge)
 
 
 def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -93,15 +120,23 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 SUITE = Suite(
-    "miroeval", "MiroEval (adaptive synthesis, factuality)",
-    (*(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in SYNTHESIS_DIMENSIONS),
+    "miroeval", "MiroEval",
+    (*(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in DIMENSION_ROWS),
+     MetricSpec("specificity", "0-100", True, "the task-specific dimensions of the adaptive rubric, weighted"),
      MetricSpec("synthesis", "0-100", True, "adaptive synthesis quality: weighted over scored dimensions"),
-     MetricSpec("factuality", "0-100", True, "RIGHT / all statements"),
+     MetricSpec("factuality", "0-100", True, "RIGHT / all statements", aggregate="micro",
+                aggregate_policy="miroeval.factuality.aggregate"),
      MetricSpec("right", "count", True, "statements the evidence supports", better=0),
      MetricSpec("wrong", "count", True, "statements the evidence contradicts", better=-1),
      MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree", better=-1),
-     MetricSpec("unknown", "count", True, "statements no evidence decides", better=0)),
-    compute, headline=("synthesis", "factuality", "right", "wrong", "conflict", "unknown", *SYNTHESIS_DIMENSIONS))
+     MetricSpec("unknown", "count", True, "statements no evidence decides", better=0),
+     MetricSpec("process", "0-100", True, "process evaluation of the research trace (not built)"),
+     MetricSpec("overall", "0-100", True, "MiroEval Overall: mean of synthesis, factuality and process",
+                aggregate="of_parts")),
+    compute, headline=("overall", "synthesis", "factuality", "process", "right", "wrong", "conflict", "unknown",
+                       *FIXED_DIMENSIONS, "specificity", "grounding"),
+    composites=(Composite("overall", ("synthesis", "factuality", "process"), mean_of_all,
+                          "Overall = mean(synthesis, factuality, process), the layers shown beside it"),))
 
 
 DYNAMIC_DIMENSION_CAP = 0.20

@@ -1,7 +1,8 @@
 """MiroEval's adaptive rubric, generated once per task and shared by all systems (methods/miroeval.md).
 
-Universal dimensions (coverage, insight, instruction following, clarity, specificity), one to three
-task-specific dimensions (capped at 0.20 weight each, enforced), and Grounding when the task has
+The paper's four universal dimensions (coverage, insight, instruction following, clarity), one to
+three task-specific dimensions (capped at 0.20 weight each, enforced; together they are the reported
+Specificity), and Grounding when the task has
 readable attachments; each dimension has a few weighted criteria. The offline counterpart builds the
 task-specific dimension from the query's most salient terms.
 """
@@ -19,7 +20,6 @@ UNIVERSAL = {
     "instruction_following": ("Instruction following", ("respects the requested scope, format and focus",
                                                         "answers the questions asked, in order")),
     "clarity": ("Clarity", ("is organised with clear sections", "uses plain, precise sentences")),
-    "specificity": ("Specificity", ("gives concrete figures, dates and names", "grounds claims in cited evidence")),
 }
 GROUNDING = ("Grounding", ("reads the attached material correctly", "extends the attached material meaningfully"))
 _WORD = re.compile(r"[a-z][a-z-]{3,}")

@@ -1,18 +1,21 @@
-"""MMDeepResearch-Bench (methods/mmdr.md): FLAE, and TRACE's text part (CON, COV, FID).
+"""MMDeepResearch-Bench (methods/mmdr.md): FLAE, TRACE (EVI from CON, COV, FID; VEF) and the published
+Overall = 0.2 FLAE + 0.5 TRACE + 0.3 MOSAIC, MOSAIC counting only when FLAE and TRACE are > 0.
 
 FLAE: READ, INSH, STRU each fused as alpha_det * formula + (1 - alpha_det) * judge (formula channel
 in core/flae_features.py), weighted by the judge's task-adaptive weights, x100.
 
 CON = supported / judged cited claims; COV = supported claims / all claims (key claims backed);
 FID = 1 - contradicted / judged cited claims (no inverted or invented specifics). "Judged" excludes
-claims whose every source was unreadable. TRACE here is its citation part, 100 * sum_k W_k * E_k,
-with VEF N/A until visual evidence fidelity is built; the full formula is `trace_total`.
+claims whose every source was unreadable. EVI = 100 * sum_k W_k * E_k (task-adaptive weights);
+TRACE = 0.6 EVI + 0.4 VEF (`trace_total`), N/A while VEF is not built. MOSAIC: a report with no visual
+item scores 0 (the paper's task scores and leaderboard count that 0); items are judged by the visual
+issue's vision judge, N/A until then; SEM, ACC, VQA apply only to reports with items.
 """
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from ..suite import MetricSpec, Suite, judgment_failure
+from ..suite import Composite, MetricSpec, Suite, judgment_failure
 
 LAMBDA_VEF = 0.4
 FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}
@@ -24,20 +27,68 @@ def normalise_weights(weights: dict[str, float]) -> dict[str, float]:
     return {k: v / total for k, v in clean.items()} if total > 0 else dict(FALLBACK_WEIGHTS)
 
 
+def evidence_score(con: float, cov: float, fid: float, weights: dict[str, float]) -> float:
+    """EVI = 100 * sum_k W_k E_k over CON, COV, FID (inputs in [0, 1], weights normalised)."""
+    w = normalise_weights(weights)
+    return 100 * (w["con"] * con + w["cov"] * cov + w["fid"] * fid)
+
+
+def trace_from_parts(evi: float, vef: float) -> float:
+    """TRACE = λ·VEF + (1-λ)·EVI with λ = 0.4, both on 0-100."""
+    return LAMBDA_VEF * vef + (1 - LAMBDA_VEF) * evi
+
+
 def trace_total(vef: float, con: float, cov: float, fid: float, weights: dict[str, float]) -> float:
     """TRACE = 100 * [λ·VEF + (1-λ)·Σ W_k E_k], inputs in [0, 1]."""
-    w = normalise_weights(weights)
-    return 100 * (LAMBDA_VEF * vef + (1 - LAMBDA_VEF) * (w["con"] * con + w["cov"] * cov + w["fid"] * fid))
+    return trace_from_parts(evidence_score(con, cov, fid, weights), 100 * vef)
+
+
+def mosaic_gate_open(flae: float, trace: float) -> bool:
+    """MOSAIC counts only when FLAE >= τ_F and TRACE >= τ_T with τ = 0, i.e. both valid and non-zero."""
+    return flae > 0 and trace > 0
 
 
 def overall(flae: float, trace: float, mosaic: float) -> float:
     """Overall = 0.2·FLAE + 0.5·TRACE + 0.3·MOSAIC; MOSAIC counts only when FLAE and TRACE are > 0."""
-    gated = mosaic if flae > 0 and trace > 0 else 0.0
+    gated = mosaic if mosaic_gate_open(flae, trace) else 0.0
     return 0.2 * flae + 0.5 * trace + 0.3 * gated
 
 
+def _trace_row(parts) -> float | None:
+    return None if parts["evi"] is None or parts["vef"] is None else trace_from_parts(parts["evi"], parts["vef"])
+
+
+def _overall_row(parts) -> float | None:
+    """The gate first: with FLAE and TRACE known and one of them 0, MOSAIC does not count, so a missing
+    MOSAIC does not make Overall N/A."""
+    flae_value, trace_value, mosaic = parts["flae"], parts["trace"], parts["mosaic"]
+    if flae_value is None or trace_value is None:
+        return None
+    if not mosaic_gate_open(flae_value, trace_value):
+        return overall(flae_value, trace_value, 0.0)
+    return None if mosaic is None else overall(flae_value, trace_value, mosaic)
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return flae_metrics(evidence) + trace_metrics(evidence)
+    return flae_metrics(evidence) + trace_metrics(evidence) + mosaic_metrics(evidence)
+
+
+MOSAIC_PARTS = ("sem", "acc", "vqa")
+
+
+def mosaic_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """MOSAIC 0 for a report without visual items (the paper counts it so); otherwise N/A until the
+    vision judge scores the items. SEM, ACC, VQA do not apply without items."""
+    j = evidence.judge
+    items = len(evidence.figures)
+    if not items:
+        none = "no visual item in the report"
+        return [MetricValue("mmdr", "mosaic", 0.0, "0-100", 0, detail=none,
+                            policy="no scorable visual item => MOSAIC 0, counted in Overall and the mean (paper)",
+                            judge=j)] + [
+            not_available("mmdr", m, "0-100", "model_failure", f"not applicable: {none}", j) for m in MOSAIC_PARTS]
+    why = f"MOSAIC's visual items are not judged yet (needs the vision judge); {items} visual item(s) found"
+    return [not_available("mmdr", m, "0-100", "pipeline_failure", why, j) for m in ("mosaic", *MOSAIC_PARTS)]
 
 
 def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -90,14 +141,14 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     if not cited:
         detail = "no cited claims: the MMDR protocol requires [n] after each factual claim"
         zero = dict(scale="0-100", n_items=n_all, detail=detail, policy="uncited report scores 0", judge=j)
-        return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "trace")] + [vef]
+        return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "evi")] + [vef]
     coverage = evidence.coverage()
     if coverage.nothing_judged:
-        return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "trace")] + [vef]
+        return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "evi")] + [vef]
     if not judged:
         reason = f"no cited claim was decided (every judged source left its claim unknown); {coverage.text()}"
         return [not_available("mmdr", m, "0-100", "model_failure", reason, j)
-                for m in ("con", "fid", "trace")] + [
+                for m in ("con", "fid", "evi")] + [
             MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j,
                         policy="supported claims / all claims"), vef]
     con = judged.count("supported") / len(judged)
@@ -105,20 +156,20 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_all
     policy = f"judged = cited claims with a readable source; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"
     detail = f"judged={len(judged)}, cited={len(cited)}, claims={n_all}; {coverage.text()}"
-    trace = 100 * (weights["con"] * con + weights["cov"] * cov + weights["fid"] * fid)
+    evi = evidence_score(con, cov, fid, weights)
     w_text = ", ".join(f"{k}={v:.3f}" for k, v in weights.items())
     return [
         MetricValue("mmdr", "con", 100 * con, "0-100", len(judged), detail=detail, policy=policy, judge=j),
         MetricValue("mmdr", "cov", 100 * cov, "0-100", n_all, detail=detail, policy=policy, judge=j),
         MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j),
-        MetricValue("mmdr", "trace", trace, "0-100", len(judged), detail=f"weights {w_text} ({weight_note})",
-                    policy="citation part only: 100*sum W_k E_k; VEF N/A (full TRACE adds lambda=0.4 VEF)", judge=j),
+        MetricValue("mmdr", "evi", evi, "0-100", len(judged), detail=f"weights {w_text} ({weight_note})",
+                    policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights)", judge=j),
         vef,
     ]
 
 
 SUITE = Suite(
-    "mmdr", "MMDeepResearch-Bench (FLAE; TRACE citation part)",
+    "mmdr", "MMDeepResearch-Bench",
     (MetricSpec("read", "0-100", True, "readability: formula and judge channels fused by alpha_det"),
      MetricSpec("insh", "0-100", True, "insightfulness, fused"),
      MetricSpec("stru", "0-100", True, "structural completeness, fused"),
@@ -126,9 +177,21 @@ SUITE = Suite(
      MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims", cites=True),
      MetricSpec("cov", "0-100", True, "coverage: supported share of all claims", cites=True),
      MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted", cites=True),
-     MetricSpec("trace", "0-100", True, "TRACE citation part with task-adaptive weights", cites=True),
-     MetricSpec("vef", "0-100", True, "visual evidence fidelity (not built yet)")),
-    compute, headline=("trace", "flae", "con", "cov", "fid", "read", "insh", "stru", "vef"))
+     MetricSpec("evi", "0-100", True, "EVI: CON, COV, FID with task-adaptive weights", cites=True),
+     MetricSpec("vef", "0-100", True, "visual evidence fidelity: PASS share against the visual ground truth (not built)"),
+     MetricSpec("trace", "0-100", True, "TRACE = 0.6 EVI + 0.4 VEF", cites=True),
+     MetricSpec("mosaic", "0-100", True, "MOSAIC: mean visual item score; 0 without visual items"),
+     MetricSpec("sem", "0-100", True, "visual-semantic alignment of the items (where it applies)"),
+     MetricSpec("acc", "0-100", True, "data-reading accuracy of chart items (where it applies)"),
+     MetricSpec("vqa", "0-100", True, "questions about the image answered (where it applies)"),
+     MetricSpec("overall", "0-100", True, "MMDR Overall = 0.2 FLAE + 0.5 TRACE + 0.3 MOSAIC (gated)")),
+    compute, headline=("overall", "flae", "trace", "mosaic", "evi", "vef", "con", "cov", "fid", "read", "insh", "stru",
+                       "sem", "acc", "vqa"),
+    composites=(
+        Composite("trace", ("evi", "vef"), _trace_row, "TRACE = 0.6 EVI + 0.4 VEF (lambda = 0.4, paper)"),
+        Composite("overall", ("flae", "trace", "mosaic"), _overall_row,
+                  "Overall = 0.2 FLAE + 0.5 TRACE + 0.3 MOSAIC; MOSAIC counts only when FLAE > 0 and TRACE > 0 "
+                  "(paper)")))
 
 
 def alpha_det(length_completeness: float, heading_coverage: float, citation_compliance: float,

@@ -1,9 +1,12 @@
-"""TVIR-Bench citation metrics (methods/tvir.md): CS and AEC, plus the published aggregation."""
+"""TVIR-Bench (methods/tvir.md): the textual assessment (CS, IA, WQ, ADB, FLC; AEC) and the published
+aggregation TA = mean(CS, IA, WQ, ADB, FLC), VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA).
+The visual parts are N/A until the visual assessment is built; a text-only report has no VA and so no
+Overall (the paper's rule)."""
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from ..suite import MetricSpec, Suite, judged_checklist, judgment_failure
+from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
 POLICY = (f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); "
@@ -24,7 +27,23 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
         rubric_metric(evidence, "adb", "tvir.adb"),
         contradiction_metric(evidence),
         *citation_support(evidence),
+        *visual_parts(evidence),
     ]
+
+
+VISUAL_PARTS = ("fq", "mc", "fcq", "fci", "csc")
+TEXT_ONLY = "text-only report (no figure): TVIR has no visual assessment for it"
+VISUAL_NOT_BUILT = "the visual assessment is not built yet (figure quality, composition, captions, integration, chart-source)"
+
+
+def visual_parts(evidence: ReportEvidence) -> list[MetricValue]:
+    """FQ, MC, FCQ, FCI, CSC: N/A until a vision judge scores them; for a report without figures the
+    paper's rule, not a failure of ours, says why."""
+    if not evidence.figures:
+        return [not_available("tvir", m, "0-100", "model_failure", TEXT_ONLY, evidence.judge) for m in VISUAL_PARTS]
+    return [not_available("tvir", m, "0-100", "pipeline_failure",
+                          f"{VISUAL_NOT_BUILT}; {len(evidence.figures)} figure(s) found", evidence.judge)
+            for m in VISUAL_PARTS]
 
 
 def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
@@ -99,8 +118,20 @@ SUITE = Suite(
      MetricSpec("adb", "0-100", True, "analytical depth and breadth: 5 dimensions 1-10"),
      MetricSpec("flc", "0-100", True, "factual and logical consistency: contradictions mapped by the table"),
      MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean", cites=True),
-     MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task", cites=True)),
-    compute, headline=("cs", "ia", "wq", "adb", "flc", "aec"))
+     MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task", cites=True),
+     MetricSpec("fq", "0-100", True, "figure quality: image and chart quality, count-weighted (not built)"),
+     MetricSpec("mc", "0-100", True, "multimodal composition: 2 dimensions 1-10 (not built)"),
+     MetricSpec("fcq", "0-100", True, "figure caption quality: 3 dimensions 1-10 per figure (not built)"),
+     MetricSpec("fci", "0-100", True, "figure-context integration: 3 dimensions 1-10 per figure (not built)"),
+     MetricSpec("csc", "0-100", True, "chart-source consistency: contradictions mapped by the table (not built)"),
+     MetricSpec("ta", "0-100", True, "textual assessment: mean(CS, IA, WQ, ADB, FLC)", aggregate="of_parts"),
+     MetricSpec("va", "0-100", True, "visual assessment: mean(FQ, MC, FCQ, FCI, CSC)", aggregate="of_parts"),
+     MetricSpec("overall", "0-100", True, "TVIR Overall: mean(TA, VA); none for a text-only report", aggregate="of_parts")),
+    compute, headline=("overall", "ta", "va", "cs", "ia", "wq", "adb", "flc", "fq", "mc", "fcq", "fci", "csc", "aec"),
+    composites=(
+        Composite("ta", ("cs", "ia", "wq", "adb", "flc"), mean_of_all, "TA = mean(CS, IA, WQ, ADB, FLC) (paper)"),
+        Composite("va", VISUAL_PARTS, mean_of_all, "VA = mean(FQ, MC, FCQ, FCI, CSC) (paper)"),
+        Composite("overall", ("ta", "va"), mean_of_all, "Overall = mean(TA, VA); N/A without VA (paper)")))
 
 
 # FLC: distinct internal contradictions -> score out of 10 (methods/tvir.md), then /10.
