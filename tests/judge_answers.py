@@ -67,9 +67,15 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         return {"scores": scores}
     if any("You rate a research report on three qualities" in str(m.get("content")) for m in request.get("messages", [])):
         report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
-        channel = formula_channel(flae_observables(report, multimodal=False))
-        return {**{d: round(min(1.0, v + 0.05), 3) for d, v in channel.items()},
-                "weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2, "alpha": 0.25}
+        return {**_flae_judge_channel(report), **FLAE_WEIGHTS, "alpha": FLAE_ALPHA}
+    # FLAE's separate prompts answer the same numbers as its single call, so the protocols score alike
+    if any("You score one research report on readability" in str(m.get("content")) for m in request.get("messages", [])):
+        report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
+        return _flae_judge_channel(report)
+    if any("You decide how much three qualities" in str(m.get("content")) for m in request.get("messages", [])):
+        return {**FLAE_WEIGHTS, "rationale": "the demo's tasks ask for analysis"}
+    if any("You set alpha, from 0 to 1" in str(m.get("content")) for m in request.get("messages", [])):
+        return {"alpha": FLAE_ALPHA, "reason": "complete and well formed"}
     if any("You compare two encyclopedia articles" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "<<<ARTICLE A")
         a = text.split("<<<ARTICLE A\n", 1)[1].split("\nARTICLE A>>>", 1)[0]
@@ -117,6 +123,15 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if single:
         return _verdict(single.group(1), source)
     return {"verdicts": [{"claim_id": cid, **_verdict(claim, source)} for cid, claim in _ITEM_RE.findall(text)]}
+
+
+FLAE_WEIGHTS = {"weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2}
+FLAE_ALPHA = 0.25
+
+
+def _flae_judge_channel(report: str) -> dict:
+    channel = formula_channel(flae_observables(report, multimodal=False))
+    return {d: round(min(1.0, v + 0.05), 3) for d, v in channel.items()}
 
 
 def _verdict(claim: str, source: str) -> dict:

@@ -5,7 +5,12 @@ from dreval_assets.benchmarks.mmdr import metrics as mmdr
 from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.flae_features import flae_observables, formula_channel
+from dreval_assets.benchmarks.policies import policy_value
 from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.judges.prompts import render
+from loopback_llm import status
 from dreval_assets.stages.frames import frame
 from dreval_assets.benchmarks.mmdr.judgments import judge_flae
 from task_frames import tasks_table
@@ -43,13 +48,82 @@ def test_suite_fuses_the_channels_by_hand():
     assert m2["flae"].value is None and m2["flae"].na_reason == "provider_failure"
 
 
-def test_stage_writes_formula_alpha_judge_and_weights_in_one_call():
-    tasks = tasks_table(benchmark="mmdr", modality="multimodal")
-    reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": GOOD, "n_chars": 1,
+FORMULA_AND_ALPHA_DET = {f"mmdr.flae.{n}" for n in ("read_form", "insh_form", "stru_form", "alpha")}
+JUDGED = {f"mmdr.flae.{n}" for n in ("read_judge", "insh_judge", "stru_judge", "weight_read", "weight_insh",
+                                     "weight_stru")}
+
+
+def stage_inputs(text=GOOD):
+    tasks = tasks_table(benchmark="mmdr", modality="multimodal", query="How did grid batteries grow in 2024?")
+    reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": text, "n_chars": 1,
                                  "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
+    return reports, tasks
+
+
+class RecordingJudge(HeuristicJudge):
+    def __init__(self):
+        super().__init__()
+        self.requests = []
+
+    def judge_many(self, requests):
+        self.requests += requests
+        return super().judge_many(requests)
+
+
+def test_separate_protocol_asks_scores_weights_and_alpha_in_three_calls():
+    judge = RecordingJudge()
+    rows = judge_flae([("s", "t")], *stage_inputs(), judge)  # the default protocol: separate
+    assert [r.template for r in judge.requests] == ["mmdr/flae_judge_scores", "mmdr/flae_weights", "mmdr/flae_alpha"]
+    assert set(rows["item_id"]) == FORMULA_AND_ALPHA_DET | JUDGED  # the offline judge sets no alpha: no alpha_judge
+    template = dict(zip(rows["item_id"], rows["template"]))
+    assert template["mmdr.flae.read_judge"] == "mmdr/flae_judge_scores"
+    assert template["mmdr.flae.weight_insh"] == "mmdr/flae_weights"
+    by_id = dict(zip(rows["item_id"], rows["score"]))
+    assert by_id["mmdr.flae.read_judge"] == pytest.approx(by_id["mmdr.flae.read_form"])  # fallback: formula again
+    assert by_id["mmdr.flae.weight_read"] == pytest.approx(1 / 3)
+    prompts = [render(r.template, dict(r.variables)) for r in judge.requests]
+    assert "How did grid batteries grow in 2024?" in prompts[0] and "<<<REPORT" in prompts[0]
+    assert "How did grid batteries grow in 2024?" in prompts[1] and "heading coverage (sections / 4, at most 1): 1.00" in prompts[1]
+    assert "<<<REPORT" not in prompts[1] + prompts[2]  # weights and alpha read the task and the observables only
+    assert "How did grid batteries grow" not in prompts[2]  # alpha depends on the report's form alone
+
+
+def test_single_call_protocol_is_one_call_with_the_same_items():
     judge = HeuristicJudge()
-    rows = judge_flae([("s", "t")], reports, tasks, judge)
+    rows = judge_flae([("s", "t")], *stage_inputs(), judge, policies={"mmdr.flae.protocol": "single_call"})
     assert judge.stats.requests == 1
-    assert set(rows["item_id"]) == {f"mmdr.flae.{n}" for n in (
-        "read_form", "insh_form", "stru_form", "alpha", "read_judge", "insh_judge", "stru_judge",
-        "weight_read", "weight_insh", "weight_stru")}
+    assert set(rows["item_id"]) == FORMULA_AND_ALPHA_DET | JUDGED and set(rows["template"]) == {"mmdr/flae_scores"}
+    separate = judge_flae([("s", "t")], *stage_inputs(), HeuristicJudge())
+    assert sorted(zip(rows["item_id"], rows["score"])) == sorted(zip(separate["item_id"], separate["score"]))
+
+
+def test_judge_alpha_is_the_default_and_alpha_det_the_fallback(llm, calls):
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
+                        calls)
+    rows = judge_flae([("s", "t")], *stage_inputs(), judge)
+    assert llm.n_calls == 3
+    by_id = dict(zip(rows["item_id"], rows["score"]))
+    assert by_id["mmdr.flae.alpha_judge"] == 0.25 and by_id["mmdr.flae.weight_insh"] == 0.5
+    assert "mmdr.flae.protocol=separate" in rows.filter(rows["item_id"] == "mmdr.flae.alpha_judge")["reason"].item()
+    evidence = ReportEvidence("s", "t", "mmdr", "loopback-model", rubric_scores=by_id)
+    m = {v.metric: v for v in SUITES["mmdr"].score(evidence)}
+    assert "set by the judge" in m["read"].policy
+    assert m["read"].value == pytest.approx(100 * (0.25 * by_id["mmdr.flae.read_form"]
+                                                   + 0.75 * by_id["mmdr.flae.read_judge"]))
+    offline = judge_flae([("s", "t")], *stage_inputs(), HeuristicJudge())
+    parts = dict(zip(offline["item_id"], offline["score"]))
+    m = {v.metric: v for v in SUITES["mmdr"].score(ReportEvidence("s", "t", "mmdr", "heuristic-v1", rubric_scores=parts))}
+    assert "the judge set no alpha" in m["read"].policy  # no judge alpha: alpha_det stands, and the row says so
+    assert m["read"].value == pytest.approx(100 * parts["mmdr.flae.read_form"])
+    assert policy_value({}, "mmdr.flae.alpha") == "judge" and policy_value({}, "mmdr.flae.protocol") == "separate"
+
+
+def test_a_failed_weights_call_fails_only_its_items(llm, calls):
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                          max_attempts=1, concurrency=1), calls)
+    llm.fail_next(status(401))  # the first call asked (scores) fails for good
+    rows = judge_flae([("s", "t")], *stage_inputs(), judge)
+    failed = rows.filter(rows["score"].is_null())
+    assert set(failed["item_id"]) == {"mmdr.flae.read_judge", "mmdr.flae.insh_judge", "mmdr.flae.stru_judge"}
+    assert set(failed["na_reason"]) == {"provider_failure"}
+    assert rows.filter(rows["item_id"] == "mmdr.flae.weight_read")["score"].item() == 0.3

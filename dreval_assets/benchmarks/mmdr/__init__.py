@@ -8,5 +8,8 @@ from .metrics import SUITE
 
 BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae,),
                       heuristic_handlers=HANDLERS, evidence_inputs=trace_weights, policies={
-    "mmdr.flae.alpha": Policy("det", ("det", "judge"), "MMDR FLAE fusion weight: alpha_det or judge-set alpha"),
+    "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"
+                              " alpha_det when the judge sets none) or alpha_det from the observables"),
+    "mmdr.flae.protocol": Policy("separate", ("separate", "single_call"), "MMDR FLAE: judge scores, task-adaptive"
+                                 " weights and alpha in three prompts per report (the paper's) or in one call"),
 })

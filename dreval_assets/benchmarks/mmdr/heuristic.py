@@ -1,4 +1,5 @@
-"""MMDR's offline handlers: FLAE's judge channel and TRACE's weights fall back to what is measured."""
+"""MMDR's offline handlers: FLAE's judge channel and the weights fall back to what is measured; no
+judge-set alpha (alpha_det stands)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -8,6 +9,7 @@ from pydantic import BaseModel
 from ...core.flae_features import flae_observables, formula_channel
 from ...core.models import FlaeScores, TraceWeights
 from ...judges.readable import READS_WORD_LISTS, require_readable
+from .flae_models import FlaeAlpha, FlaeJudgeScores, FlaeWeights
 
 def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
@@ -23,4 +25,25 @@ def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[st
     return FlaeScores(**formula, weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3), {"fallback": True}
 
 
-HANDLERS = {"mmdr/trace_weights": answer_trace_weights, "mmdr/flae_scores": answer_flae_scores}
+def answer_flae_judge_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`flae_judge_scores`: no reading; the formula channel's own values (marked `fallback`)."""
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    return FlaeJudgeScores(**formula_channel(flae_observables(report, bool(variables.get("multimodal"))))), {
+        "fallback": True}
+
+
+def answer_flae_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`flae_weights`: no reading of the task; equal thirds (marked `fallback`)."""
+    return FlaeWeights(weight_read=1 / 3, weight_insh=1 / 3, weight_stru=1 / 3,
+                       rationale="fixed fallback: equal weights"), {"fallback": True}
+
+
+def answer_flae_alpha(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`flae_alpha`: sets no alpha of its own, so alpha_det (already measured) stands."""
+    return FlaeAlpha(alpha=None, reason="the offline judge sets no alpha: alpha_det stands"), {"fallback": True}
+
+
+HANDLERS = {"mmdr/trace_weights": answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
+            "mmdr/flae_judge_scores": answer_flae_judge_scores, "mmdr/flae_weights": answer_flae_weights,
+            "mmdr/flae_alpha": answer_flae_alpha}
