@@ -74,6 +74,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="fetch again the cited URLs that failed before (only those), and re-evaluate their reports")
     run.set_defaults(handler=cmd_run)
 
+    check = sub.add_parser("verify", help="recompute the aggregates imported releases publish from their published "
+                                          "per-item scores; exit 1 on a mismatch beyond rounding")
+    check.add_argument("benchmark", nargs="?", help="only this benchmark")
+    check.set_defaults(handler=cmd_verify)
+
     board = sub.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite")
     board.add_argument("--format", choices=FORMATS, default="table")
@@ -241,6 +246,17 @@ def _preflight_judge(settings: Settings, store: Store) -> None:
         check_judge(settings.judge, store, settings.home)
     except PreflightFailed as exc:
         raise CliError(f"judge check failed, nothing was run: {exc}") from exc
+
+
+def cmd_verify(args, settings: Settings) -> int:
+    from .verify import NothingToVerify, exit_status, lines, verify
+
+    try:
+        results = verify(_store(settings), args.benchmark)
+    except NothingToVerify as exc:
+        raise CliError(str(exc)) from exc
+    print("\n".join(lines(results)))
+    return exit_status(results)
 
 
 def cmd_leaderboard(args, settings: Settings) -> int:

@@ -18,12 +18,14 @@ from types import ModuleType
 from typing import Iterable, Iterator, TypeVar
 
 from .benchmarks import registry
+from .releases.published import PublishedScore
 from .releases.records import ImportLog, ImportedReport, SystemInfo
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
 from .releases.report_text import decode_report_bytes, read_report_file
 from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
+from .store.published import write_published
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
 
 BATCH = 500
@@ -58,6 +60,8 @@ class ImportSummary:
     systems_without_reports: list[str] = field(default_factory=list)
     new_task_keys: list[str] = field(default_factory=list)
     changed_task_keys: list[str] = field(default_factory=list)
+    published: dict[str, Counter] = field(default_factory=dict)  # file -> system -> published scores
+    published_only: bool = False  # the release holds published scores but no task file
     log: ImportLog = field(default_factory=ImportLog)
 
     @property
@@ -70,7 +74,28 @@ class ImportSummary:
         return {"tasks": dict(self.tasks), "reports": dict(self.reports),
                 "reports_by_system": dict(self.reports_by_system), "systems_new": self.systems_new,
                 "systems_known": self.systems_known, "systems_without_reports": self.systems_without_reports,
+                "published_scores": {file: dict(systems) for file, systems in self.published.items()},
+                "published_only": self.published_only,
                 "skipped": len(self.log.skipped), "missing": len(self.log.missing), "notes": len(self.log.notes)}
+
+    def published_lines(self, shown: int = 20) -> list[str]:
+        """How many published scores each file and each system gave."""
+        if not self.published:
+            return []
+        by_system: Counter = Counter()
+        for systems in self.published.values():
+            by_system.update(systems)
+        total = sum(by_system.values())
+        out = [f"published scores: {total} from {len(self.published)} file(s), {len(by_system)} system(s)"]
+        for file, systems in list(self.published.items())[:shown]:
+            names = sorted(systems)
+            more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+            out.append(f"  {file}: {sum(systems.values())} ({', '.join(names[:3])}{more})")
+        if len(self.published) > shown:
+            out.append(f"  ... {len(self.published) - shown} more file(s)")
+        out.append("published scores by system: " + ", ".join(f"{s} {n}" for s, n in sorted(by_system.items())[:shown])
+                   + (" ..." if len(by_system) > shown else ""))
+        return out
 
     def lines(self, shown: int = 20) -> list[str]:
         t, r = self.tasks, self.reports
@@ -82,6 +107,9 @@ class ImportSummary:
         out += [f"  {system}: {n}" for system, n in sorted(self.reports_by_system.items())]
         if self.systems_without_reports:
             out.append(f"named without reports (not registered): {', '.join(self.systems_without_reports)}")
+        if self.published_only:
+            out.append("the release holds no task file: only its published scores were imported")
+        out += self.published_lines(shown)
         for title, problems in (("missing files", self.log.missing), ("skipped", self.log.skipped),
                                 ("notes", self.log.notes)):
             if problems:
@@ -106,14 +134,22 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         raise ImportFailed("--reports needs --system NAME")
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     summary = ImportSummary(uuid.uuid4().hex[:12], benchmark, str(root))
+    # A loader that can tell (`has_tasks`) may be given a folder of published scores alone.
+    has_tasks = getattr(module, "has_tasks", None)
+    summary.published_only = has_tasks is not None and not has_tasks(root)
+    if summary.published_only:
+        summary.log.note(".", None, "no task file: tasks and the release's reports are not read; "
+                                    "its published scores are")
     known = task_hashes(store)
     unsuited: set[str] = set()
-    for batch in _batches(module.iter_tasks(root, summary.log)):
+    tasks = () if summary.published_only else module.iter_tasks(root, summary.log)
+    for batch in _batches(tasks):
         for name in {t.benchmark for t in batch} - set(registry.SUITES) - unsuited:
             unsuited.add(name)
             summary.log.note(".", None, f"benchmark {name!r} has no suite of its own: only core metrics apply")
         _register(store, batch, known, summary)
-    infos = {info.name: info for info in module.iter_systems(root, summary.log)} if reports is None else {}
+    infos = {info.name: info for info in module.iter_systems(root, summary.log)} \
+        if reports is None and not summary.published_only else {}
     if reports is not None:
         from .releases.generic_layout import iter_report_folder
 
@@ -122,8 +158,11 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         if system is not None and system not in infos:
             summary.log.note(".", None, f"the release names no system {system!r} (it names: "
                                         f"{', '.join(sorted(infos)) or 'none'}); no reports imported")
-        found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system)
+        found = () if summary.published_only else \
+            (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system)
     _import_reports(store, found, set(known), infos, summary)
+    if reports is None and hasattr(module, "iter_published"):
+        _import_published(store, module.iter_published(root, summary.log), system, summary)
     named = set(infos) if system is None else {system} & set(infos)
     summary.systems_without_reports = sorted(n for n in named if not summary.reports_by_system.get(slugify(n)))
     problems = [(kind, p.file, p.line, p.reason) for kind, problems in
@@ -251,6 +290,47 @@ def _import_reports(store: Store, found: Iterable[ImportedReport], task_keys: se
             write_imported_reports(store, pending)
             pending = []
     write_imported_reports(store, pending)
+
+
+def _import_published(store: Store, records: Iterable[list[PublishedScore]], system: str | None,
+                      summary: ImportSummary) -> None:
+    """Each record's scores into `published_scores`, whole or not at all, in batches; the first batch
+    holding a file replaces that file's earlier rows. With `system`, only that system's scores."""
+    pending: list[dict] = []
+    written: set[str] = set()
+
+    def flush() -> None:
+        files = sorted({row["file"] for row in pending} - written)
+        write_published(store, summary.benchmark, pending, files)
+        written.update(files)
+        pending.clear()
+
+    for record in records:
+        rows = _published_rows(record, summary)
+        if rows and system is not None:
+            rows = [r for r in rows if r["system"] == slugify(system) or r["release_name"] == system]
+        for row in rows or ():
+            summary.published.setdefault(row["file"], Counter())[row["system"]] += 1
+            pending.append(row)
+        if len(pending) >= BATCH:
+            flush()
+    flush()
+
+
+def _published_rows(record: list[PublishedScore], summary: ImportSummary) -> list[dict] | None:
+    """The table rows of one record, or None (logged) when a system name gives no usable key."""
+    rows = []
+    for score in record:
+        try:
+            key = validate_key(slugify(score.system))
+        except InvalidKeyError:
+            summary.log.skip(score.file, score.line, f"system name {score.system!r} gives no usable key")
+            return None
+        rows.append({"system": key, "release_name": score.system, "task": score.task, "metric": score.metric,
+                     "value": score.value, "scale": score.scale, "published_metric": score.published_metric,
+                     "published_value": score.published_value, "file": score.file, "line": score.line,
+                     "import_id": summary.import_id})
+    return rows
 
 
 def _register_system(store: Store, name: str, info: SystemInfo | None, registered: dict[str, SystemEntry],

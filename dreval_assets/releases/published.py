@@ -5,7 +5,9 @@ at all. A benchmark's optional `published_checks(rows)` recomputes published agg
 published per-item numbers with the pipeline's own formulas and yields one Check per aggregate."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -41,3 +43,68 @@ class Check:
     @property
     def difference(self) -> float | None:
         return None if self.recomputed is None else abs(self.published - self.recomputed)
+
+
+# --- cells and rounding --------------------------------------------------------------------
+
+NULL_CELLS = {"", "null", "none", "nan", "n/a", "na"}
+
+
+def cell_number(value: object) -> float | None:
+    """A published cell as a number: None for an empty or null cell; ValueError for anything that is
+    not a finite number (the caller skips the record whole)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.lower() in NULL_CELLS:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{text[:40]!r} is not a number") from None
+    else:
+        raise ValueError(f"a {type(value).__name__} is not a number")
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a finite number")
+    return number
+
+
+def half_unit(number: float | None) -> float:
+    """Half a unit of the last decimal `number` shows in its shortest form ('0.4110' shows 3: 0.0005).
+    A trailing zero the file wrote is lost in the float: `Rounding` reads a column's decimals instead."""
+    if number is None:
+        return 0.0
+    mantissa, _, exponent = repr(float(number)).lower().partition("e")
+    decimals = len(mantissa.partition(".")[2].rstrip("0")) - int(exponent or 0)
+    return 0.5 * 10.0 ** -decimals
+
+
+FLOAT_NOISE = 1e-9  # floating-point sums of unrounded inputs
+
+
+class Rounding:
+    """The rounding a file's published numbers carry: half a unit of the most decimals any value of the
+    same metric in the same file shows (a column written to two decimals has a value that shows them;
+    54.00 alone would look like 54). A metric with a single value in its file takes the file's most
+    decimals (race_result.txt writes every line alike)."""
+
+    def __init__(self, cells: Iterable[tuple[str, str, float | None]]):
+        self.by_metric: dict[tuple[str, str], list[float]] = {}
+        self.by_file: dict[str, float] = {}
+        for file, metric, number in cells:
+            if number is None or number == 0:
+                continue  # 0 shows no decimals
+            half = half_unit(number)
+            self.by_metric.setdefault((file, metric), []).append(half)
+            self.by_file[file] = min(half, self.by_file.get(file, half))
+
+    def half(self, file: str, published_metric: str) -> float:
+        halves = self.by_metric.get((file, published_metric), [])
+        if len(halves) >= 2:
+            return min(halves)
+        return self.by_file.get(file, halves[0] if halves else 0.0)

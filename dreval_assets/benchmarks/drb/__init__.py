@@ -4,8 +4,10 @@ from ..protocol import Benchmark
 from .heuristic import HANDLERS
 from .judgments import evidence_inputs, race
 from .metrics import SUITE
+from .published_checks import published_checks
 
 BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", report_judgments=(race,),
+                      published_checks=published_checks,
                       heuristic_handlers=HANDLERS, evidence_inputs=evidence_inputs, policies={
     "drb.race.position_bias": Policy("both_orders", ("both_orders", "target_first", "random_order"),
                                      "DRB RACE: mean of both orders, the reference code's target-first order, "

@@ -5,7 +5,10 @@
   data/test_data/cleaned_data/reference.jsonl    reference reports {id, prompt, article}
   data/test_data/raw_data/<model>.jsonl          system reports {id, prompt, article}
 
-The published scores under results/race/ are not loaded: we score the reports ourselves.
+  results/race/<model>/, results/fact/<model>/   published scores (published.py), into published_scores
+
+We score the reports ourselves; the published scores are kept beside ours for `dreval verify` and the
+agreement figures. A folder holding only published scores imports those.
 A task without criteria or reference is imported all the same (RACE is N/A for it).
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ...releases.records import (
 )
 from ...releases.json_readers import JsonlIndex, iter_jsonl
 from ...releases.reports import embedded_reports
+from . import published
 
 BENCHMARK = "drb"
 QUERIES = Path("data/prompt_data/query.jsonl")
@@ -45,7 +49,21 @@ CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def layout_problem(root: Path) -> str | None:
-    return layout_check(root, lambda r: (r / QUERIES).is_file(), QUERIES.as_posix(), "a DeepResearch Bench release")
+    return layout_check(root, lambda r: has_tasks(r) or has_published(r), QUERIES.as_posix(),
+                        "a DeepResearch Bench release")
+
+
+def has_tasks(root: Path) -> bool:
+    return (Path(root) / QUERIES).is_file()
+
+
+def has_published(root: Path) -> bool:
+    return published.has_published(root)
+
+
+def iter_published(root: Path, log: ImportLog) -> Iterator[list[published.PublishedScore]]:
+    """The release's published scores, one list per record (a raw_results line, a result file)."""
+    return published.iter_published(root, log)
 
 
 # --- tasks ------------------------------------------------------------------------------

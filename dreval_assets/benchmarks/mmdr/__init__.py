@@ -5,8 +5,10 @@ from .evidence_inputs import trace_weights
 from .heuristic import HANDLERS
 from .judgments import flae
 from .metrics import SUITE
+from .published_checks import published_checks
 
 BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae,),
+                      published_checks=published_checks,
                       heuristic_handlers=HANDLERS, evidence_inputs=trace_weights, policies={
     "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"
                               " alpha_det when the judge sets none) or alpha_det from the observables"),

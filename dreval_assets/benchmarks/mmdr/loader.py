@@ -4,7 +4,10 @@
   data/quiz_vef.jsonl                  textualised visual ground truth, matched to tasks by id
   reports_runs/<run>/reports/Q<n>.md   one Markdown report per task and run (the run is the system)
 
-The published scores in results/<run>.jsonl are not loaded: we score the reports ourselves.
+  reference_outputs/<run>/, results/<run>.jsonl   published scores (published.py), into published_scores
+
+We score the reports ourselves; the published scores are kept beside ours for `dreval verify` and the
+agreement figures. A folder holding only published scores imports those.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from ...releases.records import (
 from ...releases.attachments import attachment_texts
 from ...releases.json_readers import JsonlIndex, iter_jsonl
 from ...releases.reports import REMOTE, check_images, read_report
+from . import published
 
 BENCHMARK = "mmdr"
 QUIZ = Path("data/quiz.jsonl")
@@ -44,7 +48,21 @@ LABELS = ("set", "difficulty")  # kept as given in Task.attributes (tags too, jo
 
 
 def layout_problem(root: Path) -> str | None:
-    return layout_check(root, lambda r: (r / QUIZ).is_file(), QUIZ.as_posix(), "an MMDeepResearch-Bench release")
+    return layout_check(root, lambda r: has_tasks(r) or has_published(r),
+                        QUIZ.as_posix(), "an MMDeepResearch-Bench release")
+
+
+def has_tasks(root: Path) -> bool:
+    return (Path(root) / QUIZ).is_file()
+
+
+def has_published(root: Path) -> bool:
+    return published.has_published(root)
+
+
+def iter_published(root: Path, log: ImportLog) -> Iterator[list[published.PublishedScore]]:
+    """The release's published scores, one list per record (a CSV row, a JSONL line, the manifest)."""
+    return published.iter_published(root, log)
 
 
 # --- tasks ------------------------------------------------------------------------------
