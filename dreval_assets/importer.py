@@ -1,4 +1,5 @@
-"""`dreval import`: stream a release through its loader into the registry and `imported_reports`.
+"""`dreval import`: stream a release through its loader into the registry and `imported_reports`, and
+the scores it publishes (the loader's optional `iter_published`) into `published_scores`.
 
 Tasks and reports arrive one at a time from the loader and are written in batches, so memory stays
 bounded by a batch plus one hash per known task and report. A task or report whose content hash is
@@ -122,9 +123,10 @@ class ImportSummary:
 
 def import_release(store: Store, benchmark: str, root: Path, system: str | None = None,
                    reports: Path | None = None) -> ImportSummary:
-    """Register the release's tasks and its systems' reports. With `reports`, the reports come from
-    that folder instead (`<id>.md` files or a JSONL) for the one system named `system`; with only
-    `system`, only that system's reports of the release are imported."""
+    """Register the release's tasks and its systems' reports, and store its published scores. With
+    `reports`, the reports come from that folder instead (`<id>.md` files or a JSONL) for the one system
+    named `system`; with only `system`, only that system's reports and scores of the release are
+    imported. A folder with published scores but no task file (the loader's `has_tasks`) imports those."""
     module = loader(benchmark)
     root = Path(root)
     problem = module.layout_problem(root)
@@ -134,35 +136,31 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         raise ImportFailed("--reports needs --system NAME")
     started = datetime.now(timezone.utc).replace(tzinfo=None)
     summary = ImportSummary(uuid.uuid4().hex[:12], benchmark, str(root))
-    # A loader that can tell (`has_tasks`) may be given a folder of published scores alone.
-    has_tasks = getattr(module, "has_tasks", None)
+    has_tasks = getattr(module, "has_tasks", None)  # a loader that can tell may get published scores alone
     summary.published_only = has_tasks is not None and not has_tasks(root)
     if summary.published_only:
         summary.log.note(".", None, "no task file: tasks and the release's reports are not read; "
                                     "its published scores are")
     known = task_hashes(store)
-    unsuited: set[str] = set()
-    tasks = () if summary.published_only else module.iter_tasks(root, summary.log)
-    for batch in _batches(tasks):
-        for name in {t.benchmark for t in batch} - set(registry.SUITES) - unsuited:
-            unsuited.add(name)
-            summary.log.note(".", None, f"benchmark {name!r} has no suite of its own: only core metrics apply")
-        _register(store, batch, known, summary)
-    infos = {info.name: info for info in module.iter_systems(root, summary.log)} \
-        if reports is None and not summary.published_only else {}
+    if not summary.published_only:
+        _import_tasks(store, module.iter_tasks(root, summary.log), known, summary)
+    from_release = reports is None and not summary.published_only
+    infos = {info.name: info for info in module.iter_systems(root, summary.log)} if from_release else {}
     if reports is not None:
         from .releases.generic_layout import iter_report_folder
 
         found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
     else:
-        if system is not None and system not in infos:
+        if system is not None and system not in infos and from_release:
             summary.log.note(".", None, f"the release names no system {system!r} (it names: "
                                         f"{', '.join(sorted(infos)) or 'none'}); no reports imported")
-        found = () if summary.published_only else \
-            (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system)
+        found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system) \
+            if from_release else ()
     _import_reports(store, found, set(known), infos, summary)
     if reports is None and hasattr(module, "iter_published"):
         _import_published(store, module.iter_published(root, summary.log), system, summary)
+        if has_tasks is None and not sum(summary.tasks.values()) and summary.published:
+            summary.published_only = True  # a loader that cannot tell: no task came, scores did
     named = set(infos) if system is None else {system} & set(infos)
     summary.systems_without_reports = sorted(n for n in named if not summary.reports_by_system.get(slugify(n)))
     problems = [(kind, p.file, p.line, p.reason) for kind, problems in
@@ -235,6 +233,15 @@ def _batches(items: Iterable[T]) -> Iterator[list[T]]:
     iterator = iter(items)
     while batch := list(islice(iterator, BATCH)):
         yield batch
+
+
+def _import_tasks(store: Store, tasks: Iterable, known: dict[str, str], summary: ImportSummary) -> None:
+    unsuited: set[str] = set()
+    for batch in _batches(tasks):
+        for name in {t.benchmark for t in batch} - set(registry.SUITES) - unsuited:
+            unsuited.add(name)
+            summary.log.note(".", None, f"benchmark {name!r} has no suite of its own: only core metrics apply")
+        _register(store, batch, known, summary)
 
 
 def _register(store: Store, batch, known: dict[str, str], summary: ImportSummary) -> None:

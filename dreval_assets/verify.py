@@ -45,7 +45,7 @@ class Verification:
 
     @property
     def largest_difference(self) -> float | None:
-        differences = [abs(c.published - c.recomputed) for c in self.comparable]
+        differences = [c.difference for c in self.comparable]
         return max(differences) if differences else None
 
 
@@ -83,7 +83,7 @@ def lines(results: list[Verification], shown: int = 30) -> list[str]:
                    f"{'-' if largest is None else f'{largest:.6g}'}")
         for check in result.mismatched[:shown]:
             out.append(f"  MISMATCH {_where(check)}: {check.what}: published {check.published:.6g}, "
-                       f"recomputed {check.recomputed:.6g} (difference {abs(check.published - check.recomputed):.3g}, "
+                       f"recomputed {check.recomputed:.6g} (difference {check.difference:.3g}, "
                        f"allowed {check.tolerance:.3g})" + (f"; {check.note}" if check.note else ""))
         if len(result.mismatched) > shown:
             out.append(f"  ... {len(result.mismatched) - shown} more mismatches")

@@ -9,7 +9,8 @@ MMDR run `run-a` (Model "Run A" -> system run-a), 0-100, two decimals:
   Q3     0.00  0.20          50.00  32.00  80.00   16.00    90.00  60.00  40.00   (FLAE 0: MOSAIC gated)
   Q4    a malformed row (FLAE 'abc'): skipped whole
 Leaderboard: means over Q1-Q3 (Overall 30.37 = 91.10/3; Sem./Acc./VQA over Q1 and Q3 only).
-results/run-a.jsonl is on 0-1 (FINAL_MMDR = 0.2 GEN + 0.5 (0.6 EVI + 0.4 VEF) + 0.3 MM); Q5's total is null.
+results/run-a.jsonl is on 0-1 (FINAL_MMDR = 0.2 GEN + 0.5 (0.6 EVI + 0.4 VEF) + 0.3 MM); Q5's total is null
+(its parts show three decimals, so each column reads as written to three: JSON keeps no trailing zeros).
 
 DRB model `Model X`: three raw_results tasks (0-1), race_result.txt their means, fact_result.txt
 150 valid of 200 citations; one raw_results line is malformed JSON, one has a non-numeric insight.
@@ -42,7 +43,7 @@ RESULTS = [
     {"qid": "Q1", "scores": {"GEN": 0.6, "EVI": 0.5, "MM": 0.4, "VEF": 0.75, "FINAL_MMDR": 0.54}},
     {"qid": "Q2", "scores": {"GEN": 0.455, "EVI": 0.4, "MM": 0.0, "VEF": 0.0, "FINAL_MMDR": 0.211}},
     {"qid": "Q3", "scores": {"GEN": 0.0, "EVI": 0.2, "MM": 0.8, "VEF": 0.5, "FINAL_MMDR": 0.16}},
-    {"qid": "Q5", "scores": {"GEN": 0.3, "EVI": 0.1, "MM": 0.2, "VEF": 0.0, "FINAL_MMDR": None}},
+    {"qid": "Q5", "scores": {"GEN": 0.3, "EVI": 0.137, "MM": 0.215, "VEF": 0.125, "FINAL_MMDR": None}},
 ]
 
 

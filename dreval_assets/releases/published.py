@@ -59,6 +59,8 @@ def cell_number(value: object) -> float | None:
         raise ValueError(f"{value!r} is not a number")
     if isinstance(value, (int, float)):
         number = float(value)
+        if math.isnan(number):
+            return None  # JSON NaN: a null written by a numeric library
     elif isinstance(value, str):
         text = value.strip()
         if text.lower() in NULL_CELLS:
@@ -91,7 +93,7 @@ class Rounding:
     """The rounding a file's published numbers carry: half a unit of the most decimals any value of the
     same metric in the same file shows (a column written to two decimals has a value that shows them;
     54.00 alone would look like 54). A metric with a single value in its file takes the file's most
-    decimals (race_result.txt writes every line alike)."""
+    decimals (a file of `Label: number` lines writes every line alike)."""
 
     def __init__(self, cells: Iterable[tuple[str, str, float | None]]):
         self.by_metric: dict[tuple[str, str], list[float]] = {}
