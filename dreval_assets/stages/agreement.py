@@ -49,9 +49,10 @@ def _agreement_row(key: tuple, group: pl.DataFrame, now: datetime) -> dict:
     for (system, task), pair in zip(items, zip(ours, theirs)):
         by_task.setdefault(task, {})[system] = pair
         by_system.setdefault(system, []).append(pair)
-    # each system's two means over the tasks both evaluators scored it on
-    our_means = [mean([o for o, _ in scored]) for scored in by_system.values()]
-    their_means = [mean([p for _, p in scored]) for scored in by_system.values()]
+    # each system's two means over the tasks both evaluators scored it on (rounded again: equal means
+    # summed in another order must still tie for OSC)
+    our_means = [round(mean([o for o, _ in scored]), TIE_DIGITS) for scored in by_system.values()]
+    their_means = [round(mean([p for _, p in scored]), TIE_DIGITS) for scored in by_system.values()]
     par = pairwise_agreement(by_task)
     stats = {"pearson_r": pearson(ours, theirs), "kendall_tau": kendall_tau_b(ours, theirs), "par": par.rate,
              "opc": pearson(our_means, their_means, unit="system"),
