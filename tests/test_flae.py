@@ -83,7 +83,8 @@ def test_separate_protocol_asks_scores_weights_and_alpha_in_three_calls():
     assert by_id["mmdr.flae.weight_read"] == pytest.approx(1 / 3)
     prompts = [render(r.template, dict(r.variables)) for r in judge.requests]
     assert "How did grid batteries grow in 2024?" in prompts[0] and "<<<REPORT" in prompts[0]
-    assert "How did grid batteries grow in 2024?" in prompts[1] and "heading coverage (sections / 4, at most 1): 1.00" in prompts[1]
+    assert "How did grid batteries grow in 2024?" in prompts[1]
+    assert "heading coverage (sections / 4, at most 1): 1.00" in prompts[1]
     assert "<<<REPORT" not in prompts[1] + prompts[2]  # weights and alpha read the task and the observables only
     assert "How did grid batteries grow" not in prompts[2]  # alpha depends on the report's form alone
 
@@ -112,7 +113,8 @@ def test_judge_alpha_is_the_default_and_alpha_det_the_fallback(llm, calls):
                                                    + 0.75 * by_id["mmdr.flae.read_judge"]))
     offline = judge_flae([("s", "t")], *stage_inputs(), HeuristicJudge())
     parts = dict(zip(offline["item_id"], offline["score"]))
-    m = {v.metric: v for v in SUITES["mmdr"].score(ReportEvidence("s", "t", "mmdr", "heuristic-v1", rubric_scores=parts))}
+    evidence = ReportEvidence("s", "t", "mmdr", "heuristic-v1", rubric_scores=parts)
+    m = {v.metric: v for v in SUITES["mmdr"].score(evidence)}
     assert "the judge set no alpha" in m["read"].policy  # no judge alpha: alpha_det stands, and the row says so
     assert m["read"].value == pytest.approx(100 * parts["mmdr.flae.read_form"])
     assert policy_value({}, "mmdr.flae.alpha") == "judge" and policy_value({}, "mmdr.flae.protocol") == "separate"

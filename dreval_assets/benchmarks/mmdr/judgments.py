@@ -53,7 +53,8 @@ JUDGE_ITEMS = (("read", "read_judge"), ("insh", "insh_judge"), ("stru", "stru_ju
 WEIGHT_ITEMS = (("weight_read", "weight_read"), ("weight_insh", "weight_insh"), ("weight_stru", "weight_stru"))
 ALPHA_ITEMS = (("alpha", "alpha_judge"),)
 PROTOCOLS = {
-    "separate": (FlaeCall(SCORES_TEMPLATE, FlaeJudgeScores, JUDGE_ITEMS, "heuristic fallback: the formula channel again"),
+    "separate": (FlaeCall(SCORES_TEMPLATE, FlaeJudgeScores, JUDGE_ITEMS,
+                          "heuristic fallback: the formula channel again"),
                  FlaeCall(WEIGHTS_TEMPLATE, FlaeWeights, WEIGHT_ITEMS, "heuristic fallback: equal weights"),
                  FlaeCall(ALPHA_TEMPLATE, FlaeAlpha, ALPHA_ITEMS, "heuristic: sets no alpha")),
     "single_call": (FlaeCall(FLAE_TEMPLATE, FlaeScores, JUDGE_ITEMS + WEIGHT_ITEMS + ALPHA_ITEMS,
