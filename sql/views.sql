@@ -3,6 +3,9 @@
 -- Per system x suite x metric x judge, live over metric_scores (the leaderboard asset adds CIs, ranks
 -- and coverage notes). A mean is over scored tasks only; shared_mean is over the tasks every system
 -- with a score on this suite x metric x judge has scored, the fair basis for comparing them.
+-- Plain means only: the `leaderboard` table aggregates each metric as its paper does (pooled ratios,
+-- composites from their parts; its `aggregation` column says which), so read published-comparable
+-- numbers there.
 CREATE OR REPLACE VIEW leaderboard_live AS
 WITH scored AS (
     SELECT system, task, suite, metric, judge, value FROM metric_scores WHERE value IS NOT NULL
@@ -59,7 +62,7 @@ SELECT * FROM (VALUES
     ('mmdr', 'con', 'claim_verdict'), ('mmdr', 'con', 'claim_verdicts_batch'),
     ('mmdr', 'cov', 'claim_verdict'), ('mmdr', 'cov', 'claim_verdicts_batch'),
     ('mmdr', 'fid', 'claim_verdict'), ('mmdr', 'fid', 'claim_verdicts_batch'),
-    ('mmdr', 'trace', 'claim_verdict'), ('mmdr', 'trace', 'claim_verdicts_batch'), ('mmdr', 'trace', 'mmdr/trace_weights'),
+    ('mmdr', 'evi', 'claim_verdict'), ('mmdr', 'evi', 'claim_verdicts_batch'), ('mmdr', 'evi', 'mmdr/trace_weights'),
     ('dr3', 'fa', 'claim_verdict'), ('dr3', 'fa', 'claim_verdicts_batch'),
     ('wlc', 'ref_acc', 'claim_verdict'), ('wlc', 'ref_acc', 'claim_verdicts_batch'),
     ('wlc', 'ref_conf', 'claim_verdict'), ('wlc', 'ref_conf', 'claim_verdicts_batch'),
@@ -75,10 +78,14 @@ SELECT * FROM (VALUES
     ('wlc', 'neutral', 'wlc/pairwise_criteria'), ('wlc', 'writing', 'wlc/pairwise_criteria'),
     ('mmdr', 'flae', 'mmdr/flae_scores'), ('mmdr', 'read', 'mmdr/flae_scores'), ('mmdr', 'insh', 'mmdr/flae_scores'),
     ('mmdr', 'stru', 'mmdr/flae_scores'),
+    ('mmdr', 'flae', 'mmdr/flae_judge_scores'), ('mmdr', 'read', 'mmdr/flae_judge_scores'),
+    ('mmdr', 'insh', 'mmdr/flae_judge_scores'), ('mmdr', 'stru', 'mmdr/flae_judge_scores'),
+    ('mmdr', 'flae', 'mmdr/flae_alpha'), ('mmdr', 'read', 'mmdr/flae_alpha'), ('mmdr', 'insh', 'mmdr/flae_alpha'),
+    ('mmdr', 'stru', 'mmdr/flae_alpha'), ('mmdr', 'flae', 'mmdr/flae_weights'),
     ('miroeval', 'synthesis', 'miroeval/criteria_scores'), ('miroeval', 'synthesis', 'miroeval/rubric'),
     ('miroeval', 'grounding', 'miroeval/key_facts'), ('drb', 'race', 'drb/race_scores'),
     -- the names these templates had before prompts/<benchmark>/ (ledgers written then)
-    ('mmdr', 'trace', 'trace_weights'), ('tvir', 'flc', 'contradictions'),
+    ('mmdr', 'evi', 'trace_weights'), ('tvir', 'flc', 'contradictions'),
     ('wlc', 'well_written', 'pairwise_criteria'), ('wlc', 'broad', 'pairwise_criteria'),
     ('wlc', 'neutral', 'pairwise_criteria'), ('wlc', 'writing', 'pairwise_criteria'),
     ('mmdr', 'flae', 'flae_scores'), ('mmdr', 'read', 'flae_scores'), ('mmdr', 'insh', 'flae_scores'),

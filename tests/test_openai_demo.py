@@ -53,7 +53,7 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys):
     means = dict(store.query("SELECT system, mean FROM leaderboard WHERE metric = 'supported_ratio'").iter_rows())
     assert means["careful-scholar"] > means["loose-cannon"] > means["quiet-summarizer"]
     assert careful_beats_loose(store) >= 15
-    weights = store.query("SELECT detail FROM metric_scores WHERE suite = 'mmdr' AND metric = 'trace' LIMIT 1").item()
+    weights = store.query("SELECT detail FROM metric_scores WHERE suite = 'mmdr' AND metric = 'evi' LIMIT 1").item()
     assert "proposed by loopback-model" in weights  # task-adaptive weights from the judge, not the fallback
 
     # batching: calls are per source chunk, fewer than the judged claim x source pairs

@@ -23,6 +23,7 @@ UNIVERSAL = {
 }
 GROUNDING = ("Grounding", ("reads the attached material correctly", "extends the attached material meaningfully"))
 _WORD = re.compile(r"[a-z][a-z-]{3,}")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 _STOP = frozenset("""what which their there about would could should these those with from into that this have
 been also were does please give recent figures sources source much many more most report briefing preparing
 today where when how""".split())
@@ -31,8 +32,7 @@ today where when how""".split())
 def offline_rubric(query: str, has_attachments: bool) -> AdaptiveRubric:
     """Universal dimensions, one task-specific dimension from the query's most frequent terms, equal
     weights before the cap; criteria carry equal weights."""
-    terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
-    top = [w for w, _ in Counter(terms).most_common(4)]
+    top = salient_terms(query)
     dims = [RubricDimension(dimension_id=k, name=name, dynamic=False,
                             criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
                                       for i, t in enumerate(texts, start=1)])
@@ -47,6 +47,15 @@ def offline_rubric(query: str, has_attachments: bool) -> AdaptiveRubric:
                                     criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
                                               for i, t in enumerate(GROUNDING[1], start=1)]))
     return finalise(AdaptiveRubric(dimensions=dims, weights={d.dimension_id: 1.0 for d in dims}))
+
+
+def salient_terms(query: str, n: int = 4) -> list[str]:
+    """The query's most frequent content words; for a query without them (Chinese), its most frequent
+    two-character runs, so every task has its task-specific dimension."""
+    terms = [w for w in _WORD.findall(query.lower()) if w not in _STOP]
+    if not terms:
+        terms = [run[i:i + 2] for run in _HAN_RUN.findall(query) for i in range(len(run) - 1)]
+    return [w for w, _ in Counter(terms).most_common(n)]
 
 
 def finalise(rubric: AdaptiveRubric) -> AdaptiveRubric:

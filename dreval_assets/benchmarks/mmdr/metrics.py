@@ -104,11 +104,15 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return [not_available("mmdr", m, "0-100", *failed, j) for m in (*dims, "flae")]
     formula = {d: parts[f"{d}_form"] for d in dims}
     alpha, alpha_text = flae_alpha(parts, evidence.policy("mmdr.flae.alpha"))
-    weights = {d: parts.get(f"weight_{d}") or 0.0 for d in dims}
-    policy = f"{alpha_text}; weights proposed by the judge"
+    proposed = {d: parts.get(f"weight_{d}") for d in dims}
+    policy = f"{alpha_text}; weights proposed by the judge; asked as mmdr.flae.protocol = {evidence.policy('mmdr.flae.protocol')}"
     rows = [MetricValue("mmdr", d, 100 * (alpha * formula[d] + (1 - alpha) * judge_part[d]), "0-100", 1,
                         detail=f"formula={formula[d]:.3f}, judge={judge_part[d]:.3f}", policy=policy, judge=j)
             for d in dims]
+    if any(w is None for w in proposed.values()):  # the weights call failed: its own reason
+        return rows + [not_available("mmdr", "flae", "0-100",
+                                     *judgment_failure(evidence, "mmdr.flae", "the task-adaptive weights were not set"), j)]
+    weights = {d: w or 0.0 for d, w in proposed.items()}
     try:
         value = flae(formula, judge_part, alpha, weights)
     except ValueError as exc:
@@ -118,14 +122,14 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 def flae_alpha(parts: dict[str, float | None], choice: str) -> tuple[float, str]:
-    """The fusion weight and how it was chosen. Policy `mmdr.flae.alpha`: `det` (default, the paper's
-    alpha_det from observables) or `judge` (the judge-set alpha; alpha_det when the judge set none)."""
+    """The fusion weight and how it was chosen. Policy `mmdr.flae.alpha`: `judge` (default, the paper's:
+    the judge-set alpha; alpha_det when the judge set none) or `det` (alpha_det from the observables)."""
     alpha_det_value = parts["alpha"]
     if choice == "judge":
         judged = parts.get("alpha_judge")
         if judged is not None:
             return judged, f"alpha = {judged:.3f} set by the judge (alpha_det would be {alpha_det_value:.3f})"
-        return alpha_det_value, f"alpha_det = {alpha_det_value:.3f}: the judge set no alpha (policy asked for it)"
+        return alpha_det_value, f"alpha_det = {alpha_det_value:.3f} stands (fallback): the judge set no alpha"
     return alpha_det_value, f"alpha_det = {alpha_det_value:.3f} (deterministic variant)"
 
 
