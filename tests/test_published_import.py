@@ -117,7 +117,8 @@ def test_drb_race_and_fact_results(tmp_path):
         (pytest.approx(44.0), 0.44, "overall_score", "0-100")
     assert got[("model-x", "drb.2", "instruction_following")]["value"] == pytest.approx(50.0)
     overall = got[("model-x", "", "race")]
-    assert (overall["value"], overall["published_metric"], overall["line"]) == (pytest.approx(42.67), "Overall Score", 5)
+    assert (overall["value"], overall["published_metric"], overall["line"]) == \
+        (pytest.approx(42.67), "Overall Score", 5)
     assert got[("model-x", "", "instruction_following")]["published_value"] == 0.45
     assert got[("model-x", "", "fact_accuracy")]["value"] == pytest.approx(75.0)
     assert got[("model-x", "", "total_citations")]["value"] == 200
