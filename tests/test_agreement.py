@@ -247,3 +247,15 @@ def test_no_published_scores_materialises_zero_rows_and_says_why(home):
     insert_published(home, published_rows({"someone-else": [1, 2, 3, 4]}))
     metadata, _ = materialise(home)
     assert metadata["note"].value == NO_OVERLAP
+
+
+def test_published_scores_imported_after_the_agreement_make_it_due_again(home):
+    from dreval_assets.defs.runner import _published_since_agreement
+
+    store = Store(home / "dreval.duckdb")
+    materialise(home)  # built before anything was published
+    assert not _published_since_agreement(store)
+    store.write(lambda con: con.execute(
+        "INSERT INTO imports VALUES ('imp-2', 'mmdr', 'release', now()::TIMESTAMP + INTERVAL 1 HOUR, '{}')"))
+    insert_published(home, [dict(r, import_id="imp-2") for r in published_rows(PUBLISHED)])
+    assert _published_since_agreement(store)

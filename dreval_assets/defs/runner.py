@@ -20,6 +20,7 @@ from ..stages.parse import PARSER_VERSION
 from ..stages.reports import report_source_hash
 from ..store.db import Store
 from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
+from ..store.published import last_published_import
 from ..store.registry import load_systems, load_tasks, task_hashes
 from .partitions import system_task_key
 
@@ -140,8 +141,16 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
         if todo:
             result.per_system[system] = todo
     has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
-    result.leaderboard = bool(result.tasks or result.per_system) or not has_board or selection.force
+    result.leaderboard = (bool(result.tasks or result.per_system) or not has_board or selection.force
+                          or _published_since_agreement(store))
     return result
+
+
+def _published_since_agreement(store: Store) -> bool:
+    """Published scores were imported after the agreement figures were last built."""
+    imported = last_published_import(store)
+    built = store.materialised("agreement").get(("", ""))
+    return imported is not None and built is not None and imported > built
 
 
 def _made_under_other_settings(store: Store, asset: str, settings: Settings | None) -> set[tuple[str, str]]:

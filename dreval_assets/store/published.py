@@ -42,3 +42,10 @@ def published_benchmarks(store: Store) -> dict[str, int]:
     """benchmark -> how many published scores it has."""
     return dict(store.query("SELECT benchmark, count(*) AS n FROM published_scores GROUP BY benchmark "
                             "ORDER BY benchmark").iter_rows())
+
+
+def last_published_import(store: Store):
+    """When the newest import that holds published scores started (None: none holds any): the
+    agreement figures are rebuilt after it."""
+    return store.query("SELECT max(i.started_at) AS t FROM imports i "
+                       "WHERE i.import_id IN (SELECT DISTINCT import_id FROM published_scores)").item()
