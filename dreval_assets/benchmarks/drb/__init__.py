@@ -13,4 +13,10 @@ BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", report_judgment
                                      "DRB RACE: mean of both orders, the reference code's target-first order, "
                                      "or one seeded order"),
     "drb.race.seed": Policy("0", None, "DRB RACE: seed of the random order"),
+    "drb.fact_accuracy.aggregate": Policy("micro", ("micro", "mean"),
+                                          "DRB FACT citation accuracy across tasks: pooled supported / (supported + "
+                                          "unsupported) (the paper's valid_rate), or the mean of per-task rates"),
+    "drb.effective_citations.aggregate": Policy("mean", ("mean", "mean_with_items"),
+                                                "DRB FACT effective citations: mean over tasks, or over the tasks "
+                                                "that have citations (the reference code)"),
 })
