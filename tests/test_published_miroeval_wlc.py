@@ -54,7 +54,7 @@ def dims(intrinsic: tuple[int, ...], alignment: tuple[int, ...], overall: float 
     return cell
 
 
-def miroeval_release(root: Path, beta_overall: float = 5.6) -> Path:
+def miroeval_release(root: Path, beta_overall: float = 5.633) -> Path:
     """Published scores only (no task file): null cells, a model missing for a task, a malformed cell."""
     write_json(root / DETAILS / "report/text.json", {
         "1": {"alpha": {"coverage": 7.5, "insight": 6.25, "instruction_following": 8.0, "clarity": 7.0,
@@ -75,7 +75,7 @@ def miroeval_release(root: Path, beta_overall: float = 5.6) -> Path:
     write_json(root / DETAILS / "process/text.json", {
         # 7.033 = mean(37/5, 20/3) on 1-10: the two-group mean (an even mean of all eight gives 7.125)
         "1": {"alpha": dims((8, 7, 8, 7, 7), (7, 5, 8), 7.033),
-              "beta": dims((6, 5, 6, 5, 6), (6, 4, 7), beta_overall)},
+              "beta": dims((6, 5, 6, 5, 6), (6, 4, 7), beta_overall)},  # mean(28/5, 17/3) = 5.6333
         "2": {"alpha": None},
     })
     write_json(root / DETAILS / "process/multimodal.json", {"101": {"alpha": dims((9, 8, 8, 8, 7), (8, 6, 9))}})
@@ -120,7 +120,7 @@ def test_miroeval_report_rows_scaled_to_ours_null_cells_kept_missing_models_abse
     assert (row.published_metric, row.published_value, row.scale, row.file, row.line) == (
         "query_spec", 6.1, "0-100", f"{DETAILS}/report/text.json", 1)
     assert [str(p) for p in log.skipped] == [
-        f"{DETAILS}/report/text.json:2: task 2, model alpha: coverage is 'high', not a number; cell not imported",
+        f"{DETAILS}/report/text.json:2: task 2, model alpha: coverage: 'high' is not a number; cell not imported",
         f"{DETAILS}/factuality/text.json:2: task 2, model beta: wrong = 2.5 is not a whole count; cell not imported"]
 
 
@@ -154,8 +154,7 @@ def test_miroeval_process_dimensions_and_published_overall(tmp_path):
 
 
 def test_miroeval_checks_recompute_process_overall_and_name_the_synthesis_total(tmp_path):
-    # beta: mean(28/5, 17/3) = 5.6333 on 1-10, published 5.633
-    records, _ = rows_and_log(miro_loader, miroeval_release(tmp_path / "r", beta_overall=5.633))
+    records, _ = rows_and_log(miro_loader, miroeval_release(tmp_path / "r"))
     checks = list(miro_published.published_checks(frame(records)))
     process = [c for c in checks if c.what.startswith("task process")]
     assert [(c.system, c.matched) for c in process] == [("alpha", True), ("beta", True)]
@@ -176,7 +175,7 @@ def test_miroeval_model_overall_at_the_top_level_is_a_system_row_checked_over_it
     root = miroeval_release(tmp_path / "r")
     path = root / DETAILS / "process/text.json"
     data = json.loads(path.read_text())
-    data["_overall_from_per_task"] = {"alpha": 7.033, "beta": "n/a"}
+    data["_overall_from_per_task"] = {"alpha": 7.033, "beta": "seven"}
     write_json(path, data)
     records, log = rows_and_log(miro_loader, root)
     system_rows = [r for record in records for r in record if r.task == ""]
@@ -302,3 +301,75 @@ def test_wlc_planted_mismatches_are_caught(tmp_path):
         ("run-a", "wlc.2025-12-1", "broad.ties = criteria tied in details")]
     rate = next(c for c in wrong if c.what.startswith("broad ="))
     assert (rate.published, rate.recomputed) == (pytest.approx(90.0), pytest.approx(100 / 3))
+
+
+# --- dreval import and dreval verify, end to end on a home ---------------------------------------
+
+def cli(capsys, *args: str) -> tuple[int, str]:
+    from dreval_assets.cli import main
+
+    capsys.readouterr()
+    status = main(list(args))
+    return status, capsys.readouterr().out
+
+
+def published_rows(home: Path, benchmark: str) -> dict[tuple[str, str, str, str], dict]:
+    from dreval_assets.store.db import Store
+
+    frame = Store(home / "dreval.duckdb").query("SELECT * FROM published_scores WHERE benchmark = ?", [benchmark])
+    return {(r["file"], r["system"], r["task"], r["metric"]): r for r in frame.iter_rows(named=True)}
+
+
+def test_miroeval_scores_alone_import_and_verify(tmp_path, capsys):
+    home = tmp_path / "home"
+    status, out = cli(capsys, "--home", str(home), "import", "miroeval", str(miroeval_release(tmp_path / "r")))
+    assert status == 0, out
+    assert "only its published scores were imported" in out and "coverage: 'high' is not a number" in out
+    rows = published_rows(home, "miroeval")
+    assert len(rows) == 73  # report 24 (6 a cell), factuality 15 (5 a cell), process 26 + 8 (8 a cell, +1 overall)
+    row = rows[(f"{DETAILS}/report/text.json", "alpha", "miroeval.1", "specificity")]
+    assert (row["value"], row["scale"], row["published_metric"], row["published_value"], row["line"]) == (
+        pytest.approx(61.0), "0-100", "query_spec", 6.1, 1)
+    assert rows[(f"{DETAILS}/factuality/text.json", "beta", "miroeval.1", "factuality")]["value"] is None
+
+    status, out = cli(capsys, "--home", str(home), "verify", "miroeval")
+    assert status == 0, out
+    assert out.startswith("miroeval: 73 published scores; aggregates checked 3, matched 2, mismatched 0, "
+                          "not comparable 1"), out
+    assert "not comparable (1): task synthesis (total_weighted_score)" in out and "weights" in out
+
+    cli(capsys, "--home", str(home), "import", "miroeval", str(miroeval_release(tmp_path / "r", beta_overall=6.2)))
+    assert len(published_rows(home, "miroeval")) == 73  # re-import replaced each file's rows
+    status, out = cli(capsys, "--home", str(home), "verify", "miroeval")
+    assert status == 1
+    assert ("MISMATCH system beta, task miroeval.1: task process = mean(intrinsic mean, alignment mean) x10: "
+            "published 62, recomputed 56.3333") in out
+
+
+def test_wlc_writing_results_import_and_verify(tmp_path, capsys):
+    home = tmp_path / "home"
+    status, out = cli(capsys, "--home", str(home), "import", "wlc", str(wlc_release(tmp_path / "r")))
+    assert status == 0, out
+    rows = published_rows(home, "wlc")
+    bridge = rows[(f"results/run-a/{ZH_TITLE}_writing.json", "run-a", "wlc.2025-12-2", "broad")]
+    assert (bridge["value"], bridge["published_metric"]) == (100.0, "aggregate.Broad in coverage.gen_win_rate")
+    assert "winner 'draw' is not gen, gt or tie" in out
+    status, out = cli(capsys, "--home", str(home), "verify", "wlc")
+    assert status == 0, out
+    assert out.startswith("wlc: ") and "aggregates checked 60, matched 60, mismatched 0, not comparable 0" in out
+
+    planted = wlc_release(tmp_path / "planted", **{"overall": {"gen_win_rate": 0.5}})
+    cli(capsys, "--home", str(home), "import", "wlc", str(planted))
+    status, out = cli(capsys, "--home", str(home), "verify", "wlc")
+    assert status == 1
+    assert ("MISMATCH system run-a, task wlc.2025-12-1: writing = generated wins / all criteria (micro): "
+            "published 50, recomputed 44.4444") in out
+
+
+def test_wlc_results_alone_import(tmp_path, capsys):
+    home = tmp_path / "home"
+    status, out = cli(capsys, "--home", str(home), "import", "wlc", str(wlc_release(tmp_path / "r", with_tasks=False)))
+    assert status == 0, out
+    assert "keyed by title" in out
+    assert {task for _, _, task, _ in published_rows(home, "wlc")} == {
+        task_key("wlc", "Harbor_Lantern_Festival"), task_key("wlc", ZH_TITLE), task_key("wlc", "Unknown_Topic")}

@@ -59,8 +59,12 @@ SPLITS = (
 
 def layout_problem(root: Path) -> str | None:
     names = " or ".join(split.tasks for split in SPLITS)
-    return layout_check(root, lambda r: any((r / QUERIES / split.tasks).is_file() for split in SPLITS)
-                        or has_published(r), f"{QUERIES.as_posix()}/{names}", "a MiroEval release")
+    return layout_check(root, lambda r: has_tasks(r) or has_published(r), f"{QUERIES.as_posix()}/{names}",
+                        "a MiroEval release")
+
+
+def has_tasks(root: Path) -> bool:
+    return any((Path(root) / QUERIES / split.tasks).is_file() for split in SPLITS)
 
 
 def has_published(root: Path) -> bool:

@@ -21,7 +21,7 @@ import polars as pl
 
 from ...core.stats import mean
 from ...releases.json_readers import read_json
-from ...releases.published import Check, PublishedScore
+from ...releases.published import FLOAT_NOISE, Check, PublishedScore, Rounding, cell_number
 from ...releases.records import ImportLog, relative
 from .process import GROUPS, SCALE, metric_name, process_score
 from .right_ratio import FORMULA, factuality_ratio
@@ -35,7 +35,6 @@ OVERALL = "_overall_from_per_task"
 REPORT_METRICS = {"coverage": "coverage", "insight": "insight", "instruction_following": "instruction_following",
                   "clarity": "clarity", "query_spec": "specificity", "total_weighted_score": "synthesis"}
 COUNTS = ("right", "wrong", "conflict", "unknown")
-PROCESS_TOLERANCE = 0.05  # 0-100: the 1-10 overall written to 2 or 3 decimals
 
 
 class BadCell(ValueError):
@@ -154,13 +153,13 @@ class Cell:
 
 
 def _number(value: object, name: str, low: float, high: float) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadCell(f"{name} is {value!r}, not a number")
-    if not low <= value <= high:
+    try:
+        number = cell_number(value)
+    except ValueError as exc:
+        raise BadCell(f"{name}: {exc}") from None
+    if number is not None and not low <= number <= high:
         raise BadCell(f"{name} = {value} is outside {low:g}-{high:g}")
-    return float(value)
+    return number
 
 
 def _count(value: object, name: str) -> float | None:
@@ -203,12 +202,14 @@ def _process_checks(rows: pl.DataFrame) -> Iterator[Check]:
     if overall.is_empty():
         return
     recomputed = _dimension_scores(rows)
+    # the release writes every overall alike: the most decimals any shows is their rounding
+    tolerance = Rounding(("", OVERALL, v) for v in overall["published_value"]).half("", OVERALL) * SCALE + FLOAT_NOISE
     for row in overall.sort("file", "system", "task").iter_rows(named=True):
         if row["task"]:
             score = recomputed.get((row["file"], row["system"], row["task"]))
             note = "" if score is not None else "no scored intrinsic or alignment dimension in this cell"
             yield Check(BENCHMARK, f"task {PROCESS_FORMULA}", row["system"], row["task"], row["value"], score,
-                        PROCESS_TOLERANCE, note)
+                        tolerance, note)
             continue
         tasks = [score for (file, system, _), score in recomputed.items()
                  if file == row["file"] and system == row["system"]]
@@ -218,7 +219,7 @@ def _process_checks(rows: pl.DataFrame) -> Iterator[Check]:
                 f"tasks the file does not hold cannot be told apart" if score is not None
                 else f"{row['file']} holds no scored process cell for this model")
         yield Check(BENCHMARK, f"model {OVERALL} = mean over tasks of {PROCESS_FORMULA}", row["system"], "",
-                    row["value"], score, PROCESS_TOLERANCE, note)
+                    row["value"], score, tolerance, note)
 
 
 def _synthesis_notes(rows: pl.DataFrame) -> Iterator[Check]:

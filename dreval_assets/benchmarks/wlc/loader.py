@@ -67,8 +67,12 @@ class WikiEntry(Entry):
 
 
 def layout_problem(root: Path) -> str | None:
-    return layout_check(root, lambda r: bool(releases(r)) or has_published(r), f"data/<release>/wiki_data/{GA_FILE}",
+    return layout_check(root, lambda r: has_tasks(r) or has_published(r), f"data/<release>/wiki_data/{GA_FILE}",
                         "a Wiki Live Challenge release")
+
+
+def has_tasks(root: Path) -> bool:
+    return bool(releases(root))
 
 
 def has_published(root: Path) -> bool:
@@ -82,7 +86,7 @@ def iter_published(root: Path, log: ImportLog) -> Iterator[list[PublishedScore]]
     root = Path(root)
     if not has_published(root):
         return
-    if not releases(root):
+    if not has_tasks(root):
         log.note(published.RESULTS.as_posix(), None, f"no data/<release>/wiki_data/{GA_FILE}: published results "
                  "are keyed by title (wlc.<title>) and match no task imported from a release")
         yield from published.iter_published(root, log, lambda title: (task_key(BENCHMARK, title_key(title)), None))

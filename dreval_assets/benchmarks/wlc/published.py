@@ -24,7 +24,7 @@ from pathlib import Path
 import polars as pl
 
 from ...releases.json_readers import read_json
-from ...releases.published import Check, PublishedScore
+from ...releases.published import FLOAT_NOISE, Check, PublishedScore, Rounding, cell_number
 from ...releases.records import ImportLog, relative, subfolders, text_of
 from .criteria import CATEGORIES
 from .judgments import OUTCOME_SCORE
@@ -37,7 +37,7 @@ OVERALL = "overall"
 OVERALL_METRIC = "writing"
 WINNERS = {"gen": "generated", "gt": "reference", "tie": "tie"}
 COUNTS = {"gen_wins": "generated", "gt_wins": "reference", "ties": "tie"}  # count -> outcome it counts; + total
-RATE_TOLERANCE = 0.05  # 0-100: a 0-1 rate written to 3 decimals
+RATE = "gen_win_rate"
 # A title -> (task key, None) or (None, why not).
 Resolve = Callable[[str], tuple[str | None, str | None]]
 
@@ -126,9 +126,8 @@ def _rows(data: dict, run: str, key: str, file: str, log: ImportLog) -> list[Pub
         for name in (*COUNTS, "total"):
             count = _number(numbers.get(name), f"aggregate.{category}.{name}", whole=True)
             rows.append(row(f"{metric}.{name}", count, "count", f"aggregate.{category}.{name}", count))
-        rate = _number(numbers.get("gen_win_rate"), f"aggregate.{category}.gen_win_rate", high=1)
-        rows.append(row(metric, None if rate is None else 100 * rate, "0-100", f"aggregate.{category}.gen_win_rate",
-                        rate))
+        rate = _number(numbers.get(RATE), f"aggregate.{category}.{RATE}", high=1)
+        rows.append(row(metric, None if rate is None else 100 * rate, "0-100", f"aggregate.{category}.{RATE}", rate))
     return rows
 
 
@@ -143,13 +142,15 @@ def _metric(category: str, named: dict[str, str], file: str, log: ImportLog) -> 
 
 
 def _number(value: object, name: str, whole: bool = False, high: float = float("inf")) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= high:
-        raise BadFile(f"{name} is {value!r}, not a number in 0-{high:g}")
-    if whole and not float(value).is_integer():
-        raise BadFile(f"{name} is {value!r}, not a whole count")
-    return float(value)
+    try:
+        number = cell_number(value)
+    except ValueError as exc:
+        raise BadFile(f"{name}: {exc}") from None
+    if number is not None and not 0 <= number <= high:
+        raise BadFile(f"{name} = {value!r} is outside 0-{high:g}")
+    if number is not None and whole and not number.is_integer():
+        raise BadFile(f"{name} = {value!r} is not a whole count")
+    return number
 
 
 # --- dreval verify ------------------------------------------------------------------------
@@ -164,11 +165,14 @@ def published_checks(rows: pl.DataFrame) -> Iterator[Check]:
     recomputed from the per-criterion winners with the suite's own `win_rates`."""
     if rows.is_empty():
         return
+    # the release writes every rate alike: the most decimals any shows is their rounding (0-1 -> 0-100)
+    rates = rows.filter(pl.col("published_metric").str.ends_with(".gen_win_rate"))["published_value"]
+    tolerance = Rounding(("", RATE, v) for v in rates).half("", RATE) * 100 + FLOAT_NOISE
     for (file,), article in rows.sort("file").group_by("file", maintain_order=True):
-        yield from _article_checks(article)
+        yield from _article_checks(article, tolerance)
 
 
-def _article_checks(article: pl.DataFrame) -> Iterator[Check]:
+def _article_checks(article: pl.DataFrame, tolerance: float) -> Iterator[Check]:
     outcomes: dict[str, list[str]] = {}
     aggregates = []
     for row in article.iter_rows(named=True):
@@ -192,4 +196,4 @@ def _article_checks(article: pl.DataFrame) -> Iterator[Check]:
             rate = None if not judged else 100 * rates["overall" if overall else category]
             what = ("writing = generated wins / all criteria (micro)" if overall
                     else f"{category} = generated wins / its criteria")
-            yield Check(BENCHMARK, what, row["system"], row["task"], row["value"], rate, RATE_TOLERANCE, note)
+            yield Check(BENCHMARK, what, row["system"], row["task"], row["value"], rate, tolerance, note)
