@@ -42,7 +42,8 @@ class BadCell(ValueError):
 
 
 def published_files(root: Path) -> list[Path]:
-    return [path for kind in KINDS for split in SPLITS if (path := Path(root) / DETAILS / kind / f"{split}.json").is_file()]
+    paths = (Path(root) / DETAILS / kind / f"{split}.json" for kind in KINDS for split in SPLITS)
+    return [path for path in paths if path.is_file()]
 
 
 def has_published(root: Path) -> bool:
@@ -107,7 +108,8 @@ class Cell:
     def __init__(self, model: str, key: str, file: str, number: int, log: ImportLog, where: str):
         self.model, self.key, self.file, self.number, self.log, self.where = model, key, file, number, log, where
 
-    def fields(self, scores: dict | None, names, within: str = "", also: tuple[str, ...] = ()) -> Iterator[tuple[str, object]]:
+    def fields(self, scores: dict | None, names, within: str = "",
+               also: tuple[str, ...] = ()) -> Iterator[tuple[str, object]]:
         """(name, value) of each expected field the scores give; all of them, valueless, for null.
         `also`: fields read elsewhere, neither unknown nor required."""
         if scores is None:
@@ -115,8 +117,9 @@ class Cell:
             return
         extra = sorted(map(str, set(scores) - set(names) - set(also)))
         if extra:
-            self.log.note(self.file, self.number, f"{self.where}: unknown field(s) in {within.rstrip('.') or 'the cell'} "
-                                                  f"not read: {', '.join(extra[:8])}")
+            place = within.rstrip(".") or "the cell"
+            self.log.note(self.file, self.number, f"{self.where}: unknown field(s) in {place} not read: "
+                                                  f"{', '.join(extra[:8])}")
         for name in names:
             if name in scores:
                 yield name, scores[name]
