@@ -26,7 +26,7 @@ from .stages.frames import text_hash
 from .releases.report_text import decode_report_bytes, read_report_file
 from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
-from .store.published import write_published
+from .store.published import published_fingerprints, write_published
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
 
 BATCH = 500
@@ -63,6 +63,7 @@ class ImportSummary:
     changed_task_keys: list[str] = field(default_factory=list)
     published: dict[str, Counter] = field(default_factory=dict)  # file -> system -> published scores
     published_only: bool = False  # the release holds published scores but no task file
+    published_changed: list[str] = field(default_factory=list)  # files whose scores differ from the stored ones
     log: ImportLog = field(default_factory=ImportLog)
 
     @property
@@ -76,7 +77,7 @@ class ImportSummary:
                 "reports_by_system": dict(self.reports_by_system), "systems_new": self.systems_new,
                 "systems_known": self.systems_known, "systems_without_reports": self.systems_without_reports,
                 "published_scores": {file: dict(systems) for file, systems in self.published.items()},
-                "published_only": self.published_only,
+                "published_only": self.published_only, "published_changed": len(self.published_changed),
                 "skipped": len(self.log.skipped), "missing": len(self.log.missing), "notes": len(self.log.notes)}
 
     def published_lines(self, shown: int = 20) -> list[str]:
@@ -158,7 +159,10 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
             if from_release else ()
     _import_reports(store, found, set(known), infos, summary)
     if reports is None and hasattr(module, "iter_published"):
+        before = published_fingerprints(store, benchmark)
         _import_published(store, module.iter_published(root, summary.log), system, summary)
+        after = published_fingerprints(store, benchmark)
+        summary.published_changed = sorted(f for f in before.keys() | after.keys() if before.get(f) != after.get(f))
         if has_tasks is None and not sum(summary.tasks.values()) and summary.published:
             summary.published_only = True  # a loader that cannot tell: no task came, scores did
     named = set(infos) if system is None else {system} & set(infos)

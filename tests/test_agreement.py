@@ -256,6 +256,7 @@ def test_published_scores_imported_after_the_agreement_make_it_due_again(home):
     materialise(home)  # built before anything was published
     assert not _published_since_agreement(store)
     store.write(lambda con: con.execute(
-        "INSERT INTO imports VALUES ('imp-2', 'mmdr', 'release', now()::TIMESTAMP + INTERVAL 1 HOUR, '{}')"))
+        "INSERT INTO imports VALUES ('imp-2', 'mmdr', 'release', now()::TIMESTAMP + INTERVAL 1 HOUR, "
+        "'{\"published_changed\": 1}')"))
     insert_published(home, [dict(r, import_id="imp-2") for r in published_rows(PUBLISHED)])
     assert _published_since_agreement(store)

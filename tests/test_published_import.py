@@ -100,9 +100,11 @@ def test_reimport_replaces_each_file_rows(tmp_path):
     assert after.equals(before) and after.height == 81
     assert set(store.query("SELECT DISTINCT import_id FROM published_scores")["import_id"]) == {second.import_id}
     assert first.import_id != second.import_id
+    assert len(first.published_changed) == 4 and second.published_changed == []  # the same files change nothing
     # a changed file replaces its own rows only
     write_mmdr(release, task_rows=TASK_ROWS[:1])
-    import_release(store, "mmdr", release)
+    third = import_release(store, "mmdr", release)
+    assert "reference_outputs/run-a/run-a.task_scores.csv" in third.published_changed
     by_file = dict(store.query("SELECT file, count(*) FROM published_scores GROUP BY file").iter_rows())
     assert by_file["reference_outputs/run-a/run-a.task_scores.csv"] == 16
     assert by_file["results/run-a.jsonl"] == 20

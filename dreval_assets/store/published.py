@@ -44,8 +44,18 @@ def published_benchmarks(store: Store) -> dict[str, int]:
                             "ORDER BY benchmark").iter_rows())
 
 
+def published_fingerprints(store: Store, benchmark: str) -> dict[str, str]:
+    """file -> a hash of its scores (not of the import that wrote them): re-importing the same file
+    gives the same hash, so it changes nothing downstream."""
+    return dict(store.query(
+        "SELECT file, md5(string_agg(concat_ws('|', system, task, metric, coalesce(CAST(value AS VARCHAR), 'null'), "
+        "published_metric, coalesce(CAST(line AS VARCHAR), '')), chr(10) "
+        "ORDER BY system, task, metric, published_metric, line)) AS fingerprint "
+        "FROM published_scores WHERE benchmark = ? GROUP BY file", [benchmark]).iter_rows())
+
+
 def last_published_import(store: Store):
-    """When the newest import that holds published scores started (None: none holds any): the
-    agreement figures are rebuilt after it."""
-    return store.query("SELECT max(i.started_at) AS t FROM imports i "
-                       "WHERE i.import_id IN (SELECT DISTINCT import_id FROM published_scores)").item()
+    """When the newest import that changed published scores started (None: none did): the agreement
+    figures are rebuilt after it."""
+    return store.query("SELECT max(started_at) FROM imports "
+                       "WHERE coalesce(CAST(json_extract(summary, '$.published_changed') AS INTEGER), 0) > 0").item()
