@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...core.metrics import MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from .right_ratio import factuality_ratio
 from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
 
 DECISIVE = ("supported", "contradicted")
@@ -113,7 +114,8 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     policy = (f"evidence: cited pages, then the sandbox, then attachments; partial counts as {partial_as} "
               f"(miroeval.partial = UNKNOWN | RIGHT); {NOTHING_JUDGED_RULE}")
     n = len(statements)
-    return [MetricValue("miroeval", "factuality", 100 * counts["RIGHT"] / n, "0-100", n, detail=detail,
+    ratio = factuality_ratio(counts["RIGHT"], counts["WRONG"], counts["CONFLICT"], counts["UNKNOWN"])
+    return [MetricValue("miroeval", "factuality", 100 * ratio, "0-100", n, detail=detail,
                         policy=policy, judge=j)] + [
         MetricValue("miroeval", k.lower(), float(v), "count", n, detail=detail, policy=policy, judge=j)
         for k, v in counts.items()]
