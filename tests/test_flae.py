@@ -13,6 +13,7 @@ from dreval_assets.judges.prompts import render
 from loopback_llm import status
 from dreval_assets.stages.frames import frame
 from dreval_assets.benchmarks.mmdr.judgments import judge_flae
+from recording_judge import RecordingJudge
 from task_frames import tasks_table
 
 GOOD = ("# Grid batteries\n\n## Growth\n" + "Storage grew to 6.8 gigawatts in 2024 because auctions paid for "
@@ -58,16 +59,6 @@ def stage_inputs(text=GOOD):
     reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": text, "n_chars": 1,
                                  "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
     return reports, tasks
-
-
-class RecordingJudge(HeuristicJudge):
-    def __init__(self):
-        super().__init__()
-        self.requests = []
-
-    def judge_many(self, requests):
-        self.requests += requests
-        return super().judge_many(requests)
 
 
 def test_separate_protocol_asks_scores_weights_and_alpha_in_three_calls():

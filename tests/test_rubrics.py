@@ -8,6 +8,7 @@ from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.prompts import render
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.judgments import judge_rubrics
+from recording_judge import RecordingJudge
 from task_frames import tasks_table
 
 STRUCTURED = """# Ferry services
@@ -76,18 +77,6 @@ def test_tvir_wq_adb_flc_and_dr3_dq_metrics():
     assert {v.metric: v for v in SUITES["dr3"].score(ev)}["dq"].value == pytest.approx(70.0)
     empty = {v.metric: v for v in SUITES["tvir"].score(ReportEvidence("s", "t", "tvir", "j"))}
     assert empty["wq"].value is None and empty["flc"].na_reason == "pipeline_failure"
-
-
-class RecordingJudge(HeuristicJudge):
-    """The offline judge, keeping every request it was given."""
-
-    def __init__(self):
-        super().__init__()
-        self.requests = []
-
-    def judge_many(self, requests):
-        self.requests += requests
-        return super().judge_many(requests)
 
 
 def test_every_rubric_prompt_shows_the_task_query():

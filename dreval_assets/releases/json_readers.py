@@ -222,6 +222,15 @@ def read_json(path: Path, root: Path, log: ImportLog) -> Any:
     return None
 
 
+def read_json_object(path: Path, root: Path, log: ImportLog, expected: str = "a JSON object") -> dict | None:
+    """A small JSON file that must hold an object; None (logged, the file skipped whole) otherwise."""
+    data = read_json(path, root, log)
+    if data is not None and not isinstance(data, dict):
+        log.skip(relative(root, path), None, f"expected {expected}, found a {type(data).__name__}")
+        return None
+    return data
+
+
 def read_text(path: Path, root: Path, log: ImportLog, detect: bool = True) -> str | None:
     """A small text file (a Markdown report or article), whole; None (logged) when it cannot be
     opened. Text that is not UTF-8 is decoded with detection and noted (`detect=False`: refused)."""

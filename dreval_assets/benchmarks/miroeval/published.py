@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from ...core.stats import mean
-from ...releases.json_readers import read_json
+from ...releases.json_readers import read_json_object
 from ...releases.published import FLOAT_NOISE, Check, PublishedScore, Rounding, cell_number
 from ...releases.records import ImportLog, relative
 from .process import GROUPS, SCALE, metric_name, process_score
@@ -56,11 +56,8 @@ def iter_published(root: Path, log: ImportLog, key_of: Callable[[str], str | Non
     root = Path(root)
     for path in published_files(root):
         file, kind = relative(root, path), path.parent.name
-        data = read_json(path, root, log)
+        data = read_json_object(path, root, log, "{task_id: {model: scores}}")
         if data is None:
-            continue
-        if not isinstance(data, dict):
-            log.skip(file, None, f"expected {{task_id: {{model: scores}}}}, found a {type(data).__name__}")
             continue
         for number, (task_id, models) in enumerate(data.items(), start=1):
             if kind == "process" and task_id == OVERALL:

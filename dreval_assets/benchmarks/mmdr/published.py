@@ -20,7 +20,7 @@ from typing import Any
 
 from ...core.keys import InvalidKeyError, task_key
 from ...releases.csv_readers import header_of, iter_csv
-from ...releases.json_readers import iter_jsonl, read_json
+from ...releases.json_readers import iter_jsonl, read_json_object
 from ...releases.published import PublishedScore, cell_number
 from ...releases.records import ImportLog, first_of, relative, subfolders, text_of
 
@@ -165,11 +165,8 @@ def _factors(file: str, records: Iterable[dict[str, Any]], names: list[str], log
 def _manifest(root: Path, run: str, path: Path, log: ImportLog) -> Iterator[list[PublishedScore]]:
     """Its per-metric contributing counts, one row each (the formulas and notes are text)."""
     file = relative(root, path)
-    data = read_json(path, root, log)
+    data = read_json_object(path, root, log)
     if data is None:
-        return
-    if not isinstance(data, dict):
-        log.skip(file, None, f"expected a JSON object, found {type(data).__name__}")
         return
     system = text_of(first_of(data, "model", "Model")) or run
     counts: dict[str, tuple[str, float]] = {}
