@@ -15,7 +15,7 @@ SHAPING_SETTINGS = {
     "task_rubrics": ("judge",),
     "claim_verdicts": ("judge",),
     "report_judgments": ("judge", "suites", "policies"),
-    "metric_scores": ("judge", "suites", "policies"),
+    "metric_scores": ("judge", "suites", "policies", "scoring"),
 }
 FETCHERS = ("sandbox", "live")
 
@@ -77,16 +77,20 @@ class Settings:
     def shaping_version(self, asset: str) -> str | None:
         """A short hash of the settings that shape `asset`'s rows (None: no setting does). Stored with
         each materialised partition and used as the asset's code version, so a change of judge, model,
-        suites or policies makes exactly the affected partitions due, and Dagster shows them stale."""
+        suites or policies (or, for metric_scores, of the scoring code) makes exactly the affected
+        partitions due, and Dagster shows them stale."""
         names = SHAPING_SETTINGS.get(asset)
         if names is None:
             return None
+        from .benchmarks.suites import scoring_version  # not at the top: the registry imports settings users
+
         values = {
-            "judge": self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}",
-            "suites": sorted(set(self.extra_suites)),
-            "policies": dict(sorted(self.policy_map().items())),
+            "judge": lambda: self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}",
+            "suites": lambda: sorted(set(self.extra_suites)),
+            "policies": lambda: dict(sorted(self.policy_map().items())),
+            "scoring": scoring_version,
         }
-        chosen = json.dumps({n: values[n] for n in names}, sort_keys=True)
+        chosen = json.dumps({n: values[n]() for n in names}, sort_keys=True)
         return "settings-" + hashlib.sha256(chosen.encode()).hexdigest()[:12]
 
     @property

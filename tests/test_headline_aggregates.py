@@ -227,3 +227,18 @@ def test_printed_board_leads_with_the_headline_and_states_non_mean_rules():
     assert header.split()[3:5] == ["miroeval.synthesis", "miroeval.factuality"]
     assert "miroeval.factuality: micro (miroeval.factuality.aggregate)" in text
     assert pl.DataFrame(board).filter(pl.col("metric") == "synthesis").row(0, named=True)["aggregation"].startswith("mean")
+
+
+def test_changed_scoring_code_makes_metric_scores_due(monkeypatch, tmp_path):
+    """A formula change re-scores the stored verdicts: rows made under the old formula never stay
+    under the new meaning (e.g. MMDR `trace`, once the EVI alone)."""
+    from dreval_assets.benchmarks import registry
+    from dreval_assets.benchmarks.suite import MetricSpec, Suite
+    from dreval_assets.config import Settings
+
+    settings = Settings(tmp_path)
+    before = settings.shaping_version("metric_scores"), settings.shaping_version("claim_verdicts")
+    toy = Suite("toy", "Toy", (MetricSpec("m", "0-100", False, "a metric"),), lambda evidence: [], ("m",))
+    monkeypatch.setitem(registry.SUITES, "toy", toy)  # a suite whose code lives in this file
+    assert settings.shaping_version("metric_scores") != before[0]
+    assert settings.shaping_version("claim_verdicts") == before[1]  # verdicts do not depend on formulas

@@ -1,6 +1,9 @@
 """The suites by name, and which ones score a task."""
 from __future__ import annotations
 
+import hashlib
+import inspect
+from pathlib import Path
 from typing import Sequence
 
 from ..errors import ConfigError
@@ -24,3 +27,17 @@ def suites_for(benchmark: str, extra: Sequence[str] = ()) -> list[Suite]:
     if unknown:
         raise ConfigError(f"unknown suite(s) {unknown}; known: {', '.join(SUITES)}")
     return [SUITES[n] for n in dict.fromkeys(names)]
+
+
+def scoring_version() -> str:
+    """A short hash of the code that turns evidence into metric rows: every registered suite's module,
+    the suite and composite machinery and the evidence it reads. Part of `metric_scores`' shaping
+    settings, so a changed formula re-scores every partition (from stored verdicts, at no judge cost)
+    instead of leaving rows made by the old formula under the new meaning."""
+    here = Path(__file__).parent
+    files = {here / "suite.py", here / "evidence.py", here / "aggregation.py"}
+    files |= {Path(inspect.getsourcefile(s.compute)) for s in SUITES.values()}
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.name.encode() + path.read_bytes())
+    return "scoring-" + digest.hexdigest()[:12]
