@@ -12,6 +12,7 @@ from .errors import ConfigError
 JUDGES = ("heuristic", "openai")
 # Which settings shape which asset's rows: a change makes those partitions due again.
 SHAPING_SETTINGS = {
+    "parsed_reports": ("extraction",),
     "task_rubrics": ("judge",),
     "claim_verdicts": ("judge",),
     "report_judgments": ("judge", "suites", "policies"),
@@ -63,12 +64,25 @@ class Settings:
             raise ConfigError(f"DREVAL_POLICIES: {exc}") from exc
         return overrides
 
+    def extraction(self) -> str:
+        """How claims are made: `llm` statements or the parser's `sentences` (policy `claims.extraction`,
+        `auto` by the judge). The offline judge extracts no statements: asking it to is refused."""
+        from .benchmarks.policies import policy_value
+
+        chosen = policy_value(self.policy_map(), "claims.extraction")
+        if chosen == "auto":
+            return "sentences" if self.judge == "heuristic" else "llm"
+        if chosen == "llm" and self.judge == "heuristic":
+            raise ConfigError("claims.extraction=llm needs an LLM judge (DREVAL_JUDGE=openai); the offline judge "
+                              "keeps the parser's sentences (claims.extraction=sentences or auto)")
+        return chosen
+
     def validate(self) -> None:
         if self.judge not in JUDGES:
             raise ConfigError(f"DREVAL_JUDGE={self.judge!r}: choose one of {', '.join(JUDGES)}")
         if self.fetch not in FETCHERS:
             raise ConfigError(f"DREVAL_FETCH={self.fetch!r}: choose one of {', '.join(FETCHERS)}")
-        self.policy_map()
+        self.extraction()  # also checks DREVAL_POLICIES
         report_max_bytes()  # a malformed limit fails here, before any run
         from .benchmarks.suites import suites_for
 
@@ -89,6 +103,8 @@ class Settings:
             "suites": lambda: sorted(set(self.extra_suites)),
             "policies": lambda: dict(sorted(self.policy_map().items())),
             "scoring": scoring_version,
+            "extraction": lambda: (self.extraction() if self.extraction() == "sentences"
+                                   else f"llm:{self.judge}:{self.judge_model}"),
         }
         chosen = json.dumps({n: values[n]() for n in names}, sort_keys=True)
         return "settings-" + hashlib.sha256(chosen.encode()).hexdigest()[:12]

@@ -111,6 +111,7 @@ class ReportEvidence:
     inputs: dict[str, Any] = field(default_factory=dict)
     has_reference: bool = False  # the task has a reference text (WLC article, DRB reference report)
     system_cites: bool | None = None  # False: the release says this system writes without citations
+    extraction: str = "claims: the parser's sentences"  # what a claim is here (policy claims.extraction)
 
     def rubric(self, rubric_id: str) -> dict[str, float | None]:
         prefix = rubric_id + "."

@@ -13,11 +13,20 @@ class Policy:
     meaning: str
 
 
+# Choices shared by every benchmark (not one benchmark's own).
+SHARED_POLICIES = {
+    "claims.extraction": Policy("auto", ("auto", "llm", "sentences"),
+                                "what a claim is: `llm` decomposes the report into atomic statements grounded in its "
+                                "sentences (the papers' protocol), `sentences` takes the parser's sentences; `auto` is "
+                                "llm with an LLM judge and sentences with the offline judge"),
+}
+
+
 def all_policies() -> dict[str, Policy]:
-    """Every benchmark's policies, by name (each benchmark declares its own in its folder)."""
+    """The shared policies and every benchmark's own, by name (each benchmark declares its own in its folder)."""
     from .registry import BENCHMARKS  # not at the top: benchmark folders import this module
 
-    return {name: policy for b in BENCHMARKS.values() for name, policy in b.policies.items()}
+    return {**SHARED_POLICIES, **{name: policy for b in BENCHMARKS.values() for name, policy in b.policies.items()}}
 
 
 def check_policies(overrides: dict[str, str]) -> None:

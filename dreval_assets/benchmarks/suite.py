@@ -1,7 +1,7 @@
 """A suite: one benchmark's metrics, their defaults, and the numbers it headlines."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 from ..core.metrics import MetricValue, not_available
@@ -45,6 +45,7 @@ class MetricSpec:
     better: int = 1  # leaderboard direction: +1 higher is better, -1 lower is better, 0 descriptive (not ranked)
     aggregate: str = "mean"  # how per-task rows become the system's number (benchmarks/aggregation.RULES)
     aggregate_policy: str | None = None  # the policy that may choose another rule (its value is a rule name)
+    claims: bool = False  # counts the report's claims: its rows name the extraction that made them
 
     def aggregation(self, policies: Mapping[str, str] | None = None) -> str:
         """The rule in force: the policy's value when the metric has one, else the declared rule."""
@@ -105,6 +106,9 @@ class Suite:
             citing = {m.metric for m in self.metrics if m.cites}
             values = [not_available(self.name, v.metric, v.scale, "model_failure", WITHOUT_CITATIONS, v.judge)
                       if v.metric in citing else v for v in values]
+        counting = {m.metric for m in self.metrics if m.claims}
+        values = [replace(v, policy=f"{v.policy}; {evidence.extraction}".lstrip("; ")) if v.metric in counting else v
+                  for v in values]
         found = {v.metric: v for v in values}
         for composite in self.composites:
             found[composite.metric] = composite.row(self.name, found, evidence.judge)

@@ -18,7 +18,7 @@ from ..benchmarks.judging import JudgmentContext
 from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
-from ..stages.parse import PARSER_VERSION, parse_reports
+from ..stages.parse import PARSER_VERSION, parse_reports, with_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
@@ -102,10 +102,23 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
 @asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
        ins={"reports": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("no_orphan_claims", asset="parsed_reports")])
-def parsed_reports(context: AssetExecutionContext, reports: pl.DataFrame):
-    """Sections, references, figures, tables and claims from the deterministic parser."""
+def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame):
+    """Sections, references, figures, tables and claims from the deterministic parser; with
+    `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences."""
     frames = parse_reports(reports)
-    yield Output(frames, metadata={"claims": frames["report_claims"].height})
+    sentences = frames["report_claims"].height
+    judge = None
+    if dreval.extraction() == "llm":
+        from ..stages.statements import extract_statements  # the LLM's statements: only this mode needs them
+
+        judge = dreval.judge()
+        frames = with_statements(frames, *extract_statements(frames["report_claims"], judge,
+                                                             {"asset": "parsed_reports"}))
+    parsed = frames["parsed_reports"]
+    yield Output(frames, metadata={"claims": frames["report_claims"].height, "sentence_claims": sentences,
+                                   "extraction": dreval.extraction(),
+                                   "ungrounded_dropped": int(parsed.get_column("n_ungrounded").sum() or 0),
+                                   **(judge.stats.metadata() if judge is not None else {})})
     yield _check("no_orphan_claims", "parsed_reports",
                  checks.orphan_claims(frames["parsed_reports"], frames["report_claims"]),
                  "claims whose report has no parsed_reports row")

@@ -35,4 +35,6 @@ def _with_settings_version(asset, versions: dict[str, str]):
     if not isinstance(asset, AssetsDefinition) or asset.key.path[-1] not in versions:
         return asset
     version = versions[asset.key.path[-1]]
-    return asset.map_asset_specs(lambda spec: spec.replace_attributes(code_version=version))
+    # an asset with its own code version (the parser's) keeps it beside the settings'
+    return asset.map_asset_specs(lambda spec: spec.replace_attributes(
+        code_version=f"{spec.code_version}+{version}" if spec.code_version else version))

@@ -29,6 +29,10 @@ class DrevalResource(ConfigurableResource):
     def policy_map(self) -> dict[str, str]:
         return Settings(Path(self.home), policies=self.policies).policy_map()
 
+    def extraction(self) -> str:
+        """`llm` or `sentences`: how this run makes claims (policy claims.extraction, by the judge)."""
+        return Settings(Path(self.home), judge=self.judge_kind, policies=self.policies).extraction()
+
     def store(self) -> Store:
         return Store(Settings(Path(self.home)).db_path)
 

@@ -79,8 +79,10 @@ class Plan:
 # Judgments that failed on the provider's side are transient: their partitions are due again (what
 # succeeded comes back from the judge cache, so a retry pays only for what failed).
 PROVIDER_FAILED_REPORTS = " UNION ".join(
-    f"SELECT DISTINCT system, task FROM {table} WHERE na_reason = 'provider_failure'"
-    for table in ("reports", "claim_verdicts", "report_judgments", "metric_scores"))
+    f"SELECT DISTINCT system, task FROM {table} WHERE {column} = 'provider_failure'"
+    for table, column in (("reports", "na_reason"), ("parsed_reports", "extraction_na_reason"),
+                          ("claim_verdicts", "na_reason"), ("report_judgments", "na_reason"),
+                          ("metric_scores", "na_reason")))
 PROVIDER_FAILED_TASKS = "SELECT DISTINCT task FROM task_rubrics WHERE na_reason = 'provider_failure'"
 
 
@@ -115,7 +117,8 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
     parser_versions = {(s, t): v for s, t, v in store.query(
         "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
     provider_failed = {(s, t) for s, t in store.query(PROVIDER_FAILED_REPORTS).iter_rows()}
-    other_settings = _made_under_other_settings(store, "metric_scores", settings)
+    other_settings = (_made_under_other_settings(store, "metric_scores", settings)
+                      | _made_under_other_settings(store, "parsed_reports", settings))
     fetch_failed = {(s, t) for s, t in store.query(
         "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
     ).iter_rows()} if selection.refetch_failed else set()

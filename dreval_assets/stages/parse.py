@@ -29,7 +29,8 @@ def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
             parsed = report_parser.parse_report(row["text"])
         report_rows.append(_report_row(row["system"], row["task"], parsed))
         claim_rows.extend(
-            {"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS)}
+            {"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS),
+             "source_claim": claim.claim_id, "extraction": "sentences"}
             for claim in parsed.claims
         )
     return {"parsed_reports": frame("parsed_reports", report_rows),
@@ -65,4 +66,25 @@ def _report_row(system: str, task: str, parsed: ParsedReport) -> dict:
         "sections": as_json(parsed.sections), "references": as_json(parsed.references),
         "figures": as_json(parsed.figures), "tables": as_json(parsed.tables),
         "warnings": parsed.warnings,
+        "extraction": "sentences", "n_statements": len(parsed.claims), "n_ungrounded": 0,
+        "extraction_na_reason": None, "extraction_detail": "",
     }
+
+
+def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
+                    summary: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`):
+    each report row says how many statements it has, how many were dropped as ungrounded, and why a
+    chunk kept its sentences."""
+    by_report = {(r["system"], r["task"]): r for r in summary.iter_rows(named=True)}
+    claims = frame("report_claims", statements.to_dicts())
+    counts = {(s, t): n for s, t, n in claims.group_by("system", "task").len().iter_rows()}
+    rows = []
+    for row in frames["parsed_reports"].iter_rows(named=True):
+        found = by_report.get((row["system"], row["task"]))
+        if found is not None:
+            row = {**row, "extraction": "llm", "n_statements": counts.get((row["system"], row["task"]), 0),
+                   "n_ungrounded": found["n_ungrounded"], "extraction_na_reason": found["na_reason"],
+                   "extraction_detail": found["detail"] or ""}
+        rows.append(row)
+    return {"parsed_reports": frame("parsed_reports", rows), "report_claims": claims}

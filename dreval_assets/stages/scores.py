@@ -82,7 +82,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
             system=system, task=task, benchmark=task_row.get("benchmark", "generic"), judge=judge_id,
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
-            figures=json.loads(row.get("figures") or "[]"),
+            figures=json.loads(row.get("figures") or "[]"), extraction=extraction_text(row),
             sandbox=docs.get(task, []), attachments=list(task_row.get("attachments") or []),
             inputs=dict(inputs.get(task, {})), policies=dict(policies))
     for c in claims.iter_rows(named=True):
@@ -92,6 +92,17 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
                 c["claim_id"], c["kind"], c["text"], tuple(c["urls"] or ()), tuple(c["unresolved_indices"] or ()),
                 tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
     return result
+
+
+def extraction_text(parsed_row: dict) -> str:
+    """What the report's claims are, for the policy of every row that counts them."""
+    if (parsed_row.get("extraction") or "sentences") != "llm":
+        return "claims: the parser's sentences (claims.extraction = sentences)"
+    text = (f"claims: {parsed_row.get('n_statements')} statements grounded in {parsed_row.get('n_claims')} parsed "
+            f"sentences (claims.extraction = llm; {parsed_row.get('n_ungrounded') or 0} ungrounded dropped)")
+    if parsed_row.get("extraction_na_reason"):
+        text += f"; some sentences kept: {parsed_row.get('extraction_detail') or parsed_row['extraction_na_reason']}"
+    return text[:400]
 
 
 def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:

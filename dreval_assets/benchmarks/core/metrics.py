@@ -45,10 +45,13 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 SUITE = Suite(
     "core", "dreval core",
-    (MetricSpec("n_claims", "count", False, "claims the parser found", better=0),
+    (MetricSpec("n_claims", "count", False, "claims (the parser's sentences, or the judge's statements)", better=0,
+                claims=True),
      MetricSpec("unresolved_citations", "count", False, "distinct cited indices with no URL", cites=True, better=-1),
-     MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims", cites=True),
-     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims", cites=True, better=-1),
-     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim", cites=True, better=0)),
+     MetricSpec("supported_ratio", "0-100", True, "supported claims / all claims", cites=True, claims=True),
+     MetricSpec("contradicted_ratio", "0-100", True, "contradicted claims / all claims", cites=True, better=-1,
+                claims=True),
+     MetricSpec("citations_per_claim", "ratio", False, "distinct cited targets per claim", cites=True, better=0,
+                claims=True)),
     compute, headline=("supported_ratio", "contradicted_ratio", "n_claims", "citations_per_claim",
                        "unresolved_citations"))

@@ -83,7 +83,8 @@ def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
 
 SUITE = Suite(
     "dr3", "DR³-Eval",
-    (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs", cites=True),
+    (MetricSpec("fa", "0-100", True, "factual accuracy: supported share of claim-source pairs", cites=True,
+                claims=True),
      MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents", cites=True),
      MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
      MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10"),

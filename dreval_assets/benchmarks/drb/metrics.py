@@ -129,9 +129,9 @@ SUITE = Suite(
        for d in DIMENSIONS),
      MetricSpec("race", "0-100", True, "T/(T+R) over the task's weighted dimensions (50 = parity with the reference)"),
      MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs", cites=True,
-                aggregate="micro", aggregate_policy="drb.fact_accuracy.aggregate"),
+                aggregate="micro", aggregate_policy="drb.fact_accuracy.aggregate", claims=True),
      MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task", cites=True,
-                aggregate_policy="drb.effective_citations.aggregate")),
+                aggregate_policy="drb.effective_citations.aggregate", claims=True)),
     compute, headline=("race", "fact_accuracy", "effective_citations"))
 
 

@@ -105,13 +105,14 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     formula = {d: parts[f"{d}_form"] for d in dims}
     alpha, alpha_text = flae_alpha(parts, evidence.policy("mmdr.flae.alpha"))
     proposed = {d: parts.get(f"weight_{d}") for d in dims}
-    policy = f"{alpha_text}; weights proposed by the judge; asked as mmdr.flae.protocol = {evidence.policy('mmdr.flae.protocol')}"
+    protocol = evidence.policy("mmdr.flae.protocol")
+    policy = f"{alpha_text}; weights proposed by the judge; asked as mmdr.flae.protocol = {protocol}"
     rows = [MetricValue("mmdr", d, 100 * (alpha * formula[d] + (1 - alpha) * judge_part[d]), "0-100", 1,
                         detail=f"formula={formula[d]:.3f}, judge={judge_part[d]:.3f}", policy=policy, judge=j)
             for d in dims]
     if any(w is None for w in proposed.values()):  # the weights call failed: its own reason
-        return rows + [not_available("mmdr", "flae", "0-100",
-                                     *judgment_failure(evidence, "mmdr.flae", "the task-adaptive weights were not set"), j)]
+        failed = judgment_failure(evidence, "mmdr.flae", "the task-adaptive weights were not set")
+        return rows + [not_available("mmdr", "flae", "0-100", *failed, j)]
     weights = {d: w or 0.0 for d, w in proposed.items()}
     try:
         value = flae(formula, judge_part, alpha, weights)
@@ -178,11 +179,12 @@ SUITE = Suite(
      MetricSpec("insh", "0-100", True, "insightfulness, fused"),
      MetricSpec("stru", "0-100", True, "structural completeness, fused"),
      MetricSpec("flae", "0-100", True, "FLAE: task-weighted READ, INSH, STRU"),
-     MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims", cites=True),
-     MetricSpec("cov", "0-100", True, "coverage: supported share of all claims", cites=True),
-     MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted", cites=True),
-     MetricSpec("evi", "0-100", True, "EVI: CON, COV, FID with task-adaptive weights", cites=True),
-     MetricSpec("vef", "0-100", True, "visual evidence fidelity: PASS share against the visual ground truth (not built)"),
+     MetricSpec("con", "0-100", True, "consistency: supported share of judged cited claims", cites=True, claims=True),
+     MetricSpec("cov", "0-100", True, "coverage: supported share of all claims", cites=True, claims=True),
+     MetricSpec("fid", "0-100", True, "fidelity: share of judged cited claims not contradicted", cites=True,
+                claims=True),
+     MetricSpec("evi", "0-100", True, "EVI: CON, COV, FID with task-adaptive weights", cites=True, claims=True),
+     MetricSpec("vef", "0-100", True, "visual evidence fidelity: PASS share against the visual ground truth"),
      MetricSpec("trace", "0-100", True, "TRACE = 0.6 EVI + 0.4 VEF", cites=True),
      MetricSpec("mosaic", "0-100", True, "MOSAIC: mean visual item score; 0 without visual items"),
      MetricSpec("sem", "0-100", True, "visual-semantic alignment of the items (where it applies)"),

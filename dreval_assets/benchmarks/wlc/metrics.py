@@ -149,9 +149,12 @@ SUITE = Suite(
      MetricSpec("cov_wiki", "0-100", True, "share of the reference's gold statements the report states consistently"),
      MetricSpec("wiki_conf", "0-100", True, "share of the report's statements contradicting the gold statements",
                 better=-1),
-     MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True),
-     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True, better=-1),
-     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True, better=-1)),
+     MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True,
+                claims=True),
+     MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True, better=-1,
+                claims=True),
+     MetricSpec("leakage", "0-100", False, "share of statements citing Wikipedia despite the ban", cites=True, better=-1,
+                claims=True)),
     compute, headline=("writing", "well_written", "broad", "neutral", "cov_wiki", "ref_acc", "wiki_conf", "ref_conf",
                        "leakage"))
 
