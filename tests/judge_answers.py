@@ -36,6 +36,8 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any(m.get("content") == PREFLIGHT_PROMPT for m in request.get("messages", [])):
         return "OK"  # the CLI's check that the endpoint answers, before a run
+    if any("<<<UNITS" in str(m.get("content")) for m in request.get("messages", [])):
+        return extracted_statements(prompt_text(request, "<<<UNITS"))
     if any("You design the grading rubric" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "Request:")
         query = text.split("Request:\n", 1)[1]
@@ -137,3 +139,93 @@ def _flae_judge_channel(report: str) -> dict:
 def _verdict(claim: str, source: str) -> dict:
     match = match_claim(claim, source)
     return {"verdict": match.verdict, "evidence": match.evidence, "reason": match.reason}
+
+
+# -- statement extraction (template statement_extraction): split, resolve, drop, deterministically
+
+PROBE = "UNGROUNDED-PROBE"  # a unit holding this marker gets PROBE_STATEMENT, which is not in the report
+PROBE_STATEMENT = "The Quorvane Institute counted 9,876 lighthouses along the coast in 1911."
+_UNITS_RE = re.compile(r"<<<UNITS\n(.*?)\nUNITS>>>", re.S)
+_BEFORE_RE = re.compile(r"<<<BEFORE\n(.*?)\nBEFORE>>>", re.S)
+_UNIT_LINE_RE = re.compile(r"^\[([^\]]+)\]( \((?:table row|figure caption)\))? (.*)$")
+_AND_RE = re.compile(r",? and ")
+_PRONOUN_RE = re.compile(r"^(?:It|This|They) (?=(?:is|was|are|were|has|had|have|will|\w+ed|\w+s)\b)")
+_VERBS = frozenset("is was are were has had have will rose fell grew made built holds makes runs".split())
+_CHATTER_RE = re.compile(r"^(?:This report|In this (?:report|section)|In conclusion|In summary|Overall,|We |I |Let me|"
+                         r"本报告|综上所述|总之)")
+_NAME_RE = re.compile(r"(?<=\w )[A-Z][a-z]+")
+_HAN_RE = re.compile("[\u4e00-\u9fff]")
+
+
+def extracted_statements(text: str) -> dict:
+    """Each unit split at '; ' (and '；') and at ', and' / ' and' between clauses that each carry a
+    number; a leading It/This/They resolved to the previous unit's subject (or the section title);
+    pieces without a number, a name or a long Chinese clause, and chatter, dropped; table rows and
+    captions kept whole. A unit holding PROBE also gets PROBE_STATEMENT."""
+    listing = _UNITS_RE.search(text).group(1)
+    before = _BEFORE_RE.search(text)
+    previous, section, statements = before.group(1) if before else "", "", []
+    for line in listing.splitlines():
+        if line.startswith("## "):
+            section = line[3:]
+            continue
+        match = _UNIT_LINE_RE.match(line)
+        if not match:
+            continue
+        unit_id, note, unit = match.groups()
+        for piece in [unit] if note else _clauses(unit):
+            piece = _resolve(piece, _subject(previous) or section)
+            if _checkable(piece):
+                statements.append({"unit": unit_id, "text": piece})
+        if PROBE in unit:
+            statements.append({"unit": unit_id, "text": PROBE_STATEMENT})
+        previous = unit
+    return {"statements": statements}
+
+
+def _clauses(unit: str) -> list[str]:
+    pieces = []
+    for part in re.split(r"; |；", unit):
+        pieces.extend(_split_and(part.strip()))
+    return [_finish(piece) for piece in pieces if piece]
+
+
+def _split_and(part: str) -> list[str]:
+    for match in _AND_RE.finditer(part):
+        left, right = part[:match.start()], part[match.end():]
+        # clauses, not a list of figures ("850 MW and 3,400 MWh") or a range ("between 6 and 9")
+        clause = right[:1].isalpha() and "between" not in left.split()[-4:]
+        if clause and len(right.split()) >= 4 and _has_digit(left) and _has_digit(right):
+            return [left, *_split_and(right[:1].upper() + right[1:])]
+    return [part]
+
+
+def _finish(piece: str) -> str:
+    piece = piece.strip().rstrip(",;；，")
+    if piece and piece[-1] not in ".!?。！？":
+        piece += "。" if _HAN_RE.search(piece[-1]) else "."
+    return piece[:1].upper() + piece[1:]
+
+
+def _subject(text: str) -> str:
+    """The words before the first verb ("The Lowmarsh ferry" of "The Lowmarsh ferry carried ..."),
+    when there are at most six of them."""
+    words = text.split()
+    for index, word in enumerate(words[:7]):
+        if index and (word in _VERBS or (word.islower() and word.endswith("ed"))):
+            return " ".join(words[:index]).rstrip(",")
+    return ""
+
+
+def _resolve(piece: str, subject: str) -> str:
+    return _PRONOUN_RE.sub(subject + " ", piece, count=1) if subject else piece
+
+
+def _checkable(piece: str) -> bool:
+    if _CHATTER_RE.match(piece):
+        return False
+    return _has_digit(piece) or bool(_NAME_RE.search(piece)) or len(_HAN_RE.findall(piece)) >= 12
+
+
+def _has_digit(text: str) -> bool:
+    return any(char.isdigit() for char in text)

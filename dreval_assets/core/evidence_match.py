@@ -740,3 +740,29 @@ def _decide(score: float, comparison: _Comparison, missing_names: list[str]) -> 
     checked = comparison.confirmed_in_passage + comparison.confirmed_on_page
     values = f"all {checked} claimed numbers/dates" if checked else "no numbers/dates to check"
     return "supported", f"{coverage} (>= {HIGH_OVERLAP:.0%}); {values}, all claimed names are on the page."
+
+
+# ------------------------------------------------------------- for other readers
+
+
+def content_tokens(text: str) -> tuple[str, ...]:
+    """The content words of `text` as the matcher reads them (citation markers and URLs left out,
+    full-width folded, Chinese as character pairs), unique, in order of appearance."""
+    return _ordered_content_tokens(_CITATION_MARKER_RE.sub(" ", fold_width(text or "")))
+
+
+def unstated_values(statement: str, text: str) -> list[str]:
+    """The numbers and dates of `statement`, as written there, that `text` does not state: for telling
+    whether a restatement of `text` invented a figure. A value may be rounded ("1.2 million" for
+    "1,234,567") but not made more precise; a date needs the same year, month and day where the
+    statement gives them; other values compare by value whatever their kind ("45%" = "45 percent")."""
+    found = _find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(text or "")))
+    missing = [value.text for value in _find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(statement or "")))
+               if not any(_restates(value, given) for given in found)]
+    return list(dict.fromkeys(missing))
+
+
+def _restates(value: _Mention, given: _Mention) -> bool:
+    if value.family == "date" or given.family == "date":
+        return value.family == given.family and _agrees(value, given)
+    return abs(value.value - given.value) <= 0.5 * value.precision * (1 + 1e-9)

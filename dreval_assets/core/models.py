@@ -273,3 +273,16 @@ class TraceWeights(BaseModel):
     cov: float = Field(ge=0)
     fid: float = Field(ge=0)
     rationale: str = ""
+
+
+class ExtractedStatement(BaseModel):
+    """One atomic statement a judge extracted, naming the report unit (claim id) it comes from."""
+
+    unit: str
+    text: str
+
+
+class StatementExtraction(BaseModel):
+    """The statements of one chunk of a report's units (citations are never the judge's: the unit's)."""
+
+    statements: list[ExtractedStatement]

@@ -1,0 +1,210 @@
+"""Statements as the benchmarks extract them (policy `claims.extraction = llm`): the judge decomposes
+each report's parsed units into atomic statements, and only those the report grounds are kept.
+
+Every report's units (its claims, in claim id order) are cut into chunks (`core.statements.chunk_units`);
+one request per chunk, template `statement_extraction`, and all chunks of all reports go to the judge
+in one `judge_many` call, in a fixed order so the prompts and cache keys repeat across runs. A kept
+statement gets claim id `<unit>.s<k>` (k counts the unit's kept statements in the judge's order) and
+its unit's kind, section and citations: the parser's resolution, never the judge's. A chunk whose
+request failed keeps its units as they were (extraction `sentences`), so nothing is lost or invented.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+import polars as pl
+
+from ..benchmarks.evidence import FAILURE_PRIORITY
+from ..core.models import StatementExtraction
+from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, grounding_problem, says_nothing,
+                               statement_text)
+from ..judges.base import Judge, Judgment, JudgmentRequest
+from ..judges.prompts import fence_untrusted
+from .frames import SCHEMAS
+
+TEMPLATE = "statement_extraction"
+LLM, SENTENCES = "llm", "sentences"
+STATEMENT_SCHEMA = {**SCHEMAS["report_claims"], "source_claim": pl.String, "extraction": pl.String}
+SUMMARY_SCHEMA = {"system": pl.String, "task": pl.String, "n_units": pl.Int32, "n_statements": pl.Int32,
+                  "n_ungrounded": pl.Int32, "n_duplicates": pl.Int32, "n_empty": pl.Int32,
+                  "n_chunks": pl.Int32, "n_failed_chunks": pl.Int32, "na_reason": pl.String,
+                  "detail": pl.String, "calls": pl.Int32, "tokens_in": pl.Int64, "tokens_out": pl.Int64}
+_KIND_NOTES = {"table_row": " (table row)", "figure_caption": " (figure caption)"}
+_EXAMPLE_CHARS = 80
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    system: str
+    task: str
+    units: list[Unit]
+    before: Unit | None  # the report's unit just before this chunk (context for pronouns)
+
+
+@dataclass
+class _Tally:
+    """What one report's extraction produced and dropped."""
+    n_units: int = 0
+    n_statements: int = 0
+    n_ungrounded: int = 0
+    n_duplicates: int = 0
+    n_empty: int = 0
+    n_chunks: int = 0
+    failures: list[tuple[str, str, int]] = field(default_factory=list)  # (bucket, error, units kept)
+    ungrounded_example: str = ""
+    units_without_statement: int = 0
+    calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None,
+                       chunk_chars: int = 6000, partitions: Iterable[tuple[str, str]] = ()
+                       ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """claims: report_claims rows, possibly of many reports. Returns (statements, summary): the grounded
+    statements with the report_claims columns plus `source_claim` and `extraction`, and one summary row
+    per report (also per (system, task) of `partitions` that has no claims, with zero counts)."""
+    rows_by_id, reports = _reports(claims)
+    chunks = [_Chunk(system, task, chunk, _before(units, chunk))
+              for (system, task), units in reports.items() for chunk in chunk_units(units, chunk_chars)]
+    judgments = judge.judge_many([_request(chunk, labels or {}) for chunk in chunks]) if chunks else []
+    tallies = {key: _Tally(n_units=len(units)) for key, units in reports.items()}
+    for key in partitions:
+        tallies.setdefault(tuple(key), _Tally())
+    statements = []
+    for chunk, judgment in zip(chunks, judgments, strict=True):
+        tally = tallies[(chunk.system, chunk.task)]
+        statements.extend(_chunk_rows(chunk, judgment, rows_by_id, tally))
+    statements_frame = pl.DataFrame(statements, schema=STATEMENT_SCHEMA, orient="row")
+    summary = [_summary_row(system, task, tally) for (system, task), tally in tallies.items()]
+    return statements_frame, pl.DataFrame(summary, schema=SUMMARY_SCHEMA, orient="row")
+
+
+def _reports(claims: pl.DataFrame) -> tuple[dict, dict[tuple[str, str], list[Unit]]]:
+    """The claim rows by (system, task, claim_id), and each report's units in claim id order."""
+    rows = sorted(claims.iter_rows(named=True),
+                  key=lambda r: (r["system"], r["task"], claim_order(r["claim_id"])))
+    reports: dict[tuple[str, str], list[Unit]] = defaultdict(list)
+    by_id = {}
+    for row in rows:
+        by_id[(row["system"], row["task"], row["claim_id"])] = row
+        reports[(row["system"], row["task"])].append(
+            Unit(row["claim_id"], row["kind"], row["text"] or "", row["section"] or ""))
+    return by_id, dict(reports)
+
+
+def _before(units: list[Unit], chunk: list[Unit]) -> Unit | None:
+    index = units.index(chunk[0])
+    return units[index - 1] if index else None
+
+
+def _request(chunk: _Chunk, labels: Mapping[str, str]) -> JudgmentRequest:
+    context = ""
+    if chunk.before is not None:
+        before = chunk.before
+        context = (f"\nFor reference only (extract nothing from it), the unit just before this part, in section "
+                   f"\"{fence_untrusted(_one_line(before.section))}\":\n<<<BEFORE\n"
+                   f"{fence_untrusted(_one_line(before.text))}\nBEFORE>>>\n")
+    variables = {"units": fence_untrusted(_listing(chunk.units)), "context": context}
+    return JudgmentRequest(TEMPLATE, variables, StatementExtraction,
+                           {**labels, "system": chunk.system, "task": chunk.task})
+
+
+def _listing(units: list[Unit]) -> str:
+    """Units under their section titles: '## <title>' then '[<id>] <text>' lines."""
+    lines, section = [], None
+    for unit in units:
+        if unit.section != section:
+            section = unit.section
+            lines.append(f"## {_one_line(section) or '(no section title)'}")
+        lines.append(f"[{unit.claim_id}]{_KIND_NOTES.get(unit.kind, '')} {_one_line(unit.text)}")
+    return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _chunk_rows(chunk: _Chunk, judgment: Judgment, rows_by_id: dict, tally: _Tally) -> list[dict]:
+    tally.n_chunks += 1
+    tally.calls += not judgment.provenance.cache_hit
+    tally.tokens_in += judgment.provenance.tokens_in
+    tally.tokens_out += judgment.provenance.tokens_out
+    originals = [rows_by_id[(chunk.system, chunk.task, unit.claim_id)] for unit in chunk.units]
+    if not isinstance(judgment.answer, StatementExtraction):
+        bucket = judgment.na_reason or "pipeline_failure"
+        tally.failures.append((bucket, judgment.error or "no answer", len(chunk.units)))
+        return [{**_claim_columns(row), "source_claim": row["claim_id"], "extraction": SENTENCES}
+                for row in originals]
+    units = {unit.claim_id: unit for unit in chunk.units}
+    previous = {unit.claim_id: before for unit, before in zip(chunk.units, [chunk.before, *chunk.units])}
+    kept: dict[str, list[str]] = {unit.claim_id: [] for unit in chunk.units}
+    seen: dict[str, set[str]] = defaultdict(set)
+    for statement in judgment.answer.statements:
+        unit_id = statement.unit.strip().strip("[]").strip()
+        text = statement_text(statement.text)
+        unit = units.get(unit_id)
+        if unit is None:
+            _ungrounded(tally, text, f"names unit {unit_id!r}, not one of its chunk's")
+        elif not text or says_nothing(text):
+            tally.n_empty += 1
+        elif duplicate_key(text) in seen[unit_id]:
+            tally.n_duplicates += 1
+        elif problem := grounding_problem(text, unit, previous[unit_id]):
+            _ungrounded(tally, text, problem)
+        else:
+            seen[unit_id].add(duplicate_key(text))
+            kept[unit_id].append(text)
+    rows = []
+    for row in originals:
+        texts = kept[row["claim_id"]]
+        tally.units_without_statement += not texts
+        tally.n_statements += len(texts)
+        rows.extend({**_claim_columns(row), "claim_id": f"{row['claim_id']}.s{k}", "text": text,
+                     "source_claim": row["claim_id"], "extraction": LLM}
+                    for k, text in enumerate(texts, start=1))
+    return rows
+
+
+def _claim_columns(row: dict) -> dict:
+    return {column: row[column] for column in SCHEMAS["report_claims"] if column in row}
+
+
+def _ungrounded(tally: _Tally, text: str, why: str) -> None:
+    tally.n_ungrounded += 1
+    if not tally.ungrounded_example:
+        tally.ungrounded_example = f"{_short(text)!r} ({why})"
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _EXAMPLE_CHARS else text[:_EXAMPLE_CHARS - 1] + "…"
+
+
+def _summary_row(system: str, task: str, tally: _Tally) -> dict:
+    buckets = Counter(bucket for bucket, _, _ in tally.failures)
+    na_reason = next((b for b in FAILURE_PRIORITY if buckets[b]), None) if tally.failures else None
+    if tally.failures and na_reason is None:
+        na_reason = "pipeline_failure"
+    return {"system": system, "task": task, "n_units": tally.n_units, "n_statements": tally.n_statements,
+            "n_ungrounded": tally.n_ungrounded, "n_duplicates": tally.n_duplicates, "n_empty": tally.n_empty,
+            "n_chunks": tally.n_chunks, "n_failed_chunks": len(tally.failures), "na_reason": na_reason,
+            "detail": _detail(tally, na_reason), "calls": tally.calls, "tokens_in": tally.tokens_in,
+            "tokens_out": tally.tokens_out}
+
+
+def _detail(tally: _Tally, na_reason: str | None) -> str:
+    parts = []
+    if tally.failures:
+        error = next(error for bucket, error, _ in tally.failures if bucket == na_reason)
+        kept = sum(n for _, _, n in tally.failures)
+        parts.append(f"{len(tally.failures)} of {tally.n_chunks} chunks failed ({na_reason}: {_short(error)}): "
+                     f"their {kept} sentences kept")
+    if tally.n_ungrounded:
+        parts.append(f"{tally.n_ungrounded} ungrounded statements dropped, e.g. {tally.ungrounded_example}")
+    if tally.n_duplicates or tally.n_empty:
+        parts.append(f"{tally.n_duplicates} repeated and {tally.n_empty} empty statements dropped")
+    if tally.units_without_statement:
+        parts.append(f"{tally.units_without_statement} units gave no statement")
+    return "; ".join(parts)

@@ -1,0 +1,292 @@
+"""Statements as the benchmarks extract them: the parser's units go to a real OpenAI-compatible judge
+(our loopback server and its stand-in model) in chunks; only statements the report grounds are kept,
+always with their unit's citations."""
+import re
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from judge_answers import PROBE, PROBE_STATEMENT, dreval_answer  # noqa: E402
+from loopback_llm import LoopbackLLM  # noqa: E402
+
+from dreval_assets.core.statements import (Unit, chunk_units, claim_order, grounding_problem,  # noqa: E402
+                                           statement_text)
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig  # noqa: E402
+from dreval_assets.judges.openai_judge import OpenAIJudge  # noqa: E402
+from dreval_assets.stages.parse import parse_reports  # noqa: E402
+from dreval_assets.stages.statements import TEMPLATE, extract_statements  # noqa: E402
+
+REFS = """
+## References
+[1] Ferry statistics 2023. https://ferries.example/lowmarsh-2023
+[2] Estuary Links annual report. https://estuary.example/annual
+"""
+REPORT = """# The Lowmarsh ferry
+
+## Traffic
+The Lowmarsh ferry carried 41,200 passengers in 2023 [1]; freight volumes reached 9,300 tonnes [2].
+It was operated by Estuary Links, which added a third vessel named Curlew in March 2023 [2].
+Average crossing time fell to 14 minutes after the Saltcote pier opened [1].
+In this section we look at what the numbers mean for the town [1].
+Passenger numbers have risen by 12 percent since 2021.
+""" + REFS
+
+
+def parsed_claims(reports: dict[tuple[str, str], str]) -> pl.DataFrame:
+    rows = [{"system": s, "task": t, "status": "ok", "text": text, "detail": ""} for (s, t), text in reports.items()]
+    return parse_reports(pl.DataFrame(rows))["report_claims"]
+
+
+def make_judge(server, calls, **overrides) -> OpenAIJudge:
+    settings = dict(model="loopback-model", base_url=server.base_url, api_key="sk-test", timeout_s=5,
+                    backoff_base_s=0.01, max_attempts=2, validation_retries=1)
+    settings.update(overrides)
+    return OpenAIJudge(OpenAIJudgeConfig(**settings), calls)
+
+
+def prompt_of(request: dict) -> str:
+    return next(m["content"] for m in request["messages"] if "<<<UNITS" in str(m.get("content")))
+
+
+def asked_units(request: dict) -> list[str]:
+    listing = prompt_of(request).split("<<<UNITS\n", 1)[1].split("\nUNITS>>>", 1)[0]
+    return re.findall(r"^\[([^\]]+)\]", listing, re.M)
+
+
+def by_id(frame: pl.DataFrame) -> dict[str, dict]:
+    return {row["claim_id"]: row for row in frame.iter_rows(named=True)}
+
+
+class AnswerWith:
+    """The stand-in model's answer plus the statements `add(units)` gives (units: id -> text)."""
+
+    def __init__(self, add):
+        self.add = add
+
+    def __call__(self, request, schema):
+        answer = dreval_answer(request, schema)
+        if "<<<UNITS" in str(request.get("messages")):
+            listing = prompt_of(request).split("<<<UNITS\n", 1)[1].split("\nUNITS>>>", 1)[0]
+            units = dict(re.findall(r"^\[([^\]]+)\] (.*)$", listing, re.M))
+            answer["statements"] += self.add(units)
+        return answer
+
+
+def test_a_report_is_one_request_and_statements_take_their_units_citations(llm, calls):
+    claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT})
+    judge = make_judge(llm, calls)
+    statements, summary = extract_statements(claims, judge, labels={"asset": "parsed_reports"})
+    assert llm.n_calls == 1
+    units = by_id(claims)
+    rows = by_id(statements)
+    # the first sentence states two facts: two statements, each with the citations of the whole sentence
+    assert rows["c0001.s1"]["text"] == "The Lowmarsh ferry carried 41,200 passengers in 2023."
+    assert rows["c0001.s2"]["text"] == "Freight volumes reached 9,300 tonnes."
+    for row in statements.iter_rows(named=True):
+        unit = units[row["source_claim"]]
+        assert row["extraction"] == "llm" and row["claim_id"].startswith(unit["claim_id"] + ".s")
+        for column in ("kind", "section", "citation_indices", "urls", "unresolved_indices"):
+            assert row[column] == unit[column]
+    assert units["c0001"]["citation_indices"] == [1, 2]
+    # "It" resolved to the subject of the unit before; the chatter sentence gave no statement
+    assert rows["c0002.s1"]["text"].startswith("The Lowmarsh ferry was operated by Estuary Links")
+    assert not any(row["source_claim"] == "c0004" for row in statements.iter_rows(named=True))
+    assert rows["c0005.s1"]["kind"] == "uncited" and rows["c0005.s1"]["urls"] == []
+    [report] = summary.to_dicts()
+    assert report | {"detail": ""} == {
+        "system": "sys-a", "task": "wlc.lowmarsh", "n_units": 5, "n_statements": 5, "n_ungrounded": 0,
+        "n_duplicates": 0, "n_empty": 0, "n_chunks": 1, "n_failed_chunks": 0, "na_reason": None, "detail": "",
+        "calls": 1, "tokens_in": report["tokens_in"], "tokens_out": report["tokens_out"]}
+    assert report["detail"] == "1 units gave no statement" and report["tokens_in"] > 0
+    ledger = calls.store.query("SELECT template, system, task, asset FROM judge_ledger").rows()
+    assert ledger == [(TEMPLATE, "sys-a", "wlc.lowmarsh", "parsed_reports")]
+
+
+def test_a_long_report_is_cut_into_chunks_and_every_unit_is_asked_once(llm, calls):
+    sentences = [f"Pier {n} of the Lowmarsh harbour handled {100 + n} ferry departures in 2023 [1]." for n in range(60)]
+    long_report = "# Harbour\n\n## Piers\n" + "\n".join(sentences) + "\n" + REFS
+    claims = parsed_claims({("sys-a", "wlc.lowmarsh"): long_report, ("sys-b", "wlc.lowmarsh"): REPORT})
+    judge = make_judge(llm, calls)
+    batches = []
+    judge_many = judge.judge_many
+    judge.judge_many = lambda requests: batches.append(len(requests)) or judge_many(requests)
+    statements, summary = extract_statements(claims, judge, chunk_chars=1000)
+    long_units = claims.filter(pl.col("system") == "sys-a")["claim_id"].to_list()
+    expected_chunks = len(chunk_units([Unit(c, "sentence", t, "") for c, t in
+                                       claims.filter(pl.col("system") == "sys-a").select("claim_id", "text").rows()],
+                                      1000))
+    assert expected_chunks >= 4
+    assert batches == [expected_chunks + 1]  # every chunk of both reports in one judge_many call
+    asked = [unit for request in llm.requests for unit in asked_units(request)]
+    assert sorted(asked) == sorted(long_units + claims.filter(pl.col("system") == "sys-b")["claim_id"].to_list())
+    assert len(asked) == len(set(asked)) + 5  # the two reports share ids c0001..c0005, each asked once per report
+    long_requests = [r for r in llm.requests if "Pier " in prompt_of(r)]
+    assert len(long_requests) == expected_chunks
+    for request in long_requests:  # a later chunk shows the unit before it, to resolve pronouns
+        first = int(asked_units(request)[0][1:])
+        assert ("<<<BEFORE" in prompt_of(request)) == (first > 1)
+        if first > 1:
+            assert f"Pier {first - 2} of" in prompt_of(request).split("<<<BEFORE", 1)[1].split("BEFORE>>>")[0]
+    report = summary.filter(pl.col("system") == "sys-a").to_dicts()[0]
+    assert report["n_chunks"] == expected_chunks and report["n_units"] == report["n_statements"] == 60
+    assert statements.filter(pl.col("system") == "sys-a")["source_claim"].to_list() == long_units  # report order
+
+
+def test_ungrounded_statements_are_dropped_and_counted(calls):
+    report = REPORT.replace("Average crossing time", f"{PROBE} Average crossing time")
+
+    def extra(units):
+        return [{"unit": "c0042", "text": "The Lowmarsh ferry carried 41,200 passengers in 2023."},  # not in the chunk
+                {"unit": "c0001", "text": "The Lowmarsh ferry carried 52,000 passengers in 2023."},  # figure not in it
+                {"unit": "c0002", "text": "Estuary Links was founded in Rotterdam by Dutch shipbuilders."},  # words
+                {"unit": "c0005", "text": "Passenger numbers have risen by 12 percent since 2021."},  # a repeat
+                {"unit": "c0005", "text": "[1] https://ferries.example/lowmarsh-2023"}]  # nothing left
+
+    with LoopbackLLM(answer=AnswerWith(extra)) as server:
+        claims = parsed_claims({("sys-a", "wlc.lowmarsh"): report})
+        statements, summary = extract_statements(claims, make_judge(server, calls))
+    texts = statements["text"].to_list()
+    assert PROBE_STATEMENT not in texts and "The Lowmarsh ferry carried 52,000 passengers in 2023." not in texts
+    assert not any("Rotterdam" in text for text in texts)
+    assert texts.count("Passenger numbers have risen by 12 percent since 2021.") == 1
+    assert "The Lowmarsh ferry carried 41,200 passengers in 2023." in texts  # c0001's own, kept once
+    [row] = summary.to_dicts()
+    assert (row["n_ungrounded"], row["n_duplicates"], row["n_empty"]) == (4, 1, 1)
+    assert "4 ungrounded statements dropped, e.g. 'The Quorvane Institute" in row["detail"]
+    assert "1 repeated and 1 empty statements dropped" in row["detail"]
+    assert row["na_reason"] is None and row["n_statements"] == len(texts)
+
+
+def test_citations_never_come_from_the_model(calls):
+    def with_markers(units):
+        return [{"unit": "c0003", "text": "Average crossing time fell to 14 minutes [7] (https://other.example/x)."},
+                {"unit": "[c0005]", "text": "Passenger numbers rose by 12 percent since 2021 [2]."}]
+
+    with LoopbackLLM(answer=AnswerWith(with_markers)) as server:
+        claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT})
+        statements, _ = extract_statements(claims, make_judge(server, calls))
+    rows = by_id(statements)
+    assert rows["c0003.s2"]["text"] == "Average crossing time fell to 14 minutes."
+    assert rows["c0003.s2"]["citation_indices"] == [1]
+    assert rows["c0003.s2"]["urls"] == ["https://ferries.example/lowmarsh-2023"]
+    assert rows["c0005.s2"]["text"] == "Passenger numbers rose by 12 percent since 2021."
+    assert rows["c0005.s2"]["citation_indices"] == [] and rows["c0005.s2"]["kind"] == "uncited"
+    assert not any("[" in text or "http" in text for text in statements["text"])
+
+
+def test_a_failed_chunk_keeps_its_sentences_and_says_provider_failure(calls):
+    failing = "Pier 7 of"
+
+    def answer(request, schema):
+        if failing in str(request.get("messages")):
+            raise RuntimeError("the model is down")  # the loopback server answers 500
+        return dreval_answer(request, schema)
+
+    sentences = [f"Pier {n} of the Lowmarsh harbour handled {100 + n} ferry departures in 2023 [1]." for n in range(12)]
+    report = "# Harbour\n\n## Piers\n" + "\n".join(sentences) + "\n" + REFS
+    with LoopbackLLM(answer=answer) as server:
+        claims = parsed_claims({("sys-a", "wlc.lowmarsh"): report})
+        statements, summary = extract_statements(claims, make_judge(server, calls), chunk_chars=420)
+        assert server.n_calls == 1 + 2  # the healthy chunk once, the failing one twice (max_attempts)
+    kept = statements.filter(pl.col("extraction") == "sentences")
+    assert kept["claim_id"].to_list() == kept["source_claim"].to_list() == [f"c{n:04d}" for n in range(7, 13)]
+    assert kept["text"].to_list() == claims["text"].to_list()[6:]
+    extracted = statements.filter(pl.col("extraction") == "llm")
+    assert extracted["source_claim"].to_list() == [f"c{n:04d}" for n in range(1, 7)]
+    [row] = summary.to_dicts()
+    assert row["na_reason"] == "provider_failure" and row["n_failed_chunks"] == 1 and row["n_chunks"] == 2
+    assert row["detail"].startswith("1 of 2 chunks failed (provider_failure: ")
+    assert "their 6 sentences kept" in row["detail"]
+
+
+def test_a_second_run_sends_no_request(llm, calls):
+    other = REPORT.replace("Lowmarsh", "Highmarsh")  # the same text would share its cached answers
+    claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT, ("sys-b", "wlc.lowmarsh"): other})
+    first, first_summary = extract_statements(claims, make_judge(llm, calls), chunk_chars=200)
+    sent = llm.n_calls
+    again, again_summary = extract_statements(claims.reverse(), make_judge(llm, calls), chunk_chars=200)
+    assert sent > 2 and llm.n_calls == sent
+    assert again.equals(first)
+    assert again_summary["calls"].to_list() == [0, 0] and again_summary["tokens_in"].to_list() == [0, 0]
+    assert again_summary.drop("calls", "tokens_in", "tokens_out").equals(
+        first_summary.drop("calls", "tokens_in", "tokens_out"))
+
+
+ZH_REPORT = """# 宁德时代2023年经营情况
+
+## 业绩
+宁德时代2023年营业收入达到４００９亿元[1]；归属于上市公司股东的净利润为４４１亿元[1]。
+该公司动力电池全球市场占有率连续七年位居第一[2]。
+
+## References
+[1] 宁德时代2023年年度报告 https://www.catl.example.cn/2023-annual
+[2] 动力电池装车量统计 https://www.battery.example.cn/2023
+"""
+
+
+def test_chinese_units(calls):
+    def extra(units):
+        return [{"unit": "c0001", "text": "宁德时代2023年净利润为441亿元。"},  # half-width digits of the unit
+                {"unit": "c0001", "text": "宁德时代2023年净利润为500亿元。"},  # a figure the unit lacks
+                {"unit": "c0002", "text": "比亚迪海外销量增长了三倍并超过特斯拉。"}]  # words the report lacks
+
+    with LoopbackLLM(answer=AnswerWith(extra)) as server:
+        claims = parsed_claims({("sys-a", "drb.catl"): ZH_REPORT})
+        statements, summary = extract_statements(claims, make_judge(server, calls))
+    texts = by_id(statements)
+    assert texts["c0001.s1"]["text"] == "宁德时代2023年营业收入达到４００９亿元。"  # the unit split at "；"
+    assert texts["c0001.s2"]["text"] == "归属于上市公司股东的净利润为４４１亿元。"
+    assert texts["c0001.s3"]["text"] == "宁德时代2023年净利润为441亿元。"
+    assert texts["c0001.s3"]["urls"] == ["https://www.catl.example.cn/2023-annual"]
+    assert texts["c0002.s1"]["citation_indices"] == [2]
+    assert len(statements) == 4
+    assert summary["n_ungrounded"].to_list() == [2]
+
+
+def test_reports_without_claims_get_a_zero_row_and_no_request(llm, calls):
+    empty = parsed_claims({})
+    statements, summary = extract_statements(empty, make_judge(llm, calls), partitions=[("sys-a", "wlc.lowmarsh")])
+    assert llm.n_calls == 0 and statements.is_empty() and "source_claim" in statements.columns
+    assert summary.to_dicts()[0] | {"detail": ""} == {
+        "system": "sys-a", "task": "wlc.lowmarsh", "n_units": 0, "n_statements": 0, "n_ungrounded": 0,
+        "n_duplicates": 0, "n_empty": 0, "n_chunks": 0, "n_failed_chunks": 0, "na_reason": None,
+        "detail": "", "calls": 0, "tokens_in": 0, "tokens_out": 0}
+
+
+# -- the pure rules
+
+
+def test_chunks_hold_consecutive_units_within_the_budget_and_a_long_unit_alone():
+    units = [Unit(f"c{n}", "sentence", "x" * size, "") for n, size in enumerate([40, 50, 20, 200, 10, 10], 1)]
+    assert [[u.claim_id for u in chunk] for chunk in chunk_units(units, 100)] == [
+        ["c1", "c2"], ["c3"], ["c4"], ["c5", "c6"]]
+    assert sorted(["c10000", "c9999", "c0002.s10", "c0002.s9"], key=claim_order) == [
+        "c0002.s9", "c0002.s10", "c9999", "c10000"]
+
+
+@pytest.mark.parametrize("statement, grounded", [
+    ("Kestrel Ridge stores 3,400 megawatt-hours.", True),  # subject from the section title
+    ("Solvane Energy's battery stores 3400 MWh.", True),  # subject from the unit before; separators
+    ("Kestrel Ridge stores about 3.4 thousand megawatt-hours.", True),  # rounded
+    ("Kestrel Ridge stores 3,412 megawatt-hours.", False),  # a figure the unit lacks
+    ("Kestrel Ridge stores 3,400 megawatt-hours since 9 May 2024.", False),  # a day the unit lacks
+    ("Its 850 megawatts make it the largest battery in Europe by far.", False),  # 850 is not in this unit
+    ("Kestrel Ridge was financed by the regional pension fund of Norland.", False),  # words not in the text
+])
+def test_grounding(statement, grounded):
+    unit = Unit("c0002", "sentence", "It stores 3,400 megawatt-hours, enough for four hours, since May 2024.",
+                "Kestrel Ridge")
+    before = Unit("c0001", "sentence", "Solvane Energy's battery is the largest in the interconnection.",
+                  "Kestrel Ridge")
+    assert (grounding_problem(statement, unit, before) == "") is grounded
+
+
+def test_statement_text_keeps_words_only():
+    assert statement_text("Sales rose 5% [3] in 2023 (see https://x.example/a).") == "Sales rose 5% in 2023."
+    assert statement_text("营收４００９亿元【2】（来源：https://a.example.cn/b）。") == "营收４００９亿元。"
+    assert statement_text("The [2023] figure (in euros) held.") == "The [2023] figure (in euros) held."
+
