@@ -161,6 +161,21 @@ def test_ungrounded_statements_are_dropped_and_counted(calls):
     assert row["na_reason"] is None and row["n_statements"] == len(texts)
 
 
+def test_a_statement_naming_a_unit_of_another_chunk_is_dropped(calls):
+    sentences = [f"Pier {n} of the Lowmarsh harbour handled {100 + n} ferry departures in 2023 [1]." for n in range(12)]
+    report = "# Harbour\n\n## Piers\n" + "\n".join(sentences) + "\n" + REFS
+
+    def borrow(units):  # the second chunk's answer claims a statement for c0001, of the first chunk
+        return [{"unit": "c0001", "text": sentences[0][:-5] + "."}] if "c0001" not in units else []
+
+    with LoopbackLLM(answer=AnswerWith(borrow)) as server:
+        claims = parsed_claims({("sys-a", "wlc.lowmarsh"): report})
+        statements, summary = extract_statements(claims, make_judge(server, calls), chunk_chars=420)
+    assert summary["n_chunks"].to_list() == [2] and summary["n_ungrounded"].to_list() == [1]
+    assert statements.filter(pl.col("source_claim") == "c0001")["claim_id"].to_list() == ["c0001.s1"]
+    assert "names unit 'c0001', not one of its chunk's" in summary["detail"][0]
+
+
 def test_citations_never_come_from_the_model(calls):
     def with_markers(units):
         return [{"unit": "c0003", "text": "Average crossing time fell to 14 minutes [7] (https://other.example/x)."},
