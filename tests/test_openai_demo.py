@@ -41,7 +41,7 @@ def last_metadata(home: Path, asset: str) -> dict:
     return {k: v.value for k, v in event.asset_materialization.metadata.items()}
 
 
-def test_demo_with_openai_judge_twice(openai_env, home, capsys):
+def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     llm = openai_env
     assert main(["--home", str(home), "demo"]) == 0
     store = Store(home / "dreval.duckdb")
@@ -60,6 +60,14 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys):
     judged = store.query("SELECT count(*) FROM claim_verdicts WHERE template <> ''").item()
     assert first_calls < judged
 
+    # claims are the judge's statements, extracted once per report (every demo report fits one chunk)
+    extractions = store.query("SELECT count(*) FROM judge_ledger WHERE template = 'statement_extraction' "
+                              "AND NOT cache_hit").item()
+    assert extractions == store.query("SELECT count(*) FROM parsed_reports").item() == 24
+    assert set(store.query("SELECT DISTINCT extraction FROM report_claims").to_series()) == {"llm"}
+    fa_policy = store.query("SELECT policy FROM metric_scores WHERE suite = 'dr3' AND metric = 'fa' LIMIT 1").item()
+    assert "statements grounded in" in fa_policy and "claims.extraction = llm" in fa_policy
+
     assert main(["--home", str(home), "run", "--force"]) == 0
     assert llm.n_calls == first_calls + 1  # the CLI's preflight only: every answer came from the cache
     assert store.query("SELECT * FROM metric_scores ORDER BY ALL").equals(scores)
@@ -71,7 +79,8 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys):
     assert cost.height == 3 and all(c > 0 for c in cost["cost"])
     by_metric = store.query("SELECT cost FROM judge_cost_by_metric WHERE suite = 'tvir' AND metric = 'cs'").item()
     feeding_cs = store.query("SELECT sum(cost) FROM judge_ledger WHERE template IN "
-                             "('claim_verdict', 'claim_verdicts_batch', 'same_statement')").item()
+                             "('claim_verdict', 'claim_verdicts_batch', 'same_statement', 'statement_extraction')"
+                             ).item()
     assert by_metric == pytest.approx(feeding_cs) and sum(cost["cost"]) > feeding_cs  # checklists cost too
 
     rubric = json.loads(store.query("SELECT rubric FROM task_rubrics WHERE task = 'miroeval.37' "
@@ -92,6 +101,17 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys):
     assert main(["--home", str(home), "run"]) == 0
     assert llm.n_calls > first_calls
     assert task_level_calls() == rubric_calls > 0
+
+    # every suite reads the same extraction: scoring all six on every task asks for no statement again
+    def extraction_calls():
+        return store.query("SELECT count(*) FROM judge_ledger WHERE template = 'statement_extraction' "
+                           "AND NOT cache_hit").item()
+    before = extraction_calls()
+    monkeypatch.setenv("DREVAL_SUITES", "tvir,mmdr,dr3,wlc,drb,miroeval")
+    assert main(["--home", str(home), "run", "--task", "tvir.100001"]) == 0
+    assert extraction_calls() == before == 32
+    suites = store.query("SELECT count(DISTINCT suite) FROM metric_scores WHERE task = 'tvir.100001'").item()
+    assert suites == 7  # core and the six
 
     assert SECRET not in all_tables_as_text(store)
     for path in (home / "dagster").rglob("*"):

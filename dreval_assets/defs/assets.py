@@ -19,6 +19,7 @@ from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
 from ..stages.parse import PARSER_VERSION, parse_reports, with_statements
+from ..stages.statements import extract_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
@@ -109,11 +110,9 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
     sentences = frames["report_claims"].height
     judge = None
     if dreval.extraction() == "llm":
-        from ..stages.statements import extract_statements  # the LLM's statements: only this mode needs them
-
         judge = dreval.judge()
-        frames = with_statements(frames, *extract_statements(frames["report_claims"], judge,
-                                                             {"asset": "parsed_reports"}))
+        frames = with_statements(frames, *extract_statements(frames["report_claims"], judge, {"asset": "parsed_reports"},
+                                                             partitions=_keys(context)))
     parsed = frames["parsed_reports"]
     yield Output(frames, metadata={"claims": frames["report_claims"].height, "sentence_claims": sentences,
                                    "extraction": dreval.extraction(),
