@@ -34,7 +34,8 @@ def test_out_of_range_scores_and_bad_na_rows_are_counted():
 def test_orphan_claims_are_counted():
     parsed = frame("parsed_reports", [])
     claims = frame("report_claims", [{"system": "s", "task": "t", "claim_id": "c1", "kind": "uncited", "text": "x",
-                                      "section": "", "citation_indices": [], "urls": [], "unresolved_indices": []}])
+                                      "section": "", "citation_indices": [], "urls": [], "unresolved_indices": [],
+                                      "source_claim": "c1", "extraction": "sentences"}])
     assert checks.orphan_claims(parsed, claims) == 1
 
 
