@@ -25,6 +25,7 @@ class JudgmentContext:
     extra_suites: Sequence[str] = ()
     policies: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
+    claims: pl.DataFrame | None = None  # report_claims rows of these partitions (the parser's or the judge's statements)
 
 
 ReportJudgment = Callable[[JudgmentContext], pl.DataFrame]  # -> report_judgments rows

@@ -164,17 +164,19 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
 
 @asset(**PER_REPORT, group_name="evidence",
        ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
-            "task_rubrics": AssetIn(partition_mapping=from_task)},
+            "task_rubrics": AssetIn(partition_mapping=from_task),
+            "parsed_reports": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                     tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
+                     tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
+                     parsed_reports: dict[str, pl.DataFrame]):
     """Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's
     own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...)."""
     judge = dreval.judge()
     labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)
     frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
-                                          dreval.policy_map(), labels))
+                                          dreval.policy_map(), labels, parsed_reports["report_claims"]))
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
