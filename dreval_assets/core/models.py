@@ -47,7 +47,8 @@ class Task(BaseModel):
     checklist: list[str] = Field(default_factory=list)
     reference_article: str | None = None  # the text a reference-based method compares with (WLC article, DRB report)
     gold_facts: list[str] = Field(default_factory=list)  # gold statements (WLC)
-    gold_insights: list[str] = Field(default_factory=list)  # DR³ gold insights
+    gold_insights: list[str] = Field(default_factory=list)  # DR³ gold insights from the user files (I_UF)
+    gold_insights_sandbox: list[str] = Field(default_factory=list)  # DR³ gold insights from the sandbox (I_SC)
     visual_ground_truth: str | None = None  # MMDR textualised visual ground truth
     visual_ground_truth_version: str | None = None
     race_criteria: RaceCriteria | None = None

@@ -1,7 +1,8 @@
 """Our own generic layout (formats.md, "Generic (ours)"), which the bundled demo uses. Paths relative to the root:
 
   tasks.jsonl                     {id, benchmark?, query, language?, domain?, modality?, checklist?, attachments?,
-                                   reference_article? (the text, or a .md/.txt path), gold_facts?, gold_insights?,
+                                   reference_article? (the text, or a .md/.txt path), gold_facts?, gold_insights? (from the
+                                   task's own files), gold_insights_sandbox? (from its sandbox),
                                    visual_ground_truth?, visual_ground_truth_version?, race_criteria?, attributes?}
   sandbox.jsonl                   optional offline corpus, pages {task_id, url, title?, role?, text}
   systems/<system>/<task id>.md   one report per task (+ <task id>.trace.json); figures beside it or at the root
@@ -49,7 +50,7 @@ TASKS = "tasks.jsonl"
 SANDBOX = "sandbox.jsonl"
 SYSTEMS = "systems"
 TASK_FIELDS = {"id", "benchmark", "query", "language", "domain", "modality", "checklist", "attachments",
-               "reference_article", "gold_facts", "gold_insights", "visual_ground_truth",
+               "reference_article", "gold_facts", "gold_insights", "gold_insights_sandbox", "visual_ground_truth",
                "visual_ground_truth_version", "race_criteria", "attributes"}
 PAGE_FIELDS = ("url", "title", "role", "text")
 SANDBOX_FIELDS = {"task_id", *PAGE_FIELDS}
@@ -128,6 +129,7 @@ def build_task(root: Path, entry: GenericEntry, sandbox: JsonlIndex | None, log:
             modality=record.get("modality") or _modality(attachments), attachments=attachments,
             checklist=as_list(record.get("checklist")), reference_article=reference,
             gold_facts=as_list(record.get("gold_facts")), gold_insights=as_list(record.get("gold_insights")),
+            gold_insights_sandbox=as_list(record.get("gold_insights_sandbox")),
             visual_ground_truth=record.get("visual_ground_truth"),
             visual_ground_truth_version=record.get("visual_ground_truth_version"),
             race_criteria=record.get("race_criteria"),
