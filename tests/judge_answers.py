@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from dreval_assets.benchmarks.registry import all_rubrics
+from dreval_assets.benchmarks.dr3.heuristic import insight_credit
 from dreval_assets.benchmarks.wlc.criteria import CATEGORIES
 from dreval_assets.core.article_features import compare
 from dreval_assets.benchmarks.miroeval.rubric import offline_rubric
@@ -67,6 +68,11 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
             scores.append({"criterion_id": cid, "score_a": round(10 * len(wanted & a) / max(1, len(wanted)), 1),
                            "score_b": round(10 * len(wanted & b) / max(1, len(wanted)), 1)})
         return {"scores": scores}
+    if any("You check which of a task's key insights" in str(m.get("content")) for m in request.get("messages", [])):
+        text = prompt_text(request, "<<<PASSAGES")
+        passages = text.split("<<<PASSAGES\n", 1)[1].rsplit("\nPASSAGES>>>", 1)[0]
+        items = _ITEM_RE.findall(text.split("<<<PASSAGES", 1)[0].split("Insights (each with its id):", 1)[1])
+        return {"items": [{"item_id": i, "credit": insight_credit(t, passages)[0], "reason": "overlap"} for i, t in items]}
     if any("You rate a research report on three qualities" in str(m.get("content")) for m in request.get("messages", [])):
         report = prompt_text(request, "<<<REPORT").split("<<<REPORT\n", 1)[1].rsplit("\nREPORT>>>", 1)[0]
         return {**_flae_judge_channel(report), **FLAE_WEIGHTS, "alpha": FLAE_ALPHA}
