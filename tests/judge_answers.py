@@ -125,6 +125,8 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
         # numbers and dates matter most in the demo's tasks: lean on fidelity
         return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task"}
+    if any("<<<STATEMENTS" in str(m.get("content")) for m in request.get("messages", [])):
+        return gold_coverage_labels(prompt_text(request, "<<<STATEMENTS"))
     text = prompt_text(request)
     source = _SOURCE_RE.search(text).group(1)
     single = _SINGLE_RE.search(text)
@@ -235,3 +237,21 @@ def _checkable(piece: str) -> bool:
 
 def _has_digit(text: str) -> bool:
     return any(char.isdigit() for char in text)
+
+
+# -- Wiki Live gold coverage (template wlc/gold_coverage): the offline labels of the prompt's facts
+
+_GOLD_FACT_RE = re.compile(r"^- \[(g\d+)\] (.*)\n  related statements: (.*)$", re.M)
+_STATEMENT_LINE_RE = re.compile(r"^\[(r\d+)\] (.*)$", re.M)
+
+
+def gold_coverage_labels(text: str) -> dict:
+    from dreval_assets.benchmarks.wlc.heuristic import gold_fact_label
+
+    listing = text.split("<<<STATEMENTS\n", 1)[1].rsplit("\nSTATEMENTS>>>", 1)[0]
+    statements = dict(_STATEMENT_LINE_RE.findall(listing))
+    labels = []
+    for fact_id, fact, related in _GOLD_FACT_RE.findall(text.split("<<<STATEMENTS", 1)[0]):
+        shown = [{"id": sid, "text": statements[sid]} for sid in related.split(", ") if sid in statements]
+        labels.append(gold_fact_label(fact, shown).model_copy(update={"fact_id": fact_id}).model_dump())
+    return {"labels": labels}

@@ -1,13 +1,15 @@
-"""Wiki Live Challenge (../shared/methods/wlc.md): writing win rates, reference metrics; its release loader."""
+"""Wiki Live Challenge (../shared/methods/wlc.md): writing win rates, coverage of the gold statements, reference
+metrics; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
+from .coverage import gold_coverage, gold_fact_counts
 from .heuristic import HANDLERS
 from .judgments import pairwise
 from .metrics import SUITE
 from .published import published_checks
 
-BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise,),
-                      heuristic_handlers=HANDLERS, published_checks=published_checks, policies={
+BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
+                      heuristic_handlers=HANDLERS, evidence_inputs=gold_fact_counts, published_checks=published_checks, policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: unreachable sources left out or counted"),
     "wlc.statement_label": Policy("support_conflict_not_support", ("support_conflict_not_support", "best_verdict"),

@@ -5,10 +5,16 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel
 
+from difflib import SequenceMatcher
+
 from ...core.article_features import compare
+from ...core.evidence_match import match_claim, unstated_values
 from ...core.models import CriterionWinner, PairwiseOutcomes
-from ...judges.readable import READS_WORD_LISTS, require_readable
+from ...judges.readable import READS_OVERLAP, READS_WORD_LISTS, require_readable
 from ...live.wikilive_text import answer_gold_statements
+from .coverage import GoldFactLabel, GoldFactLabels
+
+SAME_TEXT_CHARS = 30  # a statement is the evidence's when they share this many characters in a row
 
 def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`pairwise_criteria`: each criterion's measured feature compared between the two articles. When
@@ -27,4 +33,39 @@ def answer_pairwise_criteria(variables: Mapping[str, Any]) -> tuple[BaseModel, d
     return PairwiseOutcomes(outcomes=outcomes), {}
 
 
-HANDLERS = {"wlc/pairwise_criteria": answer_pairwise_criteria, "wlc/gold_statements": answer_gold_statements}
+def gold_fact_label(fact: str, statements: list[dict]) -> GoldFactLabel:
+    """One gold fact against its retrieved statements ({id, text}), as `core/evidence_match` reads a
+    page: the statements, one a line, are the page. supported -> consistent, contradicted (a number,
+    date or name of the same slot differs) -> inconsistent, anything else -> not_supported. The
+    statements named are those of the matched passage; for a contradiction, those of them that state
+    a value the gold fact does not."""
+    page = "\n".join(s["text"] for s in statements)
+    match = match_claim(fact, page)
+    label = {"supported": "consistent", "contradicted": "inconsistent"}.get(match.verdict, "not_supported")
+    named = []
+    if label != "not_supported":
+        evidence = match.evidence.strip("…")
+        for s in statements:
+            text = s["text"]
+            common = SequenceMatcher(None, text, evidence, autojunk=False).find_longest_match(0, len(text), 0, len(evidence))
+            if common.size >= min(SAME_TEXT_CHARS, len(text)):
+                named.append(s)
+        if label == "inconsistent":
+            named = [s for s in named if unstated_values(s["text"], fact)] or named
+    return GoldFactLabel(fact_id="", label=label, statements=[s["id"] for s in named],
+                         reason=f"{match.verdict}: {match.reason}")
+
+
+def answer_gold_coverage(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`wlc/gold_coverage`: each gold fact against its retrieved report statements by word, number,
+    date and name overlap (`gold_fact_label`)."""
+    labels = []
+    for fact in variables["fact_list"]:
+        require_readable(READS_OVERLAP, fact=fact["text"], statements=" ".join(s["text"] for s in fact["statements"]))
+        found = gold_fact_label(fact["text"], list(fact["statements"]))
+        labels.append(found.model_copy(update={"fact_id": fact["fact_id"]}))
+    return GoldFactLabels(labels=labels), {}
+
+
+HANDLERS = {"wlc/pairwise_criteria": answer_pairwise_criteria, "wlc/gold_statements": answer_gold_statements,
+            "wlc/gold_coverage": answer_gold_coverage}

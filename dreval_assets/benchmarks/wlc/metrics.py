@@ -1,5 +1,5 @@
 """Wiki Live Challenge (methods/wlc.md): writing win rates against the reference; Cov. Wiki and Wiki Conf.
-(not built yet); Ref. Acc., Ref. Conf., leakage."""
+against the gold statements (judged in coverage.py); Ref. Acc., Ref. Conf., leakage."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -20,8 +20,14 @@ PAPER_LABEL_RULE = ("support if any cited source supports the statement, else co
                     "else not_support if any was decided (partial, unsupported); unknown only when every source is")
 WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "not_support",
               "contradicted": "conflict", "unknown": "unknown"}
-FACT_SIDE_MISSING = ("fact coverage against the gold statements is not built yet "
-                     "(issue: process evaluation, fact coverage and information recall)")
+# Report judgments of the gold-statement check (coverage.py): one `gold_fact` row per gold statement
+# (score by label), one `gold_conflict` row per report statement contradicting one, and the count.
+LABEL_SCORE = {"consistent": 1.0, "not_supported": 0.0, "inconsistent": -1.0}
+GOLD_PREFIX, CONFLICT_PREFIX, COUNT_ITEM = "wlc.gold", "wlc.gold_conflict", "wlc.gold_statements.count"
+FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top-10 by BM25 "
+             "retrieved and one judge label (consistent / inconsistent / not_supported); "
+             "cov_wiki = consistent / gold statements judged; wiki_conf = report statements the judge names as "
+             "contradicting a gold statement / report statements considered")
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:
@@ -81,10 +87,46 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
     return writing_metrics(evidence) + fact_metrics(evidence) + reference_metrics(evidence)
 
 
+def cov_wiki(labels: Sequence[str]) -> float:
+    """Cov. Wiki: consistent gold statements / gold statements judged, x100."""
+    if not labels:
+        raise ValueError("no gold statement judged")
+    return 100 * sum(1 for label in labels if label == "consistent") / len(labels)
+
+
+def wiki_conf(contradicting: int, n_statements: int) -> float:
+    """Wiki Conf.: report statements contradicting some gold statement / report statements, x100."""
+    if n_statements <= 0:
+        raise ValueError("no report statement")
+    return 100 * contradicting / n_statements
+
+
 def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
-    """Cov. Wiki and Wiki Conf. need the report's statements checked against the gold statements."""
-    return [not_available("wlc", m, "0-100", "pipeline_failure", FACT_SIDE_MISSING, evidence.judge)
-            for m in ("cov_wiki", "wiki_conf")]
+    """Cov. Wiki and Wiki Conf. from the gold-statement judgments (coverage.py)."""
+    j, names = evidence.judge, ("cov_wiki", "wiki_conf")
+    n_gold = evidence.inputs.get("wlc.gold_facts")
+    if not n_gold:
+        return [not_available("wlc", m, "0-100", "pipeline_failure", "the task has no gold statements", j)
+                for m in names]
+    by_score = {v: k for k, v in LABEL_SCORE.items()}
+    judged = [by_score[v] for v in evidence.rubric(GOLD_PREFIX).values() if v in by_score]
+    n_statements = evidence.rubric_scores.get(COUNT_ITEM)
+    if not judged:
+        reason, detail = judgment_failure(evidence, GOLD_PREFIX, "no gold statement was judged", "pipeline_failure")
+        return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
+    conflicting = len(evidence.rubric(CONFLICT_PREFIX))
+    counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
+              f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')})")
+    policy = FACT_RULE
+    rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts, policy=policy, judge=j)]
+    if not n_statements:
+        rows.append(not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
+                                  "to check against the gold statements", j))
+    else:
+        rows.append(MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
+                                int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
+                                f"contradict a gold statement; {counts}", policy=policy, judge=j))
+    return rows
 
 
 def statement_label(verdicts: Sequence[str], rule: str) -> str:
@@ -146,9 +188,10 @@ SUITE = Suite(
      MetricSpec("broad", "0-100", True, "win rate on the 8 broad-coverage criteria"),
      MetricSpec("neutral", "0-100", True, "win rate on the 10 neutrality criteria"),
      MetricSpec("writing", "0-100", True, "category win rates weighted by their criteria counts (21 WW + 8 B + 10 N) / 39"),
-     MetricSpec("cov_wiki", "0-100", True, "share of the reference's gold statements the report states consistently"),
+     MetricSpec("cov_wiki", "0-100", True, "share of the reference's gold statements the report states consistently",
+                claims=True),
      MetricSpec("wiki_conf", "0-100", True, "share of the report's statements contradicting the gold statements",
-                better=-1),
+                better=-1, claims=True),
      MetricSpec("ref_acc", "0-100", True, "share of evaluated statements fully supported by their citations", cites=True,
                 claims=True),
      MetricSpec("ref_conf", "0-100", True, "share of evaluated statements contradicting their own citation", cites=True, better=-1,

@@ -1,0 +1,204 @@
+"""Wiki Live Cov. Wiki and Wiki Conf. (methods/wlc.md, "Wiki Fact"): the report's statements checked
+against the task's gold statements (`Task.gold_facts`, facts of the reference article).
+
+For each gold statement:
+1. the report's statements (`report_claims`: the parser's sentences and table rows, or the judge's
+   extracted statements) that cite Wikipedia are dropped first (the ban; leakage is its own metric);
+2. the ``TOP_K`` (10) report statements most relevant to it are retrieved by Okapi BM25
+   (`core/passages.py`'s scorer, one query per gold statement over the report's statements);
+3. a judge labels it consistent / inconsistent / not_supported against those statements only, and
+   names the statements that state it or contradict it.
+Gold statements are batched, ``FACTS_PER_CALL`` per call, each statement shown once per call, and a
+batch is split further when its statements would pass ``STATEMENT_TOKENS`` (or the judge's own source
+budget): an article of 100 gold statements costs ``calls_needed(100)`` = 10 calls per report.
+
+Cov. Wiki = consistent / gold statements judged; Wiki Conf. = report statements named as contradicting
+some gold statement / report statements considered (after the Wikipedia filter), both ×100.
+Rows (`report_judgments`): kind `gold_fact` (item `wlc.gold.gNNN`, score 1 consistent, 0 not supported,
+-1 inconsistent), kind `gold_conflict` (item `wlc.gold_conflict.<claim id>`, score 1, one per
+contradicting statement) and kind `gold_statements` (item `wlc.gold_statements.count`, score = the
+statements considered)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Mapping, Sequence
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from ...core.passages import _priority, estimate_tokens
+from ...judges.base import JudgmentRequest
+from ...judges.prompts import fence_untrusted, load_template
+from ...stages.frames import frame, rows_by_partition
+from ..judging import JudgmentContext, scored_under
+from .metrics import CONFLICT_PREFIX, COUNT_ITEM, GOLD_PREFIX, LABEL_SCORE, cites_wikipedia
+
+TEMPLATE = "wlc/gold_coverage"
+TOP_K = 10  # report statements retrieved per gold statement (the paper's top-10)
+FACTS_PER_CALL = 10  # gold statements per judge call
+STATEMENT_CHARS = 600  # a report statement is shown up to here
+STATEMENT_TOKENS = 6_000  # the statements block of one call stays within this (or the judge's source budget)
+STATEMENT_KINDS = ("sentence", "table_row", "uncited")  # cited or not; figure captions left out
+
+
+class GoldFactLabel(BaseModel):
+    fact_id: str
+    label: Literal["consistent", "inconsistent", "not_supported"]
+    statements: list[str] = Field(default_factory=list)  # ids stating it (consistent) or contradicting it
+    reason: str = ""
+
+
+class GoldFactLabels(BaseModel):
+    """Per gold fact of one call, its label against the report statements retrieved for it."""
+
+    labels: list[GoldFactLabel]
+
+
+@dataclass(frozen=True)
+class Statement:
+    sid: str  # short id shown to the judge: r<n>, n its position among the report's statements
+    claim_id: str
+    text: str
+
+
+def report_statements(claims: Sequence[Mapping]) -> tuple[list[Statement], int]:
+    """The report's statements the gold statements are checked against, and how many were dropped
+    because they cite Wikipedia."""
+    kept, dropped = [], 0
+    for row in claims:
+        if row.get("kind") not in STATEMENT_KINDS or not (row.get("text") or "").strip():
+            continue
+        if cites_wikipedia(tuple(row.get("urls") or ())):
+            dropped += 1
+            continue
+        kept.append(Statement(f"r{len(kept) + 1}", row["claim_id"], " ".join(row["text"].split())))
+    return kept, dropped
+
+
+def top_statements(gold: str, texts: Sequence[str], k: int = TOP_K) -> list[int]:
+    """Indices of the at most `k` texts BM25 ranks best for `gold` (score > 0 only), best first."""
+    if not texts:
+        return []
+    order, scored = _priority(list(texts), [gold])
+    return order[:min(k, scored)]
+
+
+def calls_needed(n_facts: int, facts_per_call: int = FACTS_PER_CALL) -> int:
+    """Judge calls per report for `n_facts` gold statements when no batch passes the token budget."""
+    return -(-n_facts // facts_per_call)
+
+
+def batches(facts: Sequence[tuple[str, str, list[int]]], statements: Sequence[Statement],
+            budget: int) -> list[list[tuple[str, str, list[int]]]]:
+    """Gold facts (id, text, retrieved statement indices) in calls of at most FACTS_PER_CALL whose
+    statements (each shown once) cost at most `budget` tokens; a fact alone always makes a call."""
+    out: list[list[tuple[str, str, list[int]]]] = []
+    current: list[tuple[str, str, list[int]]] = []
+    shown: set[int] = set()
+    cost = 0
+    for fact in facts:
+        extra = sum(_statement_tokens(statements[i]) for i in set(fact[2]) - shown)
+        if current and (len(current) >= FACTS_PER_CALL or cost + extra > budget):
+            out.append(current)
+            current, shown, cost = [], set(), 0
+            extra = sum(_statement_tokens(statements[i]) for i in set(fact[2]))
+        current.append(fact)
+        shown |= set(fact[2])
+        cost += extra
+    if current:
+        out.append(current)
+    return out
+
+
+def _statement_tokens(statement: Statement) -> int:
+    return estimate_tokens(_shown(statement)) + 1
+
+
+def _shown(statement: Statement) -> str:
+    return f"[{statement.sid}] {statement.text[:STATEMENT_CHARS]}"
+
+
+def _request_variables(batch, statements: Sequence[Statement]) -> dict:
+    shown = sorted({i for _, _, idx in batch for i in idx})
+    return {
+        "facts": "\n".join(f"- [{fid}] {text}\n  related statements: "
+                           f"{', '.join(statements[i].sid for i in idx) or 'none'}" for fid, text, idx in batch),
+        "statements": fence_untrusted("\n".join(_shown(statements[i]) for i in shown)),
+        "fact_list": [{"fact_id": fid, "text": text,
+                       "statements": [{"id": statements[i].sid, "text": statements[i].text[:STATEMENT_CHARS]}
+                                      for i in idx]} for fid, text, idx in batch],
+    }
+
+
+def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
+    """The report judgment behind Cov. Wiki and Wiki Conf. (see the module doc)."""
+    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(ctx.reports)
+    claims_by_key: dict[tuple[str, str], list[dict]] = {}
+    if ctx.claims is not None:
+        for row in ctx.claims.iter_rows(named=True):
+            claims_by_key.setdefault((row["system"], row["task"]), []).append(row)
+    _, template_hash = load_template(TEMPLATE)
+    budget = min(STATEMENT_TOKENS, ctx.judge.source_token_budget or STATEMENT_TOKENS)
+    base_of = lambda system, task: {"system": system, "task": task, "judge": ctx.judge.judge_id,  # noqa: E731
+                                    "template": TEMPLATE, "template_hash": template_hash, "credit": None}
+    rows, plans, requests = [], [], []
+    for system, task in ctx.keys:
+        row = task_rows.get(task) or {}
+        gold = [" ".join(str(g).split()) for g in (row.get("gold_facts") or []) if str(g).strip()]
+        report = report_by_key.get((system, task))
+        if (not gold or not scored_under("wlc", row.get("benchmark", "generic"), ctx.extra_suites)
+                or report is None or report["status"] != "ok"):
+            continue  # the suite says why (no gold statements; the report's own N/A)
+        statements, dropped = report_statements(claims_by_key.get((system, task), []))
+        base = base_of(system, task)
+        wiki = f"; {dropped} citing Wikipedia dropped" if dropped else ""
+        rows.append({**base, "kind": "gold_statements", "item_id": COUNT_ITEM, "item": "report statements considered",
+                     "score": float(len(statements)), "cache_key": None, "na_reason": None,
+                     "reason": f"{len(statements)} report statements{wiki}"})
+        facts = [(f"g{n:03d}", text) for n, text in enumerate(gold, start=1)]
+        if not statements:
+            why = f"the report has no statements to check the gold statements against{wiki}"
+            rows.extend({**base, "kind": "gold_fact", "item_id": f"{GOLD_PREFIX}.{fid}", "item": text, "score": None,
+                         "cache_key": None, "na_reason": "model_failure", "reason": why} for fid, text in facts)
+            continue
+        texts = [s.text for s in statements]
+        retrieved = [(fid, text, top_statements(text, texts)) for fid, text in facts]
+        for batch in batches(retrieved, statements, budget):
+            requests.append(JudgmentRequest(TEMPLATE, _request_variables(batch, statements), GoldFactLabels,
+                                            {**ctx.labels, "system": system, "task": task}))
+            plans.append((base, batch, statements))
+    judgments = ctx.judge.judge_many(requests)
+    conflicts: dict[tuple[str, str, str], tuple[str, list[str]]] = {}  # (system, task, claim) -> (text, facts)
+    for (base, batch, statements), judgment in zip(plans, judgments, strict=True):
+        answer = judgment.answer
+        got = {a.fact_id: a for a in answer.labels} if isinstance(answer, GoldFactLabels) else {}
+        by_sid = {s.sid: s for s in statements}
+        cache_key = judgment.provenance.cache_key or None
+        for fid, text, idx in batch:
+            item = {**base, "kind": "gold_fact", "item_id": f"{GOLD_PREFIX}.{fid}", "item": text, "cache_key": cache_key}
+            label = got.get(fid)
+            if label is None:
+                rows.append({**item, "score": None, "na_reason": judgment.na_reason or "pipeline_failure",
+                             "reason": judgment.error or "the judge gave no label for this gold statement"})
+                continue
+            allowed = {statements[i].sid for i in idx}
+            named = [sid for sid in dict.fromkeys(label.statements) if sid in allowed]
+            if label.label == "inconsistent":
+                for sid in named:
+                    key = (base["system"], base["task"], by_sid[sid].claim_id)
+                    conflicts.setdefault(key, (by_sid[sid].text, []))[1].append(fid)
+            ids = ", ".join(by_sid[sid].claim_id for sid in named)
+            reason = f"{label.label}" + (f" ({ids})" if ids else "") + f": {label.reason}"
+            rows.append({**item, "score": LABEL_SCORE[label.label], "na_reason": None, "reason": reason[:500]})
+    for (system, task, claim_id), (text, fids) in conflicts.items():
+        rows.append({**base_of(system, task), "kind": "gold_conflict", "item_id": f"{CONFLICT_PREFIX}.{claim_id}",
+                     "item": text, "score": 1.0, "cache_key": None, "na_reason": None,
+                     "reason": "contradicts gold " + ", ".join(fids)})
+    return frame("report_judgments", rows)
+
+
+def gold_fact_counts(tasks: list[dict], rubrics, judge) -> dict[str, dict]:
+    """`Benchmark.evidence_inputs`: task -> {"wlc.gold_facts": how many gold statements it has}."""
+    return {t["task"]: {"wlc.gold_facts": len([g for g in (t.get("gold_facts") or []) if str(g).strip()])}
+            for t in tasks}
