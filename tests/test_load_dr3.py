@@ -76,14 +76,17 @@ def test_sandbox_is_the_union_of_sizes_deduplicated_by_title(loaded):
 
 def test_gold_insights_and_checklists_from_qualified_and_flat_folders(loaded):
     tasks, _, _ = loaded
-    assert tasks["dr3.en-1"].gold_insights == [  # both files, long_context first, duplicates once
-        "Installations roughly tripled in 2023.", "The rebate paid 1,200 per unit.",
-        "Uptake rose from 140 to 410 installations."]
+    assert tasks["dr3.en-1"].gold_insights == [  # from the user files (gold_insights_from_source.json)
+        "The rebate paid 1,200 per unit.", "Uptake rose from 140 to 410 installations."]
+    assert tasks["dr3.en-1"].gold_insights_sandbox == [  # from the sandbox (gold_insights_from_long_context.json)
+        "Installations roughly tripled in 2023.", "The rebate paid 1,200 per unit."]
     assert tasks["dr3.en-1"].checklist == ["States the change in installations with numbers.",
                                            "Cites the cooperative memo."]
     assert tasks["dr3.en-2"].gold_insights == ["Moss cover reached 60 percent by spring 2023."]  # insights/2/
     assert tasks["dr3.en-2"].checklist == ["Compares field notes with surveys."]
-    assert tasks["dr3.zh-1"].gold_insights == ["出口量下降百分之十八。"]  # insights/zh/1/
+    assert tasks["dr3.en-2"].gold_insights_sandbox == []
+    assert tasks["dr3.zh-1"].gold_insights == [] and tasks["dr3.zh-1"].gold_insights_sandbox == [
+        "出口量下降百分之十八。"]  # insights/zh/1/gold_insights_from_long_context.json
     assert tasks["dr3.zh-1"].checklist == ["分析出口下降的原因。"]
 
 

@@ -2,10 +2,17 @@
 
   datasets_{en,zh}/query.jsonl              tasks {task|id|number, query}; language from the folder
   datasets_{en,zh}/<task>/                  user files, long_context_sampled_<size>.json = [{title, content}],
-                                            useful_search.json|.jsonl = [{title}] (the supportive documents)
+                                            useful_search.json|.jsonl = [{title}] (the supportive documents),
+                                            distractor_search.json|.jsonl = [{title}] (the distractors, when marked)
   insights/[<set>/]<task>/gold_insights_from_{long_context,source}.json = {gold_insights: [{insight}]}
+                                            `source`: from the user files (I_UF, Task.gold_insights);
+                                            `long_context`: from the sandbox (I_SC, Task.gold_insights_sandbox)
   checklists/[<set>/]<task>/checklist.json  = {checklist: [{requirement, category}]}
   results/<size>/<model>/[<set>/]<task>/final_report.md (+ execution_log.json)
+
+A sandbox document is supportive when useful_search lists it, a distractor when distractor_search lists it
+or the document itself says so (`role` or `type`: "distractor"), else noise. The two gold sources stay
+apart: information recall scores each separately (IR_UF, IR_SC).
 
 The en and zh sets reuse ids, so a task's key is built from `en-<id>` / `zh-<id>`. A task folder may be
 named `12`, `012`, `task_12` or `en-12`; `<set>` is `datasets_en`, `en`, `datasets_zh` or `zh`.
@@ -42,10 +49,14 @@ SETS = (("en", "datasets_en"), ("zh", "datasets_zh"))
 SET_FOLDERS = {"en": "en", "zh": "zh", "datasets_en": "en", "datasets_zh": "zh"}
 ID_FIELDS = ("task", "id", "number")
 TASK_FIELDS = {*ID_FIELDS, "query"}
-DOC_FIELDS = {"title", "content", "url"}
+DOC_FIELDS = {"title", "content", "url", "role", "type"}
+DOC_ROLES = ("supportive", "distractor", "noise")
 CORPUS_FILE = re.compile(r"^long_context_sampled_(\d+)k\.json$")
 USEFUL_FILES = ("useful_search.json", "useful_search.jsonl")
-INSIGHT_FILES = ("gold_insights_from_long_context.json", "gold_insights_from_source.json")
+DISTRACTOR_FILES = ("distractor_search.json", "distractor_search.jsonl")
+USER_FILE_INSIGHTS = "gold_insights_from_source.json"  # I_UF
+SANDBOX_INSIGHTS = "gold_insights_from_long_context.json"  # I_SC
+INSIGHT_FILES = (SANDBOX_INSIGHTS, USER_FILE_INSIGHTS)
 MEDIA_SUFFIXES = {
     ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff",  # images
     ".mp4", ".mov", ".avi", ".mkv", ".webm",  # video
@@ -205,7 +216,7 @@ def _task(release: _Release, record: dict, language: str, set_folder: str, file:
         log.skip(file, line, f"task {task} skipped: its sandbox could not be read whole")
         return None
     try:
-        insights = _gold_insights(release, language, set_folder, ident, file, line, log)
+        insights, sandbox_insights = _gold_insights(release, language, set_folder, ident, file, line, log)
         checklist = _checklist(release, language, set_folder, ident, file, line, log)
     except UnusableGold as exc:
         log.skip(file, line, f"task {task} skipped: {exc}")
@@ -214,6 +225,7 @@ def _task(release: _Release, record: dict, language: str, set_folder: str, file:
     return Task(
         key=key, benchmark=BENCHMARK, original_id=original_id, query=query, language=language,
         modality=modality, attachments=files, checklist=checklist, gold_insights=insights,
+        gold_insights_sandbox=sandbox_insights,
         attributes={"set": language, "context_sizes": ",".join(sizes)},
         sandbox=sandbox, attachment_texts=attachment_texts(release.root, files, file, line, task, log),
     )
@@ -227,7 +239,8 @@ def _user_files(root: Path, folder: Path, file: str, line: int, log: ImportLog) 
         for name in sorted(names):
             path = Path(directory) / name
             suffix = path.suffix.lower()
-            if name.startswith(".") or name in USEFUL_FILES or CORPUS_FILE.match(name) or suffix in DERIVED_SUFFIXES:
+            if (name.startswith(".") or name in USEFUL_FILES or name in DISTRACTOR_FILES or CORPUS_FILE.match(name)
+                    or suffix in DERIVED_SUFFIXES):
                 continue
             if suffix not in MEDIA_SUFFIXES | DOCUMENT_SUFFIXES:
                 ignored.append(relative(root, path))
@@ -246,7 +259,11 @@ def _sandbox(root: Path, folder: Path, log: ImportLog) -> tuple[list[SandboxPage
                      key=lambda pair: pair[0])
     if not corpora:
         return None, []
-    supportive = _supportive_titles(root, folder, log)
+    supportive = _listed_titles(root, folder, USEFUL_FILES, log)
+    if supportive is None:
+        log.note(relative(root, folder), None, "no useful_search.json(l): no document is marked supportive")
+    supportive = supportive or set()
+    distractors = (_listed_titles(root, folder, DISTRACTOR_FILES, log) or set()) - supportive
     pages: dict[str, SandboxPage] = {}
     for _, path in corpora:
         name, noted = relative(root, path), False
@@ -260,7 +277,7 @@ def _sandbox(root: Path, folder: Path, log: ImportLog) -> tuple[list[SandboxPage
                 continue
             title = title.strip()
             if title not in pages:
-                pages[title] = _page(doc, title, supportive)
+                pages[title] = _page(doc, title, supportive, distractors)
     absent = sorted(supportive - set(pages))
     if absent:
         log.note(relative(root, folder), None,
@@ -268,20 +285,28 @@ def _sandbox(root: Path, folder: Path, log: ImportLog) -> tuple[list[SandboxPage
     return list(pages.values()), [f"{size}k" for size, _ in corpora]
 
 
-def _page(doc: dict, title: str, supportive: set[str]) -> SandboxPage:
+def _page(doc: dict, title: str, supportive: set[str], distractors: set[str]) -> SandboxPage:
     url = doc.get("url")
     if not (isinstance(url, str) and url.startswith(("http://", "https://"))):
         url = f"doc:{title}"  # the corpus's own web address, when it gives one, lets URL citations resolve too
     content = doc.get("content")
-    return SandboxPage(url=url, title=title, role="supportive" if title in supportive else "noise",
+    return SandboxPage(url=url, title=title, role=_role(doc, title, supportive, distractors),
                        text=content if isinstance(content, str) else "")
 
 
-def _supportive_titles(root: Path, folder: Path, log: ImportLog) -> set[str]:
-    path = next((folder / name for name in USEFUL_FILES if (folder / name).is_file()), None)
+def _role(doc: dict, title: str, supportive: set[str], distractors: set[str]) -> str:
+    """supportive (useful_search) first, then distractor (distractor_search or the document's own mark), else noise."""
+    if title in supportive:
+        return "supportive"
+    marked = next((v.strip().lower() for k in ("role", "type") if isinstance(v := doc.get(k), str)), "")
+    return "distractor" if title in distractors or marked == "distractor" else "noise"
+
+
+def _listed_titles(root: Path, folder: Path, names: tuple[str, ...], log: ImportLog) -> set[str] | None:
+    """The titles a `[{title}]` file of the task folder lists; None when there is no such file."""
+    path = next((folder / name for name in names if (folder / name).is_file()), None)
     if path is None:
-        log.note(relative(root, folder), None, "no useful_search.json(l): no document is marked supportive")
-        return set()
+        return None
     titles = set()
     for _, record in iter_records(path, root, log):
         title = record.get("title")
@@ -291,17 +316,17 @@ def _supportive_titles(root: Path, folder: Path, log: ImportLog) -> set[str]:
 
 
 def _gold_insights(release: _Release, language: str, set_folder: str, ident: str, file: str, line: int,
-                   log: ImportLog) -> list[str]:
+                   log: ImportLog) -> tuple[list[str], list[str]]:
+    """(insights from the user files, insights from the sandbox), each deduplicated within itself:
+    the two sources are scored apart (IR_UF, IR_SC), so an insight in both counts in both."""
     folder = release.gold_folder("insights", language, set_folder, ident)
-    insights: list[str] = []
-    present = [folder / name for name in INSIGHT_FILES if folder is not None and (folder / name).is_file()]
-    for path in present:
-        for text in _texts(release.root, path, "gold_insights", "insight"):
-            if text not in insights:
-                insights.append(text)
-    if not present:
+    found: dict[str, list[str]] = {}
+    for name in (USER_FILE_INSIGHTS, SANDBOX_INSIGHTS):
+        if folder is not None and (folder / name).is_file():
+            found[name] = list(dict.fromkeys(_texts(release.root, folder / name, "gold_insights", "insight")))
+    if not found:
         log.note(file, line, f"no gold insights for {language}-{ident} (information recall will be N/A)")
-    return insights
+    return found.get(USER_FILE_INSIGHTS, []), found.get(SANDBOX_INSIGHTS, [])
 
 
 def _checklist(release: _Release, language: str, set_folder: str, ident: str, file: str, line: int,

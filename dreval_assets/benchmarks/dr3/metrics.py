@@ -1,11 +1,13 @@
 """DR³-Eval (methods/dr3.md): FA over claim-source pairs, CC over the necessary docs, IF, DQ, and the
-published Avg = equal-weight mean of IR, CC, FA, IF, DQ. IR (information recall against the gold
-insights) is N/A until it is built, so Avg says it lacks IR."""
+published Avg = equal-weight mean of IR, CC, FA, IF, DQ. IR_UF / IR_SC: share of the gold insights from
+the user files / the sandbox the report covers (judged in judgments.py); IR = their mean."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ...core.metrics import MetricValue, not_available
 from ...fetch.urls import normalise_title, url_key
-from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
+from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
 from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
 
 
@@ -75,10 +77,59 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
             depth_quality(evidence), *information_recall(evidence)]
 
 
+SOURCE_NAMES = {"uf": "the user files", "sc": "the sandbox corpus"}
+
+
+def recall_of_source(evidence: ReportEvidence, source: str) -> MetricValue:
+    """IR_UF / IR_SC: 100 x the credited share of this source's judged insights. By default only a
+    full 1 counts (the reference code asks 1 / 0.5 / 0 and counts the 1s); policy dr3.ir.partial =
+    half counts a 0.5 as half. No insight of this source: N/A data_accessibility, never 100."""
+    metric, where = f"ir_{source}", SOURCE_NAMES[source]
+    n_gold = (evidence.inputs.get("dr3.insights") or {}).get(source, 0)
+    if not n_gold:
+        return not_available("dr3", metric, "0-100", "data_accessibility",
+                             f"the task has no gold insights from {where}", evidence.judge)
+    credits = evidence.rubric(f"dr3.ir.{source}")
+    scored = [c for c in credits.values() if c is not None]
+    if not scored:
+        what = f"no insight from {where} was judged"
+        reason, detail = (judgment_failure(evidence, f"dr3.ir.{source}", what) if credits
+                          else ("pipeline_failure", f"{what} (no insight_recall judgments)"))
+        return not_available("dr3", metric, "0-100", reason, detail, evidence.judge)
+    partial = evidence.policy("dr3.ir.partial")
+    weight = {1.0: 1.0, 0.5: 0.5 if partial == "half" else 0.0}
+    value = 100 * sum(weight.get(c, 0.0) for c in scored) / len(scored)
+    full, half = sum(1 for c in scored if c == 1.0), sum(1 for c in scored if c == 0.5)
+    unjudged = f", {n_gold - len(scored)} not judged" if len(scored) < n_gold else ""
+    return MetricValue("dr3", metric, value, "0-100", len(scored),
+                       detail=f"insights from {where}: {full} covered, {half} partly, "
+                              f"{len(scored) - full - half} not, of {len(scored)} judged{unjudged}",
+                       policy=f"covered = credit 1; partly counts {partial} (dr3.ir.partial = zero | half); "
+                              "no gold => N/A, never 100", judge=evidence.judge)
+
+
 def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
-    """IR_UF, IR_SC and IR: N/A until recall against the gold insights is judged."""
-    why = "information recall against the task's gold insights is not built yet"
-    return [not_available("dr3", m, "0-100", "pipeline_failure", why, evidence.judge) for m in ("ir_uf", "ir_sc", "ir")]
+    """IR_UF, IR_SC and IR = their mean. A source with no gold insights leaves IR to the other (said in
+    the row); a source that has insights but could not be judged makes IR N/A with its reason."""
+    uf, sc = recall_of_source(evidence, "uf"), recall_of_source(evidence, "sc")
+    policy = "IR = mean(IR_UF, IR_SC) (paper); a source with no gold insights: IR is the other's"
+    parts = {"ir_uf": uf, "ir_sc": sc}
+    present = {m: v for m, v in parts.items() if v.value is not None}
+    no_gold = {m: v for m, v in parts.items() if v.value is None and v.na_reason == "data_accessibility"}
+    failed = {m: v for m, v in parts.items() if v.value is None and m not in no_gold}
+    if failed or not present:
+        missing = failed or no_gold
+        bucket = next(b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in missing.values()))
+        why = "; ".join(f"{m} N/A ({v.na_reason}: {v.detail})" for m, v in missing.items())
+        ir = not_available("dr3", "ir", "0-100", bucket, f"needs {', '.join(missing)}: {why}"[:500], evidence.judge)
+        return [uf, sc, replace(ir, policy=policy)]
+    value = sum(v.value for v in present.values()) / len(present)
+    detail = ", ".join(f"{m}={v.value:.2f}" for m, v in present.items())
+    if no_gold:
+        detail += "; " + "; ".join(f"{m} N/A (no gold insights), so IR is {next(iter(present))}'s alone"
+                                   for m in no_gold)
+    return [uf, sc, MetricValue("dr3", "ir", value, "0-100", sum(v.n_items for v in present.values()),
+                                detail=detail, policy=policy, judge=evidence.judge)]
 
 
 SUITE = Suite(
@@ -88,9 +139,9 @@ SUITE = Suite(
      MetricSpec("cc", "0-100", False, "citation coverage: cited share of the necessary documents", cites=True),
      MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
      MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10"),
-     MetricSpec("ir_uf", "0-100", True, "information recall of the insights from the user files (not built)"),
-     MetricSpec("ir_sc", "0-100", True, "information recall of the insights from the sandbox corpus (not built)"),
-     MetricSpec("ir", "0-100", True, "information recall: mean of IR_UF and IR_SC (not built)"),
+     MetricSpec("ir_uf", "0-100", True, "information recall: covered share of the gold insights from the user files"),
+     MetricSpec("ir_sc", "0-100", True, "information recall: covered share of the gold insights from the sandbox corpus"),
+     MetricSpec("ir", "0-100", True, "information recall: mean of IR_UF and IR_SC"),
      MetricSpec("avg", "0-100", True, "DR³ Avg: equal-weight mean of IR, CC, FA, IF, DQ", aggregate="of_parts")),
     compute, headline=("avg", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"),
     composites=(Composite("avg", ("ir", "cc", "fa", "if", "dq"), mean_of_all,
