@@ -1,8 +1,8 @@
 """Our own generic layout (formats.md, "Generic (ours)"), which the bundled demo uses. Paths relative to the root:
 
   tasks.jsonl                     {id, benchmark?, query, language?, domain?, modality?, checklist?, attachments?,
-                                   reference_article? (the text, or a .md/.txt path), gold_facts?, gold_insights? (from the
-                                   task's own files), gold_insights_sandbox? (from its sandbox),
+                                   reference_article? (the text, or a .md/.txt path), gold_facts?,
+                                   gold_insights? (from the task's own files), gold_insights_sandbox? (from its sandbox),
                                    visual_ground_truth?, visual_ground_truth_version?, race_criteria?, attributes?}
   sandbox.jsonl                   optional offline corpus, pages {task_id, url, title?, role?, text}
   systems/<system>/<task id>.md   one report per task (+ <task id>.trace.json); figures beside it or at the root

@@ -13,7 +13,8 @@ LS, LI = pl.List(pl.String), pl.List(pl.Int32)
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "tasks": {"task": S, "benchmark": S, "original_id": S, "query": S, "language": S, "domain": S,
               "modality": S, "attachments": LS, "checklist": LS, "reference_article": S,
-              "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S, "gold_insights": LS, "gold_insights_sandbox": LS,
+              "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S, "gold_insights": LS,
+              "gold_insights_sandbox": LS,
               "visual_ground_truth": S, "visual_ground_truth_version": S, "race_criteria": S, "attributes": S},
     "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S},
     "task_rubrics": {"task": S, "kind": S, "rubric": S, "judge": S, "template": S, "template_hash": S,

@@ -140,7 +140,7 @@ SUITE = Suite(
      MetricSpec("if", "0-100", True, "instruction following: share of checklist items satisfied"),
      MetricSpec("dq", "0-100", True, "depth quality: depth rubric 1-10, x10"),
      MetricSpec("ir_uf", "0-100", True, "information recall: covered share of the gold insights from the user files"),
-     MetricSpec("ir_sc", "0-100", True, "information recall: covered share of the gold insights from the sandbox corpus"),
+     MetricSpec("ir_sc", "0-100", True, "information recall: covered share of the sandbox corpus's gold insights"),
      MetricSpec("ir", "0-100", True, "information recall: mean of IR_UF and IR_SC"),
      MetricSpec("avg", "0-100", True, "DR³ Avg: equal-weight mean of IR, CC, FA, IF, DQ", aggregate="of_parts")),
     compute, headline=("avg", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"),
