@@ -14,11 +14,12 @@ JUDGES = ("heuristic", "openai")
 SHAPING_SETTINGS = {
     "parsed_reports": ("extraction",),
     "task_rubrics": ("judge",),
-    "claim_verdicts": ("judge",),
+    "claim_verdicts": ("judge", "evidence_search"),
     "report_judgments": ("judge", "suites", "policies"),
     "metric_scores": ("judge", "suites", "policies", "scoring"),
 }
 FETCHERS = ("sandbox", "live")
+EVIDENCE_SEARCHES = ("sandbox", "web")  # where an undecided statement's evidence is looked for (fetch/search.py)
 
 
 
@@ -33,6 +34,10 @@ class Settings:
     extra_suites: tuple[str, ...] = ()  # suites applied to every task besides its own benchmark's
     policies: str = "{}"  # JSON: metric policy overrides, e.g. {"wlc.ref_acc.denominator": "all"}
     judge_model: str = ""  # DREVAL_JUDGE_MODEL: with an LLM judge, which model judges (part of what a row means)
+    evidence_search: str = "sandbox"  # DREVAL_EVIDENCE_SEARCH: sandbox (offline) | web (DREVAL_SEARCH_URL)
+    search_url: str = ""  # DREVAL_SEARCH_URL: a SearXNG-compatible JSON search endpoint
+    search_max_queries: int = 2  # DREVAL_SEARCH_MAX_QUERIES: web searches per statement
+    search_max_pages: int = 3  # DREVAL_SEARCH_MAX_PAGES: pages read per statement
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
@@ -44,6 +49,10 @@ class Settings:
             extra_suites=tuple(s.strip() for s in os.environ.get("DREVAL_SUITES", "").split(",") if s.strip()),
             policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
             judge_model=os.environ.get("DREVAL_JUDGE_MODEL", ""),
+            evidence_search=os.environ.get("DREVAL_EVIDENCE_SEARCH", "") or "sandbox",
+            search_url=os.environ.get("DREVAL_SEARCH_URL", ""),
+            search_max_queries=env_int("DREVAL_SEARCH_MAX_QUERIES", 2, minimum=1),
+            search_max_pages=env_int("DREVAL_SEARCH_MAX_PAGES", 3, minimum=1),
         )
         settings.validate()
         return settings
@@ -82,6 +91,13 @@ class Settings:
             raise ConfigError(f"DREVAL_JUDGE={self.judge!r}: choose one of {', '.join(JUDGES)}")
         if self.fetch not in FETCHERS:
             raise ConfigError(f"DREVAL_FETCH={self.fetch!r}: choose one of {', '.join(FETCHERS)}")
+        if self.evidence_search not in EVIDENCE_SEARCHES:
+            raise ConfigError(f"DREVAL_EVIDENCE_SEARCH={self.evidence_search!r}: choose one of "
+                              f"{', '.join(EVIDENCE_SEARCHES)}")
+        if self.evidence_search == "web" and not self.search_url:
+            raise ConfigError("DREVAL_EVIDENCE_SEARCH=web needs DREVAL_SEARCH_URL (a SearXNG-compatible JSON endpoint)")
+        if self.evidence_search == "web" and self.fetch != "live":
+            raise ConfigError("DREVAL_EVIDENCE_SEARCH=web reads the pages it finds on the live web: set DREVAL_FETCH=live")
         self.extraction()  # also checks DREVAL_POLICIES
         report_max_bytes()  # a malformed limit fails here, before any run
         from .benchmarks.suites import suites_for
@@ -103,10 +119,14 @@ class Settings:
             "suites": lambda: sorted(set(self.extra_suites)),
             "policies": lambda: dict(sorted(self.policy_map().items())),
             "scoring": scoring_version,
+            # None (left out of the hash) for the offline default, so existing verdicts stay current
+            "evidence_search": lambda: (None if self.evidence_search == "sandbox" else
+                                        [self.evidence_search, self.search_url, self.search_max_queries,
+                                         self.search_max_pages]),
             "extraction": lambda: (self.extraction() if self.extraction() == "sentences"
                                    else f"llm:{self.judge}:{self.judge_model}"),
         }
-        chosen = json.dumps({n: values[n]() for n in names}, sort_keys=True)
+        chosen = json.dumps({n: v for n in names if (v := values[n]()) is not None}, sort_keys=True)
         return "settings-" + hashlib.sha256(chosen.encode()).hexdigest()[:12]
 
     @property

@@ -7,7 +7,7 @@ def verdict(label, na_reason=None, reason=""):
     return {"system": "s", "task": "t", "claim_id": "c1", "source": "u", "verdict": label, "score": None,
             "evidence": "", "reason": reason, "na_reason": na_reason, "judge": "j", "template": "x", "template_hash": "h",
             "model": None, "temperature": None, "seed": None, "cache_key": None, "batch_size": 1, "source_truncated": False,
-            "origin": "cited"}
+            "origin": "cited", "search_query": None}
 
 
 def score(value, scale="0-100", na_reason=None):

@@ -153,7 +153,8 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
     judge = dreval.judge()
     frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
                          batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
-                         sandbox_evidence=sandbox_for_suites(tasks, store, dreval.extra_suites))
+                         sandbox_evidence=sandbox_for_suites(tasks, store, dreval.extra_suites),
+                         search=dreval.searcher())
     counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
     yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),
                                   **{f"n_{k}": v for k, v in counts.items()}})

@@ -24,7 +24,10 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
             "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,
                                      judge_batch_size=settings.judge_batch_size,
                                      refetch_failed=settings.refetch_failed,
-                                     extra_suites=list(settings.extra_suites), policies=settings.policies),
+                                     extra_suites=list(settings.extra_suites), policies=settings.policies,
+                                     evidence_search=settings.evidence_search, search_url=settings.search_url,
+                                     search_max_queries=settings.search_max_queries,
+                                     search_max_pages=settings.search_max_pages),
             "dreval_io": PartitionedDuckDBIOManager(home=home, settings_versions=versions),
         },
     )

@@ -7,10 +7,14 @@ from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, M
 
 from ..config import Settings
 from ..fetch.base import Fetcher
+from ..fetch.api import JsonApi
 from ..fetch.factory import make_fetcher
+from ..fetch.live import LiveFetchConfig, LiveFetcher
+from ..fetch.search import EvidenceSearch, make_search
 from ..judges.base import Judge
 from ..judges.factory import make_judge, make_writer
 from ..store.db import Store
+from ..store.search_cache import StoredSearchCache
 from ..store.tables import ASSET_STORAGE
 from .partitions import split_system_task
 
@@ -25,6 +29,10 @@ class DrevalResource(ConfigurableResource):
     refetch_failed: bool = False
     extra_suites: list[str] = []
     policies: str = "{}"
+    evidence_search: str = "sandbox"  # sandbox | web (fetch/search.py)
+    search_url: str = ""
+    search_max_queries: int = 2
+    search_max_pages: int = 3
 
     def policy_map(self) -> dict[str, str]:
         return Settings(Path(self.home), policies=self.policies).policy_map()
@@ -45,6 +53,14 @@ class DrevalResource(ConfigurableResource):
 
     def fetcher(self) -> Fetcher:
         return make_fetcher(self.fetch_kind, self.store(), self.refetch_failed)
+
+    def searcher(self) -> EvidenceSearch:
+        """Where a statement no citation decided is checked: the task's sandbox, or the web search."""
+        if self.evidence_search == "sandbox":
+            return make_search("sandbox")
+        return make_search("web", self.search_url, self.search_max_queries, self.search_max_pages,
+                           fetcher=self.fetcher(), api=JsonApi(LiveFetcher(LiveFetchConfig.from_env())),
+                           cache=StoredSearchCache(self.store()))
 
 
 class PartitionedDuckDBIOManager(ConfigurableIOManager):

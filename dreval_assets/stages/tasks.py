@@ -59,7 +59,8 @@ def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -
     if not wanted:
         return {}
     sandbox = tasks["task_sandbox"].filter(pl.col("task").is_in(wanted))
-    return sandbox_pages(sandbox, store.texts(sandbox.get_column("text_hash").to_list()))
+    pages = sandbox_pages(sandbox, store.texts(sandbox.get_column("text_hash").to_list()))
+    return {task: pages.get(task, []) for task in wanted}  # a task with no sandbox is still searched on the web
 
 
 def attachments_by_task(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str, dict[str, str]]:

@@ -4,7 +4,11 @@ Claims citing the same source are verified together in batches of `batch_size` (
 chunk, template `claim_verdicts_batch`); a lone claim, and every claim when `batch_size=1`, is
 asked on its own (`claim_verdict`). For tasks whose suites want evidence beyond the citations
 (`Benchmark.needs_sandbox_evidence`), a claim that is uncited, or whose cited sources decided
-nothing, is also checked against the best-matching page of the task's sandbox (origin `sandbox`).
+nothing, is also checked against what the evidence search finds: offline the best-matching page of
+the task's sandbox (origin `sandbox`); with the web search (`fetch.search.WebSearch`, origin
+`search`) up to its page bound, judged in rounds (the next page only for claims the earlier ones
+left undecided), each row with the query that found its page (`search_query`); failed searches and
+unreadable pages are N/A rows with their bucket.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import polars as pl
 
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
-from ..fetch.search import EvidenceSearch, SandboxSearch
+from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.prompts import fence_untrusted
 from .frames import frame
@@ -39,6 +43,7 @@ class _Pair:
     claim: str
     source: _Source
     origin: str
+    query: str | None = None
 
 
 def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
@@ -66,8 +71,8 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], source, "cited"))
     rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}))
     if sandbox_evidence:
-        extra = _sandbox_pairs(claims, rows, sandbox_evidence, search or SandboxSearch())
-        rows.extend(_judge_pairs(extra, judge, batch_size, labels or {}))
+        rows.extend(_searched_rows(claims, rows, sandbox_evidence, search or SandboxSearch(), judge, batch_size,
+                                   labels or {}))
     return frame("claim_verdicts", rows)
 
 
@@ -81,25 +86,54 @@ def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapp
     return rows
 
 
-def _sandbox_pairs(claims: pl.DataFrame, cited_rows: list[dict],
-                   sandbox_evidence: Mapping[str, Sequence[SandboxPage]], search: EvidenceSearch) -> list[_Pair]:
-    """For the listed tasks: each claim no cited source decided, with its best sandbox page (origin
-    `sandbox`); and every claim with its best passage of the task's attachments (origin `attachment`,
-    so web and attachment evidence can be compared)."""
+def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidence: Mapping[str, Sequence[SandboxPage]],
+                   search: EvidenceSearch, judge: Judge, batch_size: int, labels: Mapping[str, str]) -> list[dict]:
+    """For the listed tasks: each claim no cited source decided, against what `search` finds for it
+    (origin `search.name`), and every claim against its best passage of the task's attachments (origin
+    `attachment`, so web and attachment evidence can be compared). Round 0 judges each claim's first
+    page with the attachments; round r its r-th page, only while no earlier page decided it."""
     decided = {(r["system"], r["task"], r["claim_id"]) for r in cited_rows
                if r["verdict"] in ("supported", "contradicted", "partial")}
-    pairs = []
+    searched: list[tuple[tuple[str, str, str], str]] = []
+    corpora: list[list[SandboxPage]] = []
+    attachment_pairs: dict[tuple[str, str, str], list[_Pair]] = {}
+    order: list[tuple[tuple[str, str, str], str]] = []
     for claim in claims.filter(pl.col("kind") != "figure_caption").iter_rows(named=True):
         key = (claim["system"], claim["task"], claim["claim_id"])
+        if claim["task"] not in sandbox_evidence:
+            continue
         corpus = sandbox_evidence.get(claim["task"]) or []
         web = [p for p in corpus if p.role != "attachment"]
         attachments = [p for p in corpus if p.role == "attachment"]
-        if web and key not in decided:
-            for page in search.search(claim["text"], web):
-                pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), search.name))
-        for page in SandboxSearch().search(claim["text"], attachments):
-            pairs.append(_Pair(*key, claim["text"], _Source(page.url, page.title, page.text), "attachment"))
-    return pairs
+        order.append((key, claim["text"]))
+        if (web or search.reads_web) and key not in decided:
+            searched.append((key, claim["text"]))
+            corpora.append(web)
+        attachment_pairs[key] = [_Pair(*key, claim["text"], _Source(p.url, p.title, p.text), "attachment")
+                                 for p in SandboxSearch().search(claim["text"], attachments)]
+    outcomes: dict[tuple[str, str, str], SearchOutcome] = dict(zip(
+        [key for key, _ in searched], search.search_many([text for _, text in searched], corpora) if searched else []))
+    rows: list[dict] = []
+    for key, outcome in outcomes.items():
+        for failure in outcome.failures:
+            rows.append({**_unknown(_base(*key, judge.judge_id), failure.source, failure.na_reason, failure.detail),
+                         "origin": search.name, "search_query": failure.query})
+    depth = max((len(o.pages) for o in outcomes.values()), default=0)
+    settled: set[tuple[str, str, str]] = set()
+    for rank in range(max(depth, 1)):
+        pairs = []
+        for key, text in order:
+            outcome = outcomes.get(key)
+            if outcome is not None and key not in settled and rank < len(outcome.pages):
+                page = outcome.pages[rank]
+                pairs.append(_Pair(*key, text, _Source(page.url, page.title, page.text), search.name, page.query))
+            if rank == 0:
+                pairs.extend(attachment_pairs.get(key, []))
+        judged = _judge_pairs(pairs, judge, batch_size, labels)
+        settled |= {(r["system"], r["task"], r["claim_id"]) for r in judged
+                    if r["origin"] == search.name and r["verdict"] in ("supported", "contradicted")}
+        rows.extend(judged)
+    return rows
 
 
 def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
@@ -143,7 +177,7 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
     rows = []
     for pair in group:
         base = {**_base(pair.system, pair.task, pair.claim_id, prov.judge_id), **provenance,
-                "source": pair.source.url, "origin": pair.origin}
+                "source": pair.source.url, "origin": pair.origin, "search_query": pair.query}
         answer = answers.get(pair.claim_id)
         if answer is None:
             reason, detail = failures.get(pair.claim_id, (judgment.na_reason or "pipeline_failure", judgment.error))
@@ -159,7 +193,7 @@ def _rows_from_judgment(group: list[_Pair], judgment: Judgment, truncated: bool)
 def _base(system: str, task: str, claim_id: str, judge_id: str) -> dict:
     return {"system": system, "task": task, "claim_id": claim_id, "judge": judge_id, "template": "",
             "template_hash": "", "model": None, "temperature": None, "seed": None, "cache_key": None,
-            "batch_size": None, "source_truncated": None, "origin": "cited"}
+            "batch_size": None, "source_truncated": None, "origin": "cited", "search_query": None}
 
 
 def _unknown(base: dict, source: str, na_reason: str, detail: str) -> dict:

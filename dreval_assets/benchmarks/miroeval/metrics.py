@@ -1,12 +1,13 @@
 """MiroEval agentic factuality (methods/miroeval.md): RIGHT / WRONG / CONFLICT / UNKNOWN per statement.
 
 Evidence per statement: its cited pages first; when they give nothing decisive, the best page of the
-task's sandbox (origin `sandbox`); task attachments (origin `attachment`) when readable. CONFLICT is
-not a verdict of one source: it marks web evidence and attachment evidence that disagree.
+task's sandbox (origin `sandbox`) or of the live web search (origin `search`); task attachments
+(origin `attachment`) when readable. CONFLICT is not a verdict of one source: it marks web evidence
+and attachment evidence that disagree.
 """
 from __future__ import annotations
 
-from ...core.metrics import MetricValue, not_available
+from ...core.metrics import MetricValue, merge_verdicts, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
 from .right_ratio import factuality_ratio
 from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
@@ -16,8 +17,9 @@ DECISIVE = ("supported", "contradicted")
 
 def label(claim: ClaimEvidence, partial_as: str = "UNKNOWN") -> str:
     web = claim.merged("cited")
-    if web not in DECISIVE:
-        web = claim.merged("sandbox") or web
+    if web not in DECISIVE:  # found evidence: the sandbox offline, the web search live (origin `search`)
+        found = [v for v in (claim.merged("sandbox"), claim.merged("search")) if v]
+        web = merge_verdicts(found) if found else web
     attachment = claim.merged("attachment")
     if web in DECISIVE and attachment in DECISIVE and web != attachment:
         return "CONFLICT"
@@ -111,8 +113,8 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     labels = [label(c, partial_as) for c in statements]
     counts = {k: labels.count(k) for k in ("RIGHT", "WRONG", "CONFLICT", "UNKNOWN")}
     detail = ", ".join(f"{k}={v}" for k, v in counts.items()) + f"; {coverage.text()}"
-    policy = (f"evidence: cited pages, then the sandbox, then attachments; partial counts as {partial_as} "
-              f"(miroeval.partial = UNKNOWN | RIGHT); {NOTHING_JUDGED_RULE}")
+    policy = (f"evidence: cited pages, then the sandbox or the web search, then attachments; partial counts as "
+              f"{partial_as} (miroeval.partial = UNKNOWN | RIGHT); {NOTHING_JUDGED_RULE}")
     n = len(statements)
     ratio = factuality_ratio(counts["RIGHT"], counts["WRONG"], counts["CONFLICT"], counts["UNKNOWN"])
     return [MetricValue("miroeval", "factuality", 100 * ratio, "0-100", n, detail=detail,
