@@ -23,6 +23,7 @@ from ..stages.statements import extract_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.scores import score_reports
+from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
@@ -98,6 +99,15 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
     yield _check("status_explained", "reports", checks.unexplained_report_status(frame),
                  "unreadable reports without a reason, or readable ones without text")
+
+
+@asset(**PER_REPORT, group_name="reports", ins={"reports": AssetIn(partition_mapping=same_report)})
+def trace_steps(context: AssetExecutionContext, reports: pl.DataFrame):
+    """Each report's research trace as steps (plan, search, read, analyze, synthesize, verify) with
+    the queries and URLs they touch and their dependencies; an unreadable trace is a warning."""
+    frame, counts = trace_step_rows(reports)
+    context.add_output_metadata(counts)
+    return frame
 
 
 @asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
@@ -216,6 +226,6 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     return frame
 
 
-ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
+ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
               leaderboard, agreement]
-PER_REPORT_ASSETS = [reports, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]
+PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]

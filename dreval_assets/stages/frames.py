@@ -21,7 +21,9 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
                      "cache_key": S, "na_reason": S, "detail": S},
     "page_texts": {"text_hash": S, "text": S, "n_chars": I},
     "reports": {"system": S, "task": S, "status": S, "text": S, "n_chars": I, "content_hash": S,
-                "source_path": S, "na_reason": S, "detail": S},
+                "source_path": S, "na_reason": S, "detail": S, "trace": S},
+    "trace_steps": {"system": S, "task": S, "step": I, "kind": S, "text": S, "queries": LS, "urls": LS,
+                    "depends_on": LI, "shape": S, "warnings": LS},
     "parsed_reports": {"system": S, "task": S, "parser_version": S, "n_sections": I, "n_sentences": I,
                        "n_claims": I, "n_cited_claims": I, "n_references": I, "n_figures": I,
                        "n_tables": I, "has_inline_citations": B, "has_reference_list": B,
@@ -56,10 +58,15 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 }
 
 
+# Columns added later that a row may leave out (None): a report's research trace (migration 020).
+DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None}}
+
+
 def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:
     """A frame with exactly the table's columns and types; a missing key is an error."""
     schema = SCHEMAS[table]
-    rows = list(rows)
+    defaults = DEFAULTS.get(table)
+    rows = [{**defaults, **row} for row in rows] if defaults else list(rows)
     for row in rows:
         missing = schema.keys() - row.keys()
         if missing:

@@ -21,9 +21,12 @@ def read_reports(
 ) -> pl.DataFrame:
     """Folder systems are read from their folder; imported systems from `imported` (rows of
     `imported_reports` for these keys, already decoded and checked by the import); endpoint systems
-    from `written` (rows `stages/report_writing.write_reports` made)."""
+    from `written` (rows `stages/report_writing.write_reports` made). Each row carries the report's
+    research trace (`trace`, as the system wrote it; None when there is none): a folder system's
+    `<report stem>.trace.json` beside the report, an imported report's trace from the import."""
     written = written or {}
-    return frame("reports", [written.get((system, task)) or _read_one(system, task, systems, original_ids, imported or {})
+    return frame("reports", [{"trace": None, **(written.get((system, task))
+                                                or _read_one(system, task, systems, original_ids, imported or {}))}
                              for system, task in keys])
 
 
@@ -44,7 +47,7 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
             return {**row, "status": "missing", "na_reason": "model_failure",
                     "detail": f"the import has no report of system {system!r} for task {task!r}"}
         return {**row, "text": found["text"], "n_chars": len(found["text"]), "content_hash": found["content_hash"],
-                "source_path": found["source"]}
+                "source_path": found["source"], "trace": found.get("trace")}
     if not entry.reports_dir:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} has no reports folder"}
@@ -56,8 +59,25 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
     got = read_report_file(path)  # binary, over the size limit or empty: refused; other encodings: detail warns
     if got.status != "ok":
         return {**row, "status": got.status, "na_reason": "model_failure", "detail": got.detail}
+    trace, trace_note = read_trace_file(path)
+    detail = "; ".join(d for d in (got.detail, trace_note) if d)
     return {**row, "text": got.text, "n_chars": len(got.text), "content_hash": text_hash(got.text),
-            "detail": got.detail}
+            "detail": detail, "trace": trace}
+
+
+MAX_TRACE_BYTES = 5_000_000  # as the importer
+
+
+def read_trace_file(report_path: Path) -> tuple[str | None, str]:
+    """(the research trace beside a report, `<stem>.trace.json`, or None; a note when unreadable)."""
+    path = report_path.with_name(f"{report_path.stem}.trace.json")
+    if not path.is_file():
+        return None, ""
+    try:
+        data = path.read_bytes()[:MAX_TRACE_BYTES]
+    except OSError as exc:
+        return None, f"trace {path.name} unreadable: {exc.strerror}"
+    return data.decode("utf-8", errors="replace"), ""
 
 
 def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,

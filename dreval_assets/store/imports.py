@@ -55,15 +55,16 @@ def write_imported_reports(store: Store, rows: Sequence[dict]) -> None:
 
 
 def imported_reports(store: Store, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], dict]:
-    """The imported reports of these (system, task) partitions."""
+    """The imported reports of these (system, task) partitions, with their research traces."""
     wanted = pl.DataFrame([{"system": s, "task": t} for s, t in keys], schema={"system": pl.String, "task": pl.String})
     if wanted.height == 0:
         return {}
     with store.connect(read_only=False) as con:
         con.register("_dreval_wanted", wanted)
-        found = con.execute("SELECT r.system, r.task, r.text, r.content_hash, r.source FROM imported_reports r "
+        found = con.execute("SELECT r.system, r.task, r.text, r.content_hash, r.source, r.trace FROM imported_reports r "
                             "JOIN _dreval_wanted USING (system, task)").fetchall()
-    return {(s, t): {"text": text, "content_hash": h, "source": source} for s, t, text, h, source in found}
+    return {(s, t): {"text": text, "content_hash": h, "source": source, "trace": trace}
+            for s, t, text, h, source, trace in found}
 
 
 def record_import(store: Store, import_id: str, benchmark: str, source: str, started_at: datetime,

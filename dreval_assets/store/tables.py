@@ -14,6 +14,7 @@ ASSET_STORAGE: dict[str, AssetStorage] = {
     "tasks": AssetStorage(("tasks", "task_sandbox"), ("task",)),
     "task_rubrics": AssetStorage(("task_rubrics",), ("task",)),
     "reports": AssetStorage(("reports",), ("system", "task")),
+    "trace_steps": AssetStorage(("trace_steps",), ("system", "task")),
     "parsed_reports": AssetStorage(("parsed_reports", "report_claims"), ("system", "task")),
     "fetched_references": AssetStorage(("fetched_references",), ("system", "task")),
     "claim_verdicts": AssetStorage(("claim_verdicts",), ("system", "task")),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from ...core.metrics import MetricValue, merge_verdicts, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name as process_metric_name, process_score
+from .process_judgments import PREFIX as PROCESS_PREFIX
 from .right_ratio import factuality_ratio
 from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
 
@@ -91,12 +93,38 @@ def specificity_row(evidence: ReportEvidence, rubric, dimension_scores: dict[str
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return synthesis_metrics(evidence) + factuality_metrics(evidence) + [process_metric(evidence)]
+    return synthesis_metrics(evidence) + factuality_metrics(evidence) + process_metrics(evidence)
 
 
-def process_metric(evidence: ReportEvidence) -> MetricValue:
-    return not_available("miroeval", "process", "0-100", "pipeline_failure",
-                         "process evaluation of the research trace is not built yet", evidence.judge)
+def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """The process score from the trace's eight judged dimensions (`process_judgments.py`):
+    mean(intrinsic mean, alignment mean) x10, each group over its dimensions that scored; each
+    dimension also as `process.<dimension>` (x10, as the release's per-task cells are compared)."""
+    j = evidence.judge
+    scores = evidence.rubric(PROCESS_PREFIX)
+    rows = []
+    for dim in (*INTRINSIC, *ALIGNMENT):
+        value = scores.get(dim)
+        rows.append(MetricValue("miroeval", process_metric_name(dim), PROCESS_SCALE * value, "0-100", 1,
+                                policy="judged 1-10, x10", judge=j) if value is not None else
+                    not_available("miroeval", process_metric_name(dim), "0-100",
+                                  *judgment_failure(evidence, f"{PROCESS_PREFIX}.{dim}", "not scored",
+                                                    default="pipeline_failure"), j))
+    intrinsic = {d: scores.get(d) for d in INTRINSIC}
+    alignment = {d: scores.get(d) for d in ALIGNMENT}
+    value = process_score(intrinsic, alignment)
+    if value is None:
+        rows.append(not_available("miroeval", "process", "0-100",
+                                  *judgment_failure(evidence, PROCESS_PREFIX, "no process dimension was scored",
+                                                    default="pipeline_failure"), j))
+        return rows
+    scored = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is not None]
+    missing = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is None]
+    rows.append(MetricValue("miroeval", "process", value, "0-100", len(scored),
+                            detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else ""),
+                            policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
+                                   "dimensions", judge=j))
+    return rows
 
 
 def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -135,7 +163,11 @@ SUITE = Suite(
      MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree", better=-1,
                 claims=True),
      MetricSpec("unknown", "count", True, "statements no evidence decides", better=0, claims=True),
-     MetricSpec("process", "0-100", True, "process evaluation of the research trace (not built)"),
+     MetricSpec("process", "0-100", True, "process evaluation of the research trace: mean(intrinsic mean, "
+                "alignment mean) x10"),
+     *(MetricSpec(process_metric_name(d), "0-100", True, f"process dimension {d} (1-10, x10)")
+       for d in (*INTRINSIC, *ALIGNMENT)),
+
      MetricSpec("overall", "0-100", True, "MiroEval Overall: mean of synthesis, factuality and process",
                 aggregate="of_parts")),
     compute, headline=("overall", "synthesis", "factuality", "process", "right", "wrong", "conflict", "unknown",

@@ -1,0 +1,197 @@
+"""MiroEval process evaluation, judged (methods/miroeval.md section 3): per report, the trace's steps
+(`core/traces.py`), its global findings (one `miroeval/process_findings` call per trace), the measured
+facts (`process_measures.py`) and the eight 1-10 dimensions (one `miroeval/process_scores` call).
+
+report_judgments rows, item ids under `miroeval_process.`:
+- kind `process_finding` `finding.<k>`: the finding, credit 1 when the report keeps it, else 0;
+- kind `process_facts` `facts`: the measured facts as JSON in `item`, score = the number of steps;
+- kind `process` `<dimension>`: score 1-10, or N/A with its bucket: no trace in the release
+  (`data_accessibility`), an empty or unreadable trace (`model_failure`), a failed call (its own).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, Mapping, Sequence
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from ...core.traces import ParsedTrace, parse_trace
+from ...judges.base import Judge, JudgmentRequest
+from ...judges.prompts import for_judge, load_template
+from ...judges.readable import READS_OVERLAP, require_readable
+from ...stages.frames import frame, rows_by_partition
+from ..judging import JudgmentContext, report_for_judge, scored_under
+from .process_measures import DIMENSIONS, MAX_FINDINGS, measure, offline_findings, offline_scores
+
+PREFIX = "miroeval_process"  # item ids `miroeval_process.<dimension>`, read back by the suite
+FINDINGS_TEMPLATE = "miroeval/process_findings"
+SCORES_TEMPLATE = "miroeval/process_scores"
+TRACE_CHARS = 40_000  # an LLM judge reads the rendered steps up to here
+STEP_LINE_CHARS = 600
+
+
+class ProcessFinding(BaseModel):
+    finding: str
+    first_step: int = 0
+    related_steps: list[int] = Field(default_factory=list)
+    strength: Literal["strong", "moderate", "weak"] = "moderate"
+
+
+class ProcessFindings(BaseModel):
+    """MiroEval process: the global findings of one research trace."""
+
+    findings: list[ProcessFinding] = Field(default_factory=list, max_length=40)
+
+
+class DimensionScore(BaseModel):
+    score: float | None = Field(default=None, ge=1, le=10)  # None: cannot be judged from this trace
+    reason: str = ""
+
+
+class ProcessScores(BaseModel):
+    """MiroEval process: five intrinsic and three alignment dimensions, 1-10."""
+
+    search_breadth: DimensionScore = Field(default_factory=DimensionScore)
+    analytical_depth: DimensionScore = Field(default_factory=DimensionScore)
+    progressive_refinement: DimensionScore = Field(default_factory=DimensionScore)
+    critical_thinking: DimensionScore = Field(default_factory=DimensionScore)
+    efficiency: DimensionScore = Field(default_factory=DimensionScore)
+    findings_to_report: DimensionScore = Field(default_factory=DimensionScore)
+    report_to_process: DimensionScore = Field(default_factory=DimensionScore)
+    contradiction: DimensionScore = Field(default_factory=DimensionScore)
+
+
+def step_dicts(parsed: ParsedTrace) -> list[dict]:
+    return [{"index": s.index, "kind": s.kind, "text": s.text, "queries": s.queries, "urls": s.urls,
+             "depends_on": s.depends_on} for s in parsed.steps]
+
+
+def render_steps(steps: Sequence[Mapping[str, Any]], judge: Judge) -> str:
+    lines = [f"[{s['index']}] ({s['kind']}) {' '.join(str(s['text']).split())[:STEP_LINE_CHARS]}" for s in steps]
+    return for_judge("\n".join(lines), judge.source_token_budget, TRACE_CHARS, "trace cut")[0]
+
+
+def render_facts(facts: Mapping[str, Any]) -> str:
+    return "\n".join(f"- {k}: {'n/a' if v is None else v}" for k, v in facts.items())
+
+
+def _row(system: str, task: str, kind: str, item_id: str, item: str, *, judge: Judge, template: str = "",
+         template_hash: str = "", score: float | None = None, credit: float | None = None, reason: str = "",
+         na_reason: str | None = None, cache_key: str | None = None) -> dict:
+    return {"system": system, "task": task, "kind": kind, "item_id": f"{PREFIX}.{item_id}", "item": item,
+            "credit": credit, "score": score, "reason": reason[:1000], "na_reason": na_reason,
+            "judge": judge.judge_id, "template": template, "template_hash": template_hash, "cache_key": cache_key}
+
+
+def _na_rows(system: str, task: str, bucket: str, why: str, judge: Judge, **kw) -> list[dict]:
+    return [_row(system, task, "process", d, d, judge=judge, reason=why, na_reason=bucket, **kw) for d in DIMENSIONS]
+
+
+def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
+                  extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
+    task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(reports)
+    _, findings_hash = load_template(FINDINGS_TEMPLATE)
+    _, scores_hash = load_template(SCORES_TEMPLATE)
+    rows: list[dict] = []
+    todo: list[tuple[str, str, dict, ParsedTrace, list[dict]]] = []
+    for system, task in keys:
+        task_row, report = task_rows.get(task), report_by_key.get((system, task))
+        if task_row is None or not scored_under("miroeval", task_row["benchmark"], extra_suites):
+            continue
+        if report is None or report["status"] != "ok":
+            continue  # the suite says why the report is unreadable
+        trace = report.get("trace")
+        if trace is None:
+            rows += _na_rows(system, task, "data_accessibility", "the release has no research trace for this report",
+                             judge)
+            continue
+        parsed = parse_trace(trace)
+        if not parsed.steps:
+            why = "; ".join(parsed.warnings) or "the research trace is empty"
+            rows += _na_rows(system, task, "model_failure", f"no research step in the trace ({parsed.shape}): {why}",
+                             judge)
+            continue
+        todo.append((system, task, report, parsed, step_dicts(parsed)))
+
+    def request(template: str, variables: dict, model, system: str, task: str) -> JudgmentRequest:
+        return JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task})
+
+    found = judge.judge_many([
+        request(FINDINGS_TEMPLATE, {"query": task_rows[t]["query"], "steps": render_steps(steps, judge),
+                                    "steps_list": steps, "max_findings": MAX_FINDINGS}, ProcessFindings, s, t)
+        for s, t, _, _, steps in todo])
+    plans, requests = [], []
+    for (system, task, report, parsed, steps), judgment in zip(todo, found, strict=True):
+        answer = judgment.answer if isinstance(judgment.answer, ProcessFindings) else None
+        if answer is None:  # without findings the alignment cannot be judged: the whole process waits
+            rows += _na_rows(system, task, judgment.na_reason or "pipeline_failure",
+                             f"findings of the trace: {judgment.error or 'no answer'}", judge,
+                             template=FINDINGS_TEMPLATE, template_hash=findings_hash)
+            continue
+        findings = [f for f in answer.findings if f.finding.strip()]
+        facts = measure(parsed, report["trace"], report["text"], [f.finding for f in findings])
+        facts["trace_shape"] = parsed.shape
+        kept = _kept_flags([f.finding for f in findings], report["text"])
+        for k, (f, in_report) in enumerate(zip(findings, kept, strict=True), start=1):
+            rows.append(_row(system, task, "process_finding", f"finding.{k}", f.finding, judge=judge,
+                             template=FINDINGS_TEMPLATE, template_hash=findings_hash, credit=float(in_report),
+                             reason=f"first step {f.first_step}; related {f.related_steps}; {f.strength}",
+                             cache_key=judgment.provenance.cache_key or None))
+        rows.append(_row(system, task, "process_facts", "facts", json.dumps(facts), judge=judge,
+                         score=float(len(parsed.steps)),
+                         reason="measured from the trace: " + "; ".join(parsed.warnings)[:400]))
+        findings_text = "\n".join(f"[{f.first_step}] ({f.strength}) {f.finding}" for f in findings)
+        requests.append(request(SCORES_TEMPLATE, {
+            "query": task_rows[task]["query"], "steps": render_steps(steps, judge), "facts": render_facts(facts),
+            "facts_map": facts, "findings": for_judge(findings_text or "(none)", judge.source_token_budget,
+                                                      TRACE_CHARS, "findings cut")[0],
+            "report": report_for_judge(report["text"], judge)}, ProcessScores, system, task))
+        plans.append((system, task))
+    for (system, task), judgment in zip(plans, judge.judge_many(requests), strict=True):
+        answer = judgment.answer if isinstance(judgment.answer, ProcessScores) else None
+        for d in DIMENSIONS:
+            got = getattr(answer, d) if answer is not None else None
+            if got is not None and got.score is not None:
+                rows.append(_row(system, task, "process", d, d, judge=judge, template=SCORES_TEMPLATE,
+                                 template_hash=scores_hash, score=float(got.score), reason=got.reason,
+                                 cache_key=judgment.provenance.cache_key or None))
+            else:
+                bucket = judgment.na_reason or "pipeline_failure"  # answered without it: the judge could not
+                why = (judgment.error or "no answer") if answer is None else (got.reason if got else "") or \
+                    "the judge gave no score"
+                rows.append(_row(system, task, "process", d, d, judge=judge, template=SCORES_TEMPLATE,
+                                 template_hash=scores_hash, reason=why, na_reason=bucket))
+    return frame("report_judgments", rows)
+
+
+def _kept_flags(findings: list[str], report: str) -> list[bool]:
+    from ...core.key_facts import fact_kept, numbers_in
+    from ...core.checklist_match import key_words
+    numbers, words = numbers_in(report), key_words(report)
+    return [fact_kept(f, numbers, words) for f in findings]
+
+
+def process(ctx: JudgmentContext) -> pl.DataFrame:
+    return judge_process(ctx.keys, ctx.reports, ctx.tasks, ctx.judge, ctx.extra_suites, ctx.labels)
+
+
+# --- the offline judge's handlers ----------------------------------------------------------------
+
+def answer_process_findings(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`miroeval/process_findings`: the sentences of read and analyze steps that state figures or
+    named facts (`process_measures.offline_findings`)."""
+    steps = list(variables.get("steps_list") or [])
+    require_readable(READS_OVERLAP, trace=" ".join(str(s["text"]) for s in steps))
+    return ProcessFindings(findings=[ProcessFinding(**f) for f in offline_findings(steps)]), {}
+
+
+def answer_process_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`miroeval/process_scores`: the documented linear scales on the measured facts; contradiction
+    handling is not measured (no score)."""
+    scores = offline_scores(dict(variables["facts_map"]))
+    return ProcessScores(**{d: DimensionScore(score=s, reason=r) for d, (s, r) in scores.items()}), {}
+
+
+HANDLERS = {FINDINGS_TEMPLATE: answer_process_findings, SCORES_TEMPLATE: answer_process_scores}
