@@ -16,6 +16,7 @@ from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
 from dreval_assets.judges.preflight import PROMPT as PREFLIGHT_PROMPT
+from dreval_assets.benchmarks.miroeval.process_measures import offline_findings, offline_scores
 
 _SOURCE_RE = re.compile(r"<<<SOURCE\n(.*?)\nSOURCE>>>", re.S)
 _SINGLE_RE = re.compile(r"Statement:\n(.*?)\n\nSource title:", re.S)
@@ -37,6 +38,12 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any(m.get("content") == PREFLIGHT_PROMPT for m in request.get("messages", [])):
         return "OK"  # the CLI's check that the endpoint answers, before a run
+    if any("You read the research trace of a deep-research agent" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        return {"findings": offline_findings(_trace_steps(prompt_text(request, "<<<TRACE")))}
+    if any("You evaluate the research process of a deep-research agent" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        return process_scores(prompt_text(request, "<<<FACTS"))
     if any("<<<UNITS" in str(m.get("content")) for m in request.get("messages", [])):
         return extracted_statements(prompt_text(request, "<<<UNITS"))
     if any("You design the grading rubric" in str(m.get("content")) for m in request.get("messages", [])):
@@ -255,3 +262,28 @@ def gold_coverage_labels(text: str) -> dict:
         shown = [{"id": sid, "text": statements[sid]} for sid in related.split(", ") if sid in statements]
         labels.append(gold_fact_label(fact, shown).model_copy(update={"fact_id": fact_id}).model_dump())
     return {"labels": labels}
+
+
+_STEP_LINE_RE = re.compile(r"^\[(\d+)\] \((\w+)\) (.*)$", re.M)
+
+
+def _trace_steps(text: str) -> list[dict]:
+    """The steps of a process prompt's TRACE block, as `[index] (kind) text` lines."""
+    block = text.split("<<<TRACE\n", 1)[1].split("\nTRACE>>>", 1)[0]
+    return [{"index": int(i), "kind": kind, "text": body} for i, kind, body in _STEP_LINE_RE.findall(block)]
+
+
+def process_scores(text: str) -> dict:
+    """MiroEval process scores: the offline scales on the prompt's measured facts; as a model would,
+    it also scores contradiction handling (on the critical-thinking scale)."""
+    block = text.split("<<<FACTS\n", 1)[1].split("\nFACTS>>>", 1)[0]
+    facts: dict = {}
+    for line in block.splitlines():
+        key, _, value = line.removeprefix("- ").partition(": ")
+        try:
+            facts[key] = None if value == "n/a" else (float(value) if "." in value else int(value))
+        except ValueError:
+            facts[key] = value
+    scores = offline_scores(facts)
+    scores["contradiction"] = (scores["critical_thinking"][0], "conflicts checked in verify steps")
+    return {d: {"score": s, "reason": r} for d, (s, r) in scores.items()}

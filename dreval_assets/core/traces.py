@@ -46,7 +46,7 @@ _WORDS = {
     "read": ("read ", "reading", "open the", "opened", "visit", "scrape", "browse", "fetch", "the page", "阅读", "打开"),
     "synthesize": ("final answer", "write the report", "writing the report", "draft", "compile", "summariz",
                    "summaris", "summary", "wrote", "write ", "write up", "writing up", "conclude", "conclusion", "撰写", "总结"),
-    "plan": ("plan", "first,", "first i", "i will", "i'll", "i need to", "let me", "outline", "approach",
+    "plan": ("plan:", "plan ", "planning", "first,", "first i", "i will", "i'll", "i need to", "let me", "outline", "approach",
              "break down", "steps:", "计划", "首先"),
 }
 
@@ -83,7 +83,7 @@ def classify(text: str, first: bool = False, reasoning: bool = False) -> str:
     low = text.lower()
     if any(w in low for w in _WORDS["verify"]):
         return "verify"
-    if (first and any(w in low for w in _WORDS["plan"])) or low.lstrip().startswith(("plan", "let me plan")):
+    if (first and any(w in low for w in _WORDS["plan"])) or low.lstrip().startswith(("plan:", "plan ", "planning", "let me plan")):
         return "plan"
     at = {}
     for kind in ("search", "read", "synthesize"):
@@ -142,7 +142,14 @@ def _parse(trace: str | None) -> ParsedTrace:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            warnings.append(f"trace looks like JSON but is not ({exc.msg} at {exc.pos}): read as text")
+            data = _complete_elements(text)
+            if data:  # a cut array (a trace truncated at a size limit): its whole elements
+                warnings.append(f"trace is cut JSON ({exc.msg} at {exc.pos}): its first {len(data)} whole elements read")
+                parsed = _parse_json(data)
+                if parsed is not None:
+                    parsed.warnings[:0] = warnings
+                    return _finish(parsed)
+            return ParsedTrace("unreadable", [], [f"trace looks like JSON but is not ({exc.msg} at {exc.pos})"])
         else:
             parsed = _parse_json(data)
             if parsed is not None:
@@ -153,6 +160,21 @@ def _parse(trace: str | None) -> ParsedTrace:
     parsed = _parse_text(text)
     parsed.warnings[:0] = warnings
     return _finish(parsed)
+
+
+def _complete_elements(text: str) -> list:
+    """The whole elements at the start of a JSON array that was cut off ([] when there are none)."""
+    if not text.startswith("["):
+        return []
+    decoder, out, pos = json.JSONDecoder(), [], 1
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return out
+        out.append(value)
 
 
 # --- JSON ------------------------------------------------------------------------------------------

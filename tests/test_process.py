@@ -1,0 +1,162 @@
+"""MiroEval process evaluation: measured facts and offline scales by hand, the formula, the judgment
+rows (N/A buckets), the suite's process rows and Overall, the demo's ordering, the loopback judge."""
+import json
+from pathlib import Path
+
+import pytest
+
+from dreval_assets.benchmarks.evidence import ReportEvidence
+from dreval_assets.benchmarks.miroeval.metrics import process_metrics
+from dreval_assets.benchmarks.miroeval.process import process_score
+from dreval_assets.benchmarks.miroeval.process_judgments import FINDINGS_TEMPLATE, SCORES_TEMPLATE, judge_process
+from dreval_assets.benchmarks.miroeval.process_measures import measure, offline_findings, offline_scores
+from dreval_assets.core.traces import parse_trace
+from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.releases import generic_layout
+from dreval_assets.releases.records import ImportLog
+from dreval_assets.stages.frames import frame
+from dreval_assets.stages.tasks import task_frames
+
+DEMO = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
+SYSTEMS = ("careful-scholar", "loose-cannon", "quiet-summarizer")
+
+TRACE = ("[Step 1] Plan the briefing.\n"
+         "[Step 2] Search for \"plant capacity\".\n"
+         "[Step 3] Read https://a.example/r: the four plants supply 540,000 cubic metres per day.\n"
+         "[Step 4] Search for \"plant capacity\".\n"
+         "[Step 5] Read https://www.a.example/r/ again.\n"
+         "[Step 6] Search for \"water tariff\".\n"
+         "[Step 7] Read https://b.example/t\n"
+         "[Step 8] Verify the capacity against the 2019 report.\n"
+         "[Step 9] Write the report.")
+REPORT = ("# Water\n\nThe four plants supply 540,000 cubic metres per day [1]. The tariff is 1.45 dollars [2]. "
+          "The grid is 52 percent renewable [3].\n\n## References\n\n[1] Report https://a.example/r\n"
+          "[2] Tariffs https://c.example/x\n[3] Grid https://d.example/g\n")
+
+
+def test_measured_facts_by_hand():
+    parsed = parse_trace(TRACE)
+    facts = measure(parsed, TRACE, REPORT, ["The four plants supply 540,000 cubic metres per day.",
+                                            "The authority charges 0.99 dollars."])
+    assert facts["queries"] == 3 and facts["distinct_queries"] == 2 and facts["repeated_queries"] == 1
+    assert facts["pages_read"] == 2 and facts["revisits"] == 1  # www. and trailing slash: the same page
+    assert facts["distinct_domains"] == 2 and facts["refined_queries"] == 1  # "water tariff" after the first read
+    assert facts["n_verify"] == 1 and facts["n_synthesize"] == 1 and facts["n_steps"] == 9
+    # R->P: three checkable claims; the first by URL and figure, the others neither in the trace
+    assert (facts["report_claims_checkable"], facts["report_claims_traced"]) == (3, 1)
+    assert facts["r_to_p"] == pytest.approx(1 / 3, abs=1e-4)
+    assert facts["p_to_r"] == 0.5 and facts["findings_in_report"] == 1  # 0.99 is not in the report
+
+
+def test_offline_scales_by_hand():
+    facts = {"distinct_queries": 2, "distinct_domains": 2, "n_analyze": 1, "n_findings": 2, "refined_queries": 1,
+             "n_verify": 1, "queries": 3, "pages_read": 2, "revisits": 1, "repeated_queries": 1,
+             "p_to_r": 0.5, "findings_in_report": 1, "r_to_p": 1 / 3, "report_claims_traced": 1,
+             "report_claims_checkable": 3}
+    got = {d: s for d, (s, _) in offline_scores(facts).items()}
+    assert got == {"search_breadth": 4.0,  # 1 + 0.75*2 + 0.75*2
+                   "analytical_depth": 3.5,  # 1 + 1.5*1 + 0.5*2
+                   "progressive_refinement": 3.0, "critical_thinking": 4.0,
+                   "efficiency": 7.0,  # 10 - 9 * 2/6
+                   "findings_to_report": 5.5, "report_to_process": 4.0, "contradiction": None}
+    many = offline_scores({**facts, "distinct_queries": 30, "n_verify": 9, "revisits": 0, "repeated_queries": 0,
+                           "p_to_r": None, "r_to_p": None})
+    assert many["search_breadth"][0] == 10.0 and many["critical_thinking"][0] == 10.0  # clamped
+    assert many["efficiency"][0] == 10.0 and many["findings_to_report"][0] is None
+    nothing = offline_scores({**facts, "queries": 0, "pages_read": 0, "revisits": 0})
+    assert nothing["efficiency"][0] is None
+
+
+def test_process_formula_by_hand():
+    intrinsic = dict(search_breadth=7, analytical_depth=8, progressive_refinement=6, critical_thinking=5, efficiency=9)
+    assert process_score(intrinsic, dict(findings_to_report=6, report_to_process=8, contradiction=None)) == 70.0
+    assert process_score(intrinsic, {"findings_to_report": None}) is None  # a group with nothing scored
+    ev = ReportEvidence("s", "t", "miroeval", "j", rubric_scores={
+        **{f"miroeval_process.{k}": float(v) for k, v in intrinsic.items()},
+        "miroeval_process.findings_to_report": 6.0, "miroeval_process.report_to_process": 8.0,
+        "miroeval_process.contradiction": None}, judgment_failures={
+        "miroeval_process.contradiction": ("pipeline_failure", "the heuristic judge does not read it")})
+    rows = {v.metric: v for v in process_metrics(ev)}
+    assert rows["process"].value == 70.0 and rows["process"].n_items == 7
+    assert rows["process.search_breadth"].value == 70.0
+    assert rows["process.contradiction"].value is None and rows["process.contradiction"].na_reason == "pipeline_failure"
+    none = {v.metric: v for v in process_metrics(ReportEvidence("s", "t", "miroeval", "j"))}
+    assert none["process"].value is None and none["process"].na_reason == "pipeline_failure"
+
+
+def test_offline_findings_state_figures_or_names():
+    steps = [{"index": 1, "kind": "search", "text": "[web_search] Sarrano 540,000"},
+             {"index": 2, "kind": "read", "text": "fetch_url: {\"url\": \"x\"}\n-> The plants supply 540,000 cubic "
+                                                  "metres per day. It was sunny. Helioval signed the solar contract "
+                                                  "for Campo Seco."},
+             {"index": 3, "kind": "analyze", "text": "So the 540,000 cubic metres per day figure holds for 2023."}]
+    found = offline_findings(steps)
+    assert [f["finding"] for f in found] == ["The plants supply 540,000 cubic metres per day.",
+                                             "Helioval signed the solar contract for Campo Seco.",
+                                             "So the 540,000 cubic metres per day figure holds for 2023."]
+    assert found[0]["strength"] == "strong" and found[0]["related_steps"] == [1, 3]
+    assert found[1]["strength"] == "weak"
+
+
+def demo_inputs(extra=()):
+    tasks = [t for t in generic_layout.iter_tasks(DEMO, ImportLog()) if t.benchmark == "miroeval"]
+    rows = []
+    for system in SYSTEMS:
+        for task in tasks:
+            folder = DEMO / "systems" / system
+            text = (folder / f"{task.original_id}.md").read_text(encoding="utf-8")
+            trace = folder / f"{task.original_id}.trace.json"
+            rows.append({"system": system, "task": task.key, "status": "ok", "text": text, "n_chars": len(text),
+                         "content_hash": "h", "source_path": "", "na_reason": None, "detail": "",
+                         "trace": trace.read_text(encoding="utf-8") if trace.is_file() else None})
+    rows += [{**rows[0], "system": system, "trace": trace} for system, trace in extra]
+    return task_frames(tasks)["tasks"], frame("reports", rows), [(r["system"], r["task"]) for r in rows]
+
+
+def process_by_system(judgments):
+    out = {}
+    for (system, _), rows in judgments.group_by(["system", "task"]):
+        scores = {i: s for i, s in zip(rows["item_id"], rows["score"])}
+        failures = {i: (n, r) for i, n, r in zip(rows["item_id"], rows["na_reason"], rows["reason"]) if n}
+        ev = ReportEvidence(system, "t", "miroeval", "j", rubric_scores=scores, judgment_failures=failures)
+        out[system] = {v.metric: v for v in process_metrics(ev)}
+    return out
+
+
+def test_offline_process_on_the_demo_and_the_na_buckets():
+    tasks, reports, keys = demo_inputs(extra=[("no-trace", None), ("empty-trace", "  "), ("broken", "[{\"role\": ")])
+    judgments = judge_process(keys, reports, tasks, HeuristicJudge())
+    got = process_by_system(judgments)
+    values = {s: got[s]["process"].value for s in SYSTEMS}
+    assert values["careful-scholar"] > values["quiet-summarizer"] > values["loose-cannon"], values
+    assert values == pytest.approx({"careful-scholar": 83.2, "quiet-summarizer": 65.5, "loose-cannon": 63.1})
+    assert got["no-trace"]["process"].na_reason == "data_accessibility"
+    assert got["empty-trace"]["process"].na_reason == "model_failure"
+    assert got["broken"]["process"].na_reason == "model_failure"  # a few characters of JSON: no step read
+    facts = json.loads(judgments.filter((judgments["system"] == "careful-scholar")
+                                        & (judgments["kind"] == "process_facts"))["item"].item())
+    assert facts["trace_shape"] == "messages" and facts["n_verify"] == 2 and facts["revisits"] == 0
+    loose = json.loads(judgments.filter((judgments["system"] == "loose-cannon")
+                                        & (judgments["kind"] == "process_facts"))["item"].item())
+    assert loose["repeated_queries"] == 2 and loose["revisits"] == 1 and loose["n_verify"] == 0
+    found = judgments.filter(judgments["kind"] == "process_finding")
+    assert set(found["credit"].to_list()) <= {0.0, 1.0} and found.height > 0
+
+
+def test_loopback_judge_two_calls_per_trace_and_cached(llm, calls):
+    tasks, reports, keys = demo_inputs(extra=[("no-trace", None)])
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
+                        calls)
+    judgments = judge_process(keys, reports, tasks, judge)
+    assert llm.n_calls == 2 * 3  # findings once per trace, then the scores; nothing for the traceless report
+    got = process_by_system(judgments)
+    assert got["careful-scholar"]["process"].value > got["loose-cannon"]["process"].value
+    assert got["careful-scholar"]["process.contradiction"].value is not None  # the model scores it
+    assert got["no-trace"]["process"].na_reason == "data_accessibility"
+    assert set(judgments.filter(judgments["kind"] == "process")["template"]) >= {SCORES_TEMPLATE}
+    assert FINDINGS_TEMPLATE in set(judgments["template"])
+    assert llm.prompt_tokens_total > 0
+    again = judge_process(keys, reports, tasks, judge)
+    assert llm.n_calls == 6 and again["score"].to_list() == judgments["score"].to_list()
