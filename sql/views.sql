@@ -92,6 +92,7 @@ SELECT * FROM (VALUES
     ('mmdr', 'stru', 'mmdr/flae_alpha'), ('mmdr', 'flae', 'mmdr/flae_weights'),
     ('miroeval', 'synthesis', 'miroeval/criteria_scores'), ('miroeval', 'synthesis', 'miroeval/rubric'),
     ('miroeval', 'grounding', 'miroeval/key_facts'), ('drb', 'race', 'drb/race_scores'),
+    ('miroeval', 'process', 'miroeval/process_findings'), ('miroeval', 'process', 'miroeval/process_scores'),
     -- the names these templates had before prompts/<benchmark>/ (ledgers written then)
     ('mmdr', 'evi', 'trace_weights'), ('tvir', 'flc', 'contradictions'),
     ('wlc', 'well_written', 'pairwise_criteria'), ('wlc', 'broad', 'pairwise_criteria'),
