@@ -125,3 +125,30 @@ def test_trace_steps_rows():
     assert rows.select("task", "step", "kind", "queries", "depends_on").rows() == [
         ("t1", 1, "plan", [], []), ("t1", 2, "search", ["x"], [1])]
     assert rows.schema["urls"] == pl.List(pl.String)
+
+
+def test_folder_traces_reach_the_reports_and_trace_steps_tables(tmp_path):
+    from dreval_assets.stages.reports import read_reports
+    from dreval_assets.store.db import Store
+    from dreval_assets.store.registry import SystemEntry
+
+    systems = {s: SystemEntry(s, s, "folder", str(DEMO / s)) for s in ("careful-scholar", "loose-cannon",
+                                                                       "quiet-summarizer")}
+    keys = [(s, "miroeval.37") for s in systems] + [("careful-scholar", "drb.drb-52")]
+    reports = read_reports(keys, systems, {"miroeval.37": "37", "drb.drb-52": "drb-52"})
+    traces = dict(zip(reports["system"] + "/" + reports["task"], reports["trace"]))
+    assert traces["careful-scholar/drb.drb-52"] is None  # no trace file beside that report
+    assert traces["loose-cannon/miroeval.37"].startswith("<think>")
+    steps, counts = trace_step_rows(reports)
+    store = Store(tmp_path / "d.duckdb")
+    store.ensure_schema()
+    store.replace_partitions("reports", keys, {"reports": reports}, "run")
+    store.replace_partitions("trace_steps", keys, {"trace_steps": steps}, "run")
+    assert store.query("SELECT count(*) FROM reports WHERE trace IS NOT NULL").item() == 3
+    by_kind = dict(store.query("SELECT kind, count(*) FROM trace_steps WHERE system = 'careful-scholar' "
+                               "GROUP BY kind").iter_rows())
+    assert by_kind == {"plan": 1, "search": 4, "read": 4, "analyze": 2, "verify": 2, "synthesize": 1}
+    repeated = store.query("SELECT system, count(*) - count(DISTINCT q) FROM trace_steps, unnest(queries) AS u(q) "
+                           "GROUP BY system ORDER BY system").rows()
+    assert repeated == [("careful-scholar", 0), ("loose-cannon", 2), ("quiet-summarizer", 0)]
+    assert counts["traces"] == 3 and counts["no_steps"] == 0
