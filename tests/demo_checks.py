@@ -9,7 +9,12 @@ NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core",
                  ("mmdr", "flae"), ("mmdr", "read"), ("mmdr", "insh"), ("mmdr", "stru"),
                  *(("miroeval", m) for m in ("synthesis", "coverage", "insight", "instruction_following",
                                             "clarity", "specificity", "grounding")),
-                 *(("drb", m) for m in ("race", "comprehensiveness", "insight", "instruction_following", "readability"))}
+                 *(("drb", m) for m in ("race", "comprehensiveness", "insight", "instruction_following",
+                                        "readability")),
+                 # the process dimensions one by one (a loose trace's few findings can all reach its report)
+                 *(("miroeval", f"process.{d}") for d in (
+                     "search_breadth", "analytical_depth", "progressive_refinement", "critical_thinking",
+                     "efficiency", "findings_to_report", "report_to_process", "contradiction"))}
 
 
 def careful_beats_loose(store) -> int:

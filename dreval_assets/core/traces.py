@@ -35,18 +35,21 @@ _STEP_RE = re.compile(r"^\s*(?:\[\s*Step\s+(\d+)\s*\]|\**Step\s+(\d+)\s*[:.)]\**
 _JSON_START_RE = re.compile(r'^[\[{]\s*(?:[\[{"\]}]|$)')
 _THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.S | re.I)
 _QUOTED_RE = re.compile(r"[\"“]([^\"”]{3,200})[\"”]")
-_SEARCH_FOR_RE = re.compile(r"\b(?:search(?:ed|ing)?|look(?:ed|ing)? up|query|queried)\s+(?:for\s+|on\s+)?[:\-]?\s*(.+?)(?:[.;\n]|$)",
-                            re.I)
+_SEARCH_FOR_RE = re.compile(r"\b(?:search(?:ed|ing)?|look(?:ed|ing)? up|query|queried)\s+"
+                            r"(?:for\s+|on\s+)?[:\-]?\s*(.+?)(?:[.;\n]|$)", re.I)
 
 _WORDS = {
     "verify": ("verify", "verified", "cross-check", "cross check", "double-check", "double check", "confirm",
                "discrepan", "conflict", "contradict", "reconcile", "inconsisten", "revise", "correct the", "recheck",
                "核实", "验证", "矛盾"),
     "search": ("search", "look up", "looking up", "google", "query", "搜索", "检索"),
-    "read": ("read ", "reading", "open the", "opened", "visit", "scrape", "browse", "fetch", "the page", "阅读", "打开"),
+    "read": ("read ", "reading", "open the", "opened", "visit", "scrape", "browse", "fetch", "the page",
+             "阅读", "打开"),
     "synthesize": ("final answer", "write the report", "writing the report", "draft", "compile", "summariz",
-                   "summaris", "summary", "wrote", "write ", "write up", "writing up", "conclude", "conclusion", "撰写", "总结"),
-    "plan": ("plan:", "plan ", "planning", "first,", "first i", "i will", "i'll", "i need to", "let me", "outline", "approach",
+                   "summaris", "summary", "wrote", "write ", "write up", "writing up", "conclude", "conclusion",
+                   "撰写", "总结"),
+    "plan": ("plan:", "plan ", "planning", "first,", "first i", "i will", "i'll", "i need to", "let me", "outline",
+             "approach",
              "break down", "steps:", "计划", "首先"),
 }
 
@@ -83,7 +86,8 @@ def classify(text: str, first: bool = False, reasoning: bool = False) -> str:
     low = text.lower()
     if any(w in low for w in _WORDS["verify"]):
         return "verify"
-    if (first and any(w in low for w in _WORDS["plan"])) or low.lstrip().startswith(("plan:", "plan ", "planning", "let me plan")):
+    starts_plan = low.lstrip().startswith(("plan:", "plan ", "planning", "let me plan"))
+    if starts_plan or (first and any(w in low for w in _WORDS["plan"])):
         return "plan"
     at = {}
     for kind in ("search", "read", "synthesize"):
@@ -144,7 +148,8 @@ def _parse(trace: str | None) -> ParsedTrace:
         except json.JSONDecodeError as exc:
             data = _complete_elements(text)
             if data:  # a cut array (a trace truncated at a size limit): its whole elements
-                warnings.append(f"trace is cut JSON ({exc.msg} at {exc.pos}): its first {len(data)} whole elements read")
+                warnings.append(f"trace is cut JSON ({exc.msg} at {exc.pos}): "
+                                f"its first {len(data)} whole elements read")
                 parsed = _parse_json(data)
                 if parsed is not None:
                     parsed.warnings[:0] = warnings

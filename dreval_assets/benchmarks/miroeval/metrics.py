@@ -121,7 +121,8 @@ def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     scored = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is not None]
     missing = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is None]
     rows.append(MetricValue("miroeval", "process", value, "0-100", len(scored),
-                            detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else ""),
+                            detail=f"dimensions scored {len(scored)} of 8"
+                            + (f"; not scored: {missing}" if missing else ""),
                             policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
                                    "dimensions", judge=j))
     return rows
