@@ -105,7 +105,7 @@ def test_report_text_and_traces_as_the_release_holds_them():
     assert "港口 吞吐量" in by["alpha", "2"].trace  # dumped without escaping
     assert json.loads(by["beta", "101"].trace) == {"steps": ["analyze_image", "web_search"]}
     assert by["beta", "3"].trace.startswith("<think>look for trials</think>")
-    assert by["beta", "1"].trace is None  # empty process: report kept, no trace
+    assert by["beta", "1"].trace == ""  # empty process: report kept, an empty trace (process: model_failure)
     assert by["beta", "102"].trace is None  # null process
 
 

@@ -69,7 +69,19 @@ def embedded_reports(path: Path, root: Path, system: str, resolve: Callable[[str
             log.skip(file, number, "empty report")
         elif not first.is_second(system, key, original_id, file, number, log):
             yield ImportedReport(system=system, task=key, task_id=original_id, where=f"{file}:{number}", text=text,
-                                 trace=trace_text(first_of(record, *trace_fields)) if trace_fields else None)
+                                 trace=_trace(record, trace_fields))
+
+
+def _trace(record: dict, trace_fields: tuple[str, ...]) -> str | None:
+    """The record's research trace; "" when the release gives the field empty (the system left no
+    trace: the process evaluation's model_failure), None when it has no such field or null (no trace
+    in the release: data_accessibility)."""
+    found = trace_text(first_of(record, *trace_fields)) if trace_fields else None
+    if found is None and any(record.get(name) in ("", [], {}) or (isinstance(record.get(name), str)
+                                                                and not record[name].strip())
+                             for name in trace_fields):
+        return ""
+    return found
 
 
 # --- one-file reports ------------------------------------------------------------------------
