@@ -160,3 +160,39 @@ def test_loopback_judge_two_calls_per_trace_and_cached(llm, calls):
     assert llm.prompt_tokens_total > 0
     again = judge_process(keys, reports, tasks, judge)
     assert llm.n_calls == 6 and again["score"].to_list() == judgments["score"].to_list()
+
+
+def test_changed_trace_reruns_only_its_partition_and_scores_process(tmp_path):
+    """A home with the demo's MiroEval task and three folder systems: process scores and Overall come
+    out; a changed trace (the report as it was) makes exactly its partition due."""
+    import shutil
+
+    from dreval_assets.cli import main
+    from dreval_assets.defs.runner import Selection, plan
+    from dreval_assets.store.db import Store
+
+    release, home = tmp_path / "release", tmp_path / "home"
+    release.mkdir()
+    (release / "tasks.jsonl").write_text(next(line for line in (DEMO / "tasks.jsonl").read_text().splitlines()
+                                              if json.loads(line)["id"] == "37") + "\n")
+    (release / "sandbox.jsonl").write_text("".join(line + "\n" for line in (DEMO / "sandbox.jsonl").read_text()
+                                                   .splitlines() if json.loads(line)["task_id"] == "37"))
+    (release / "attachments").mkdir()
+    shutil.copy(DEMO / "attachments" / "37-ministry-brief.md", release / "attachments")
+    assert main(["--home", str(home), "import", "generic", str(release)]) == 0
+    for system in SYSTEMS:
+        folder = tmp_path / system
+        folder.mkdir()
+        for name in ("37.md", "37.trace.json"):
+            shutil.copy(DEMO / "systems" / system / name, folder / name)
+        assert main(["--home", str(home), "add-system", system, "--reports", str(folder)]) == 0
+    assert main(["--home", str(home), "run"]) == 0
+    store = Store(home / "dreval.duckdb")
+    scores = dict(store.query("SELECT system, value FROM metric_scores WHERE metric = 'process'").iter_rows())
+    assert scores == pytest.approx({"careful-scholar": 83.2, "quiet-summarizer": 65.5, "loose-cannon": 63.1})
+    assert store.query("SELECT count(*) FROM metric_scores WHERE metric = 'overall' AND value IS NULL").item() == 0
+    assert store.query("SELECT count(DISTINCT system) FROM trace_steps").item() == 3
+    assert plan(store, Selection()).per_system == {}  # nothing changed, nothing due
+    trace = tmp_path / "quiet-summarizer" / "37.trace.json"
+    trace.write_text(trace.read_text() + "[Step 5] Verify the cost against a second source.\n")
+    assert plan(store, Selection()).per_system == {"quiet-summarizer": ["miroeval.37"]}

@@ -17,7 +17,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 
 from ..config import Settings
 from ..stages.parse import PARSER_VERSION
-from ..stages.reports import report_source_hash
+from ..stages.reports import report_source_hash, trace_source_hash
 from ..store.db import Store
 from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
 from ..store.published import last_published_import
@@ -114,6 +114,8 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
     done_scores = store.materialised("metric_scores")
     stored_report_hash = {(s, t): h for s, t, h in store.query(
         "SELECT system, task, content_hash FROM reports").iter_rows()}
+    stored_trace_hash = {(s, t): h for s, t, h in store.query(  # a folder system's trace beside its report
+        "SELECT system, task, sha256(trace) FROM reports").iter_rows()}
     parser_versions = {(s, t): v for s, t, v in store.query(
         "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
     provider_failed = {(s, t) for s, t in store.query(PROVIDER_FAILED_REPORTS).iter_rows()}
@@ -138,6 +140,8 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                 or (systems[system].kind != "endpoint"  # its report is written in the run: nothing to compare
                     and stored_report_hash.get(key) != report_source_hash(systems[system], task,
                                                                           tasks[task].original_id, imported_hashes))
+                or (systems[system].kind == "folder"
+                    and stored_trace_hash.get(key) != trace_source_hash(systems[system], task, tasks[task].original_id))
             )
             if stale:
                 todo.append(task)

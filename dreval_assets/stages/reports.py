@@ -1,6 +1,7 @@
 """reports: read each system's report for each task, with a status that says what went wrong."""
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -66,6 +67,16 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
 
 
 MAX_TRACE_BYTES = 5_000_000  # as the importer
+
+
+def trace_source_hash(entry: SystemEntry | None, task: str, original_id: str) -> str | None:
+    """sha256 of the trace a folder system's report has beside it now (None: none, or not a folder
+    system); the stored `reports.trace` hashed the same way tells the planner the trace changed."""
+    if entry is None or entry.kind != "folder" or not entry.reports_dir:
+        return None
+    path = find_report_file(Path(entry.reports_dir), task, original_id)
+    trace = read_trace_file(path)[0] if path is not None else None
+    return hashlib.sha256(trace.encode("utf-8")).hexdigest() if trace is not None else None
 
 
 def read_trace_file(report_path: Path) -> tuple[str | None, str]:
