@@ -1,6 +1,9 @@
 """Checks shared by the demo end-to-end tests (heuristic and OpenAI judge)."""
 
-LOWER_IS_BETTER = {("core", "contradicted_ratio"), ("wlc", "ref_conf"), ("miroeval", "wrong")}
+from dreval_assets.benchmarks.suites import SUITES
+
+# as each suite declares its metrics (better = -1), e.g. contradicted_ratio, ref_conf, wiki_conf, wrong
+LOWER_IS_BETTER = {(s.name, m.metric) for s in SUITES.values() for m in s.metrics if m.better < 0}
 # counts, coverage of the sandbox, and report-level judged metrics: not claim-level quality
 NOT_A_QUALITY = {("core", "n_claims"), ("core", "citations_per_claim"), ("core", "unresolved_citations"),
                  ("miroeval", "unknown"), ("miroeval", "conflict"), ("wlc", "leakage"), ("dr3", "cc"),
