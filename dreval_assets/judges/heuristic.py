@@ -27,11 +27,11 @@ from ..core.checklist_match import item_credit
 from ..core.dedup import content_words
 from ..core.evidence_match import match_claim
 from ..core.language import han_terms, has_han
-from ..core.models import (ChecklistJudgment, ClaimVerdict, ClaimVerdictBatch, DimensionScore, ItemCredit, ItemVerdict,
+from ..core.models import (ClaimVerdict, ClaimVerdictBatch, DimensionScore, ItemVerdict,
                            NaReason, RubricScores, SameStatement)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .prompts import load_template
-from .readable import READS_KEY_WORDS, READS_OVERLAP, READS_WORD_LISTS, NotRead, require_readable
+from .readable import READS_KEY_WORDS, READS_OVERLAP, READS_WORD_LISTS, NotRead, credit_items, require_readable
 
 JUDGE_ID = "heuristic-v1"
 SAME_STATEMENT_JACCARD = 0.7
@@ -91,14 +91,7 @@ def _overlap_terms(text: str) -> frozenset[str]:
 def answer_checklist_items(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`checklist_items`: key-word coverage of each requirement in the report (placeholders removed)."""
     report = str(variables.get("report") or "")
-    require_readable(READS_KEY_WORDS, report=report)
-    for item in variables["item_list"]:
-        require_readable(READS_KEY_WORDS, requirement=str(item["text"]), report=report)
-    credits = []
-    for item in variables["item_list"]:
-        credit, reason = item_credit(str(item["text"]), report)
-        credits.append(ItemCredit(item_id=item["item_id"], credit=credit, reason=reason))
-    return ChecklistJudgment(items=credits), {}
+    return credit_items(READS_KEY_WORDS, variables["item_list"], report, item_credit, ("requirement", "report")), {}
 
 
 def answer_rubric_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:

@@ -3,6 +3,7 @@ handler raises for a text outside them (benchmark handlers use it as the judge's
 from __future__ import annotations
 
 from ..core.language import detect_language
+from ..core.models import ChecklistJudgment, ItemCredit
 
 
 READS_OVERLAP = frozenset({"en", "latn", "zh"})  # word or bigram overlap weighted by rarity, and numbers
@@ -16,6 +17,22 @@ READS_WORD_LISTS = frozenset({"en"})  # English word lists (causal, critical, wo
 
 class NotRead(Exception):
     """A text is in a language the handler does not read: the answer is N/A `model_failure`."""
+
+
+def credit_items(reads: frozenset[str], items, text: str, credit, roles: tuple[str, str],
+                 reason_chars: int | None = None):
+    """The offline answer to an item-list template (checklist requirements, gold insights): every item
+    and the text must be readable (`roles` names them in the refusal: item, text), then each item gets
+    `credit(item_text, text) -> (1 / 0.5 / 0, reason)`, its reason cut at `reason_chars` (None: whole)."""
+    item_role, text_role = roles
+    require_readable(reads, **{text_role: text})
+    for item in items:
+        require_readable(reads, **{item_role: str(item["text"]), text_role: text})
+    credits = []
+    for item in items:
+        value, reason = credit(str(item["text"]), text)
+        credits.append(ItemCredit(item_id=item["item_id"], credit=value, reason=reason[:reason_chars]))
+    return ChecklistJudgment(items=credits)
 
 
 def require_readable(reads: frozenset[str], **texts: str) -> None:

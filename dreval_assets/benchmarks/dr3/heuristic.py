@@ -13,8 +13,7 @@ from typing import Any, Mapping
 from pydantic import BaseModel
 
 from ...core.evidence_match import match_claim
-from ...core.models import ChecklistJudgment, ItemCredit
-from ...judges.readable import READS_OVERLAP, require_readable
+from ...judges.readable import READS_OVERLAP, credit_items
 
 CREDIT = {"supported": 1, "partial": 0.5}
 
@@ -29,14 +28,8 @@ def insight_credit(insight: str, passages: str) -> tuple[float, str]:
 
 def answer_insight_recall(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     passages = str(variables.get("passages") or "")
-    require_readable(READS_OVERLAP, passages=passages)
-    for item in variables["insight_list"]:
-        require_readable(READS_OVERLAP, insight=str(item["text"]), passages=passages)
-    credits = []
-    for item in variables["insight_list"]:
-        credit, reason = insight_credit(str(item["text"]), passages)
-        credits.append(ItemCredit(item_id=item["item_id"], credit=credit, reason=reason[:300]))
-    return ChecklistJudgment(items=credits), {}
+    return credit_items(READS_OVERLAP, variables["insight_list"], passages, insight_credit, ("insight", "passages"),
+                        reason_chars=300), {}
 
 
 HANDLERS = {"dr3/insight_recall": answer_insight_recall}
