@@ -54,9 +54,7 @@ def _compose(rows: list[dict]) -> list[dict]:
         r["adjusted_mean"] = validity_adjusted(r["mean"], r["validity"])
         groups.setdefault((r["suite"], r["metric"], r["judge"]), []).append(r)
     for (suite, metric, _), members in groups.items():
-        direction = _direction(suite, metric)
-        ranked = {r["system"]: round(r["shared_mean"], 9) for r in members if r["shared_mean"] is not None}
-        ranks = competition_ranks(ranked, direction > 0) if direction and ranked else {}
+        ranks = _ranks(suite, metric, {r["system"]: r["shared_mean"] for r in members})
         for r in members:
             r["rank"] = ranks.get(r["system"])
     return rows
@@ -78,9 +76,7 @@ def _compare(suite: str, metric: str, judge: str, group: pl.DataFrame, now: date
     shared = set.intersection(*(set(values[s]) for s in compared)) if compared else set()
     union = set().union(*(values[s] for s in compared))
     shared_means = {s: aggregate(rule, [r for t, r in tasks[s].items() if t in shared]) for s in compared} if shared else {}
-    direction = _direction(suite, metric)
-    ranks = (competition_ranks({s: round(m, 9) for s, m in shared_means.items() if m is not None}, direction > 0)
-             if direction and shared_means else {})
+    ranks = _ranks(suite, metric, shared_means)
     rows = []
     for system, by_task in tasks.items():
         task_rows = list(by_task.values())
@@ -107,6 +103,14 @@ def _aggregation(suite: str, metric: str, policies: Mapping[str, str]) -> tuple[
     rule = spec.aggregation(policies) if spec else "mean"
     chosen = f" ({spec.aggregate_policy})" if spec and spec.aggregate_policy else ""
     return rule, f"{rule}{chosen}: {RULES[rule]}"
+
+
+def _ranks(suite: str, metric: str, shared_means: dict[str, float | None]) -> dict[str, int]:
+    """Competition ranks on the shared-task numbers, in the metric's direction; none for a metric
+    that is not ranked."""
+    direction = _direction(suite, metric)
+    scored = {s: round(m, 9) for s, m in shared_means.items() if m is not None}
+    return competition_ranks(scored, direction > 0) if direction and scored else {}
 
 
 def _direction(suite: str, metric: str) -> int:
