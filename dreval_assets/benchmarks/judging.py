@@ -9,10 +9,35 @@ from typing import Callable, Mapping, Sequence
 
 import polars as pl
 
-from ..judges.base import Judge
+from ..core.images import ImageMeasure
+from ..judges.base import ImageInput, Judge
 from ..judges.prompts import for_judge
 
 REPORT_CHARS = 60_000  # an LLM judge reads the report up to here; longer reports are cut and say so
+
+
+@dataclass(frozen=True)
+class FigureImage:
+    """One figure of a report with its image, as the `report_images` asset found it: the parser's
+    figure (index into `parsed_reports.figures`, caption, citations), the text around it, where its
+    image was looked for, and either the measured image with the bytes a judge is sent (`image`) or
+    why it is invalid (missing, unreadable, a pseudo-visual): the paper's rule for invalid images
+    belongs to each benchmark."""
+
+    system: str
+    task: str
+    figure: int  # 0-based index into parsed_reports.figures
+    src: str
+    caption: str
+    section: str
+    citation_indices: tuple[int, ...]
+    context: str  # the report text around the figure, with `<figure>` where it stands
+    kind: str  # photo | chart | table | diagram: rule cues from the src folder and the caption
+    status: str  # ok | invalid
+    invalid_reason: str = ""
+    measure: ImageMeasure | None = None
+    duplicate_of: int | None = None  # index of an earlier figure of the same report showing the same image
+    image: ImageInput | None = None  # set exactly when status is ok
 
 
 @dataclass(frozen=True)
@@ -26,6 +51,7 @@ class JudgmentContext:
     policies: Mapping[str, str] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)
     claims: pl.DataFrame | None = None  # report_claims rows of these partitions (the parser's or the judge's statements)
+    figures: Mapping[tuple[str, str], Sequence[FigureImage]] = field(default_factory=dict)  # (system, task) -> figures
 
 
 ReportJudgment = Callable[[JudgmentContext], pl.DataFrame]  # -> report_judgments rows

@@ -10,11 +10,23 @@ from ..core.models import NaReason
 
 
 @dataclass(frozen=True)
+class ImageInput:
+    """An image a visual request shows the judge: bytes as sent (`core/images.for_judge`), their
+    content hash (part of the cache key) and where they came from (for the prompt and errors)."""
+
+    name: str
+    sha256: str
+    mime: str
+    data: bytes = field(repr=False)
+
+
+@dataclass(frozen=True)
 class JudgmentRequest:
     template: str  # a prompt file `prompts/<template>.md`
     variables: Mapping[str, Any]
     response_model: type[BaseModel]
     labels: Mapping[str, str] = field(default_factory=dict)  # run_id, asset, system, task: for the ledger only
+    images: tuple[ImageInput, ...] = ()  # shown after the prompt text, in order; makes it a visual request
 
 
 class FreeText(BaseModel):

@@ -1,0 +1,148 @@
+"""Images measured, compared and made ready for a vision judge (Pillow and ImageHash; no judge here).
+
+- `measure(data)`: dimensions, sharpness (variance of a Laplacian of the grey image), RMS contrast
+  and a perceptual hash; raises `UnreadableImage` for bytes Pillow cannot decode.
+- `image_quality(m)`: TVIR's per-image Q = 0.25·resolution + 0.15·aspect + 0.35·sharpness + 0.25·contrast
+  (methods/tvir.md), each part normalised to [0, 1] by the scales below (ours, documented).
+- `near_duplicates(hashes)`: which images repeat an earlier one (perceptual-hash distance).
+- `for_judge(data)`: the bytes a judge is sent: downscaled so the longer side fits and re-encoded when
+  over the byte cap.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import asdict, dataclass
+
+import imagehash
+from PIL import Image, ImageFilter, ImageStat, UnidentifiedImageError
+
+MAX_IMAGE_BYTES = 20_000_000  # refused above this when read (a report's image, an attachment, a page)
+JUDGE_MAX_SIDE = 1024  # longer side sent to a vision judge
+JUDGE_MAX_BYTES = 1_500_000  # re-encoded as JPEG when the downscaled PNG is still over this
+DUPLICATE_DISTANCE = 6  # pHash Hamming distance (of 64 bits) at or under which two images are the same figure
+
+# Normalisation of the IQ parts (ours): full marks at these values, linear below.
+FULL_RESOLUTION_PIXELS = 800 * 600
+FULL_SHARPNESS = 400.0  # Laplacian variance of a crisp chart or photo at judge size
+FULL_CONTRAST = 0.25  # RMS contrast of grey levels in [0, 1]
+ASPECT_RANGE = (0.5, 2.5)  # width / height outside this loses credit
+
+
+class UnreadableImage(ValueError):
+    """Bytes that are not an image Pillow can decode (or too large to read)."""
+
+
+@dataclass(frozen=True)
+class ImageMeasure:
+    width: int
+    height: int
+    mime: str
+    n_bytes: int
+    sha256: str
+    sharpness: float  # variance of the Laplacian of the grey image, at most JUDGE_MAX_SIDE on the long side
+    contrast: float  # RMS contrast: standard deviation of grey levels in [0, 1]
+    phash: str  # 64-bit perceptual hash, hex
+
+    def as_row(self) -> dict:
+        return asdict(self)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _open(data: bytes) -> Image.Image:
+    if len(data) > MAX_IMAGE_BYTES:
+        raise UnreadableImage(f"image of {len(data):,} bytes is over the {MAX_IMAGE_BYTES:,}-byte limit")
+    if not data:
+        raise UnreadableImage("empty file")
+    try:
+        image = Image.open(io.BytesIO(data))
+        image.load()
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError) as exc:
+        raise UnreadableImage(f"not a readable image: {type(exc).__name__}: {str(exc)[:120]}") from exc
+    return image
+
+
+def _grey(image: Image.Image) -> Image.Image:
+    if image.mode in ("RGBA", "LA", "P"):
+        image = image.convert("RGBA")
+        background = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        image = Image.alpha_composite(background, image)
+    grey = image.convert("L")
+    if max(grey.size) > JUDGE_MAX_SIDE:
+        grey.thumbnail((JUDGE_MAX_SIDE, JUDGE_MAX_SIDE))
+    return grey
+
+
+def measure(data: bytes) -> ImageMeasure:
+    image = _open(data)
+    grey = _grey(image)
+    laplacian = grey.filter(ImageFilter.Kernel((3, 3), (0, 1, 0, 1, -4, 1, 0, 1, 0), scale=1, offset=128))
+    sharpness = ImageStat.Stat(laplacian).var[0]
+    contrast = ImageStat.Stat(grey).stddev[0] / 255
+    mime = Image.MIME.get(image.format or "", "application/octet-stream")
+    return ImageMeasure(image.width, image.height, mime, len(data), content_hash(data), round(sharpness, 3),
+                        round(contrast, 4), str(imagehash.phash(grey)))
+
+
+def resolution_score(width: int, height: int) -> float:
+    return min(1.0, width * height / FULL_RESOLUTION_PIXELS)
+
+
+def aspect_score(width: int, height: int) -> float:
+    """1 inside ASPECT_RANGE; outside, the ratio of the bound to the aspect (or its inverse)."""
+    if not width or not height:
+        return 0.0
+    aspect, (low, high) = width / height, ASPECT_RANGE
+    if aspect < low:
+        return aspect / low
+    if aspect > high:
+        return high / aspect
+    return 1.0
+
+
+def image_quality(m: ImageMeasure) -> float:
+    """TVIR's Q for one image, in [0, 1]."""
+    return (0.25 * resolution_score(m.width, m.height) + 0.15 * aspect_score(m.width, m.height)
+            + 0.35 * min(1.0, m.sharpness / FULL_SHARPNESS) + 0.25 * min(1.0, m.contrast / FULL_CONTRAST))
+
+
+def hash_distance(a: str, b: str) -> int:
+    return imagehash.hex_to_hash(a) - imagehash.hex_to_hash(b)
+
+
+def near_duplicates(phashes: list[str | None], max_distance: int = DUPLICATE_DISTANCE) -> list[int | None]:
+    """For each image, the index of an earlier image it repeats (distance <= max_distance), else None."""
+    found: list[int | None] = []
+    for i, h in enumerate(phashes):
+        match = None
+        if h:
+            match = next((j for j in range(i) if phashes[j] and hash_distance(h, phashes[j]) <= max_distance), None)
+        found.append(match)
+    return found
+
+
+def duplicate_penalty(n_images: int, n_duplicates: int) -> float:
+    """p_dup = min(0.5, 0.8 × duplicate ratio) (the reference code's rule, methods/tvir.md)."""
+    return min(0.5, 0.8 * n_duplicates / n_images) if n_images else 0.0
+
+
+def for_judge(data: bytes, max_side: int = JUDGE_MAX_SIDE, max_bytes: int = JUDGE_MAX_BYTES) -> tuple[bytes, str]:
+    """The image as a judge is sent it: unchanged when it is a PNG/JPEG/WebP/GIF within both caps, else
+    downscaled to `max_side` and PNG, or JPEG when the PNG is still over `max_bytes`."""
+    image = _open(data)
+    mime = Image.MIME.get(image.format or "", "")
+    if max(image.size) <= max_side and len(data) <= max_bytes and mime in (
+            "image/png", "image/jpeg", "image/webp", "image/gif"):
+        return data, mime
+    image = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
+    image.thumbnail((max_side, max_side))
+    out = io.BytesIO()
+    image.save(out, "PNG", optimize=True)
+    if out.tell() <= max_bytes:
+        return out.getvalue(), "image/png"
+    out = io.BytesIO()
+    image.convert("RGB").save(out, "JPEG", quality=85)
+    return out.getvalue(), "image/jpeg"
