@@ -13,7 +13,8 @@ from .errors import first_line
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
-from .store.db import Store
+from .store.db import DatabaseLocked, Store
+from .store.publish import publish, published_path
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks
 
 
@@ -21,12 +22,19 @@ class CliError(Exception):
     pass
 
 
+# Commands that may change the results: each ends by refreshing the published copy people query.
+PUBLISHING_COMMANDS = {"demo", "run", "import", "refresh", "add-system"}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         settings = Settings.from_env(args.home)
-        return args.handler(args, settings)
-    except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError) as exc:
+        code = args.handler(args, settings)
+        if args.command in PUBLISHING_COMMANDS and settings.db_path.exists():
+            publish(Store(settings.db_path))
+        return code
+    except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError, DatabaseLocked) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dreval: error: {message}", file=sys.stderr)
         return 2
@@ -115,7 +123,8 @@ def cmd_demo(args, settings: Settings) -> int:
     if code == 0:
         print()
         cmd_leaderboard(argparse.Namespace(suite=None, format="table"), settings)
-        print(f"\nresults: {settings.db_path}")
+        print(f"\nresults: {published_path(settings.db_path)} (a copy refreshed after every run: open it with any "
+              f"DuckDB client, or `dreval sql`)")
     return code
 
 
@@ -276,8 +285,9 @@ def cmd_sql(args, settings: Settings) -> int:
 
     if not settings.db_path.exists():
         raise CliError(f"no results yet at {settings.db_path}: run `dreval demo` or `dreval run` first")
+    published = published_path(settings.db_path)  # never blocks a run; the working file until one has finished
     try:
-        frame = Store(settings.db_path).query_confined(args.query)
+        frame = Store(published if published.exists() else settings.db_path).query_confined(args.query)
     except duckdb.PermissionException as exc:
         raise CliError(f"refused: `dreval sql` reads the results database only, no files and no network "
                        f"({first_line(exc)})") from exc

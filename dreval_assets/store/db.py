@@ -31,6 +31,18 @@ class MissingUpstreamError(StoreError):
     """An input partition was never materialised: evaluating an empty frame would lie."""
 
 
+class DatabaseLocked(StoreError):
+    """Another process holds the working database: say who, and where people should read instead."""
+
+    def __init__(self, db_path: Path, message: str):
+        from .publish import lock_holder, published_path
+
+        pid = lock_holder(message)
+        holder = f"another process (PID {pid})" if pid else "another process"
+        super().__init__(f"{db_path} is held by {holder}; dreval needs it to itself: close that connection, "
+                         f"and open the published copy {published_path(db_path)} instead (refreshed after every run)")
+
+
 def _is_lock_conflict(exc: Exception) -> bool:
     text = str(exc).lower()
     return "lock" in text or "conflict" in text
@@ -69,7 +81,11 @@ class Store:
             try:
                 return duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
             except duckdb.Error as exc:
-                if not _is_lock_conflict(exc) or attempt == self.max_attempts:
+                if not _is_lock_conflict(exc):
+                    raise
+                if attempt == self.max_attempts:
+                    if "PID" in str(exc):  # another process, not a transaction conflict inside ours
+                        raise DatabaseLocked(self.db_path, str(exc)) from exc
                     raise
                 self._sleep_before_retry(attempt, exc)
         raise AssertionError("unreachable")

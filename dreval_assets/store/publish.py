@@ -1,0 +1,52 @@
+"""The published copy of the results: what people open in the DuckDB CLI, a notebook or a BI tool.
+
+The working database (`<home>/dreval.duckdb`) is private to the pipeline: DuckDB lets one process
+write a file and no other process open it meanwhile, not even read-only. After each run the pipeline
+copies every table and view into a new file and renames it over `<home>/results.duckdb` in one step.
+A client holding the old copy open keeps reading it (the rename swaps the name, not the file it has
+open) and sees the new results when it reconnects; no client ever blocks a run.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+from .db import Store
+
+PUBLISHED_NAME = "results.duckdb"
+_PID_RE = re.compile(r"\(PID (\d+)\)")
+
+
+def published_path(db_path: Path) -> Path:
+    return db_path.with_name(PUBLISHED_NAME)
+
+
+def publish(store: Store) -> Path:
+    """Copy the working database to `results.duckdb`: write a temporary file beside it, then rename."""
+    target = published_path(store.db_path)
+    temporary = target.with_name(f".{target.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.duckdb")
+    try:
+        with store.connect() as con:
+            source = con.execute("SELECT current_database()").fetchone()[0]
+            con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_published")
+            try:
+                con.execute(f'COPY FROM DATABASE "{source}" TO dreval_published')
+            finally:
+                con.execute("DETACH dreval_published")
+        os.replace(temporary, target)
+    finally:
+        for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
+            leftover.unlink(missing_ok=True)
+    return target
+
+
+def lock_holder(message: str) -> int | None:
+    """The PID DuckDB names in a lock conflict, if it names one."""
+    found = _PID_RE.search(message)
+    return int(found.group(1)) if found else None
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
