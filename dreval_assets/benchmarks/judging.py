@@ -12,6 +12,7 @@ import polars as pl
 from ..core.images import ImageMeasure
 from ..judges.base import ImageInput, Judge
 from ..judges.prompts import for_judge
+from .cited_sources import CitedSources
 
 REPORT_CHARS = 60_000  # an LLM judge reads the report up to here; longer reports are cut and say so
 
@@ -52,6 +53,7 @@ class JudgmentContext:
     labels: Mapping[str, str] = field(default_factory=dict)
     claims: pl.DataFrame | None = None  # report_claims rows of these partitions (the parser's or the judge's statements)
     figures: Mapping[tuple[str, str], Sequence[FigureImage]] = field(default_factory=dict)  # (system, task) -> figures
+    cited_sources: CitedSources | None = None  # the pages reports cite, by index (charts checked against them)
 
 
 ReportJudgment = Callable[[JudgmentContext], pl.DataFrame]  # -> report_judgments rows

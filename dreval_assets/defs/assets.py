@@ -14,6 +14,7 @@ from dagster import (
 
 from ..stages import checks
 from ..stages.fetch import fetch_references
+from ..benchmarks.cited_sources import CitedSources
 from ..benchmarks.judging import JudgmentContext
 from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
@@ -176,18 +177,21 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
 @asset(**PER_REPORT, group_name="evidence",
        ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
             "task_rubrics": AssetIn(partition_mapping=from_task),
-            "parsed_reports": AssetIn(partition_mapping=same_report)},
+            "parsed_reports": AssetIn(partition_mapping=same_report),
+            "fetched_references": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
-                     parsed_reports: dict[str, pl.DataFrame]):
+                     parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame):
     """Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's
     own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...)."""
     judge = dreval.judge()
     labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)
     frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
-                                          dreval.policy_map(), labels, parsed_reports["report_claims"]))
+                                          dreval.policy_map(), labels, parsed_reports["report_claims"],
+                                          cited_sources=CitedSources(parsed_reports["parsed_reports"],
+                                                                     fetched_references, dreval.store().texts)))
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
