@@ -34,6 +34,7 @@ class Settings:
     extra_suites: tuple[str, ...] = ()  # suites applied to every task besides its own benchmark's
     policies: str = "{}"  # JSON: metric policy overrides, e.g. {"wlc.ref_acc.denominator": "all"}
     judge_model: str = ""  # DREVAL_JUDGE_MODEL: with an LLM judge, which model judges (part of what a row means)
+    judge_vision_model: str = ""  # DREVAL_JUDGE_VISION_MODEL: the model for requests with images ('' = judge_model)
     evidence_search: str = "sandbox"  # DREVAL_EVIDENCE_SEARCH: sandbox (offline) | web (DREVAL_SEARCH_URL)
     search_url: str = ""  # DREVAL_SEARCH_URL: a SearXNG-compatible JSON search endpoint
     search_max_queries: int = 2  # DREVAL_SEARCH_MAX_QUERIES: web searches per statement
@@ -49,6 +50,7 @@ class Settings:
             extra_suites=tuple(s.strip() for s in os.environ.get("DREVAL_SUITES", "").split(",") if s.strip()),
             policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
             judge_model=os.environ.get("DREVAL_JUDGE_MODEL", ""),
+            judge_vision_model=os.environ.get("DREVAL_JUDGE_VISION_MODEL", ""),
             evidence_search=os.environ.get("DREVAL_EVIDENCE_SEARCH", "") or "sandbox",
             search_url=os.environ.get("DREVAL_SEARCH_URL", ""),
             search_max_queries=env_int("DREVAL_SEARCH_MAX_QUERIES", 2, minimum=1),
@@ -115,7 +117,8 @@ class Settings:
         from .benchmarks.suites import scoring_version  # not at the top: the registry imports settings users
 
         values = {
-            "judge": lambda: self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}",
+            "judge": lambda: self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}" + (
+                f"+vision:{self.judge_vision_model}" if self.judge_vision_model else ""),
             "suites": lambda: sorted(set(self.extra_suites)),
             "policies": lambda: dict(sorted(self.policy_map().items())),
             "scoring": scoring_version,

@@ -24,15 +24,28 @@ Response shape, chosen from the request:
 * else (e.g. instructor's MD_JSON mode) -> ``content`` is the JSON inside a
   fenced ```json block.
 
-Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``,
-``completion_tokens = ceil(len(answer JSON text) / 4)`` (for a ``raw_content``
-fault: the raw text; for MD_JSON: the JSON without the fences).
+Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``
+plus ``IMAGE_TOKENS`` per image part (reported as
+``usage.prompt_tokens_details.image_tokens`` when the request has images and
+``report_image_tokens`` is on), ``completion_tokens = ceil(len(answer JSON
+text) / 4)`` (for a ``raw_content`` fault: the raw text; for MD_JSON: the JSON
+without the fences).
+
+Images: a message's content may be a list of parts (``{"type": "text"}`` and
+``{"type": "image_url", "image_url": {"url": "data:<mime>;base64,..."}}``).
+Each recorded request gets ``_images``: one ``{"sha256", "mime", "n_bytes"}``
+per image part, in order, of the decoded bytes (``None`` fields for a part
+that is not a base64 data URL); ``image_parts(request)`` gives the decoded
+(mime, bytes) to an answer callable.
 
 Standard library only.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 import json
 import math
 import socket
@@ -55,9 +68,13 @@ __all__ = [
     "raw_content",
     "answer_override",
     "CHAT_PATHS",
+    "IMAGE_TOKENS",
+    "image_parts",
+    "message_text",
 ]
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+IMAGE_TOKENS = 255  # prompt tokens counted per image part (fixed, so tests can add them up)
 
 AnswerFn = Callable[[dict, Union[dict, None]], Any]
 
@@ -161,6 +178,50 @@ def _content_chars(content: Any) -> int:
                 total += len(part["text"])
         return total
     return 0
+
+
+def message_text(content: Any) -> str:
+    """A message's text: the string, or its text parts joined (images left out)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _image_urls(request: dict) -> list[str]:
+    urls = []
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for part in content if isinstance(content, list) else []:
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                url = part.get("image_url")
+                urls.append(url.get("url", "") if isinstance(url, dict) else str(url or ""))
+    return urls
+
+
+def _decode_data_url(url: str) -> tuple[str, bytes] | None:
+    head, sep, payload = url.partition(",")
+    if not sep or not head.startswith("data:") or not head.endswith(";base64"):
+        return None
+    try:
+        return head[5:-7], base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def image_parts(request: dict) -> list[tuple[str, bytes] | None]:
+    """The decoded (mime, bytes) of each image part of the request, in order (None: not a data URL)."""
+    return [_decode_data_url(url) for url in _image_urls(request)]
+
+
+def _image_records(request: dict) -> list[dict]:
+    records = []
+    for part in image_parts(request):
+        mime, data = part if part is not None else (None, None)
+        records.append({"sha256": hashlib.sha256(data).hexdigest() if data is not None else None,
+                        "mime": mime, "n_bytes": len(data) if data is not None else None})
+    return records
 
 
 def _prompt_chars(request: dict) -> int:
@@ -299,9 +360,11 @@ class _Handler(BaseHTTPRequestHandler):
 class LoopbackLLM:
     """In-process fake of the OpenAI chat-completions endpoint (see module doc)."""
 
-    def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0) -> None:
+    def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
+                 report_image_tokens: bool = True) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         self.latency_s = float(latency_s)
+        self.report_image_tokens = report_image_tokens  # off: usage has no prompt_tokens_details
         self.requests: list[dict] = []
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
@@ -362,6 +425,12 @@ class LoopbackLLM:
         return f"http://127.0.0.1:{self.port}/v1"
 
     @property
+    def n_image_parts(self) -> int:
+        """Image parts received over all requests."""
+        with self._lock:
+            return sum(len(r["_images"]) for r in self.requests)
+
+    @property
     def n_calls(self) -> int:
         with self._lock:
             return len(self.requests)
@@ -402,6 +471,7 @@ class LoopbackLLM:
 
     def _handle(self, request: dict) -> tuple[int, Any, dict, tuple[int, int] | None]:
         """Return (status, payload, extra headers, usage-to-record-if-sent)."""
+        request["_images"] = _image_records(request)
         with self._lock:
             self.requests.append(request)
             n = len(self.requests)
@@ -436,7 +506,8 @@ class LoopbackLLM:
             except (TypeError, ValueError) as exc:
                 return 500, _error_body(500, f"answer is not JSON-serialisable: {exc}"), {}, None
 
-        prompt_tokens = _ceil4(_prompt_chars(request))
+        n_images = len(request["_images"])
+        prompt_tokens = _ceil4(_prompt_chars(request)) + IMAGE_TOKENS * n_images
         completion_tokens = _ceil4(len(text))
 
         if request.get("tools"):
@@ -471,4 +542,6 @@ class LoopbackLLM:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+        if n_images and self.report_image_tokens:
+            payload["usage"]["prompt_tokens_details"] = {"image_tokens": IMAGE_TOKENS * n_images}
         return 200, payload, {}, (prompt_tokens, completion_tokens)

@@ -75,6 +75,7 @@ class JudgeStats:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = 0.0  # None once any call had no price
+    image_bytes: int = 0  # image bytes sent to the endpoint
 
     def add_cost(self, cost: float | None) -> None:
         self.cost = None if cost is None or self.cost is None else self.cost + cost
@@ -84,7 +85,7 @@ class JudgeStats:
         return {"judge_requests": self.requests, "judge_calls": self.calls, "judge_cache_hits": self.cache_hits,
                 "judge_cache_hit_rate": round(hit_rate, 4), "judge_failures": self.failures,
                 "judge_validation_retries": self.validation_retries, "judge_tokens_in": self.tokens_in,
-                "judge_tokens_out": self.tokens_out,
+                "judge_tokens_out": self.tokens_out, "judge_image_bytes": self.image_bytes,
                 "judge_cost": "unpriced" if self.cost is None else round(self.cost, 6)}
 
 

@@ -14,6 +14,9 @@ measurement works in, and answers N/A `model_failure` "heuristic judge does not 
 - English word lists and units (rubrics, contradictions, FLAE, pairwise writing, synthesis criteria):
   English only.
 Handlers that read no text of the system (task-level weights, an offline task rubric) answer for all.
+Visual requests (with images): a handler answers only from the numbers measured on the images and
+passed in the variables (sizes, sharpness, contrast, duplicate hashes); a visual template without a
+handler is N/A `model_failure` "the offline judge cannot see images", never a guess.
 """
 from __future__ import annotations
 
@@ -143,6 +146,10 @@ class HeuristicJudge:
         provenance = Provenance(judge_id=self.judge_id, template=request.template,
                                 template_hash=_template_hash(request.template), model="", temperature=None)
         handler = self.handlers.get(request.template)
+        if handler is None and request.images:  # it measures; it does not look: never a guess
+            return _not_applicable(provenance, started,
+                                   f"the offline judge cannot see images: template {request.template!r}",
+                                   "model_failure")
         if handler is None:
             known = ", ".join(sorted(self.handlers))
             return _not_applicable(provenance, started,

@@ -39,6 +39,11 @@ class OpenAIJudgeConfig:
     tokens_per_minute: int | None = None
     prices: dict[str, Price] = field(default_factory=dict)
     source_tokens: int = 3_000  # source passages per prompt (BM25-selected for the claims asked about)
+    vision_model: str | None = None  # the model for requests that show images (None: `model`)
+
+    def model_for(self, visual: bool) -> str:
+        """The model a request is sent to: the vision model for a visual request when one is set."""
+        return (self.vision_model or self.model) if visual else self.model
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -70,6 +75,7 @@ class OpenAIJudgeConfig:
             tokens_per_minute=env_int("DREVAL_JUDGE_TPM", None),
             prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
             source_tokens=env_int("DREVAL_JUDGE_SOURCE_TOKENS", 3_000, minimum=100),
+            vision_model=env.get("DREVAL_JUDGE_VISION_MODEL") or None,
         )
 
 

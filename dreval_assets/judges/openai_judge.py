@@ -3,6 +3,7 @@ layer (openai `max_retries=0`), a concurrency limit, a rate limiter, a call cach
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import logging
@@ -30,6 +31,9 @@ from .prompts import load_template, render
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
                     "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
 EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
+# An image's share of that estimate: about what a 1024-pixel image costs on common vision endpoints
+# (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
+ESTIMATED_IMAGE_TOKENS = 800
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
@@ -39,10 +43,16 @@ logging.getLogger("instructor").setLevel(logging.CRITICAL)
 @dataclass
 class _Prepared:
     request: JudgmentRequest
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     template_hash: str
     cache_key: str
     prompt_chars: int
+    model: str  # the model asked: the vision model for a visual request when one is set
+    image_bytes: int = 0  # bytes of the images one request carries
+
+    @property
+    def estimated_tokens(self) -> int:
+        return self.prompt_chars // 4 + ESTIMATED_IMAGE_TOKENS * len(self.request.images) + EXPECTED_ANSWER_TOKENS
 
 
 @dataclass
@@ -54,6 +64,7 @@ class _CallOutcome:
     validation_retries: int = 0  # instructor's re-asks after an invalid answer, over all attempts
     tokens_in: int = 0
     tokens_out: int = 0
+    image_tokens: int | None = None  # as the endpoint reports them (None: it did not)
     latency_s: float = 0.0
     cache_hit: bool = False
     trail: list[str] = field(default_factory=list)  # what each HTTP request got, in order (the ledger shows it)
@@ -98,14 +109,18 @@ class OpenAIJudge:
     # -- internals --------------------------------------------------------------------
     def _prepare(self, request: JudgmentRequest) -> _Prepared:
         _, template_hash = load_template(request.template)
-        messages = [{"role": "user", "content": render(request.template, dict(request.variables))}]
+        text = render(request.template, dict(request.variables))
+        model = self.config.model_for(bool(request.images))
         identity = {
-            "model": self.config.model, "template_hash": template_hash, "messages": messages,
+            "model": model, "template_hash": template_hash, "messages": [{"role": "user", "content": text}],
             "params": {"temperature": self.config.temperature, "seed": self.config.seed, "mode": self.config.mode},
             "schema": request.response_model.model_json_schema(),
         }
+        if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
+            identity["images"] = [image.sha256 for image in request.images]
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return _Prepared(request, messages, template_hash, key, len(messages[0]["content"]))
+        return _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
+                         sum(len(image.data) for image in request.images))
 
     async def _judge_all(self, requests: list[JudgmentRequest]) -> list[Judgment]:
         prepared = [self._prepare(r) for r in requests]
@@ -155,7 +170,7 @@ class OpenAIJudge:
         outcome.latency_s = time.perf_counter() - started
         if outcome.answer is not None and self.calls:
             self.calls.remember(CacheEntry(
-                p.cache_key, self.judge_id, self.config.model, p.request.template, p.template_hash,
+                p.cache_key, self.judge_id, p.model, p.request.template, p.template_hash,
                 outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
         return outcome
 
@@ -164,7 +179,7 @@ class OpenAIJudge:
         """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
         for attempt in range(1, self.config.max_attempts + 1):
             outcome.attempts = attempt
-            await limiter.acquire(p.prompt_chars // 4 + EXPECTED_ANSWER_TOKENS)
+            await limiter.acquire(p.estimated_tokens)
             try:
                 outcome.answer = await self._attempt(p, patched, outcome)
                 outcome.error = ""  # recovered: what went wrong on the way stays in the trail
@@ -198,9 +213,7 @@ class OpenAIJudge:
             outcome.trail.append("sent")
 
         def answered(response: Any) -> None:
-            usage = getattr(response, "usage", None)
-            outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
-            outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+            _count_usage(outcome, getattr(response, "usage", None))
             outcome.trail[-1] = "answered"
 
         def invalid(*_: Any, **__: Any) -> None:
@@ -220,7 +233,7 @@ class OpenAIJudge:
             return await self._free_text(p, patched.client, outcome, params)
         try:
             answer, _ = await patched.chat.completions.create_with_completion(
-                model=self.config.model, messages=p.messages, response_model=p.request.response_model,
+                model=p.model, messages=p.messages, response_model=p.request.response_model,
                 max_retries=self.config.validation_retries, hooks=hooks, **params)
             # a clean copy: instructor attaches the raw completion, which we neither need nor keep
             clean = p.request.response_model.model_validate(answer.model_dump())
@@ -251,14 +264,12 @@ class OpenAIJudge:
         """A plain chat completion: no schema, the answer is the message text."""
         outcome.trail.append("sent")
         try:
-            response = await client.chat.completions.create(model=self.config.model, messages=p.messages, **params)
+            response = await client.chat.completions.create(model=p.model, messages=p.messages, **params)
         except openai.OpenAIError as exc:
             outcome.trail[-1] = _request_label(exc)
             raise _classify_api_error(exc) from exc
         outcome.trail[-1] = "answered"
-        usage = getattr(response, "usage", None)
-        outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
-        outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+        _count_usage(outcome, getattr(response, "usage", None))
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
         if choice is not None and choice.finish_reason == "length":
@@ -276,17 +287,20 @@ class OpenAIJudge:
     def _redact(self, text: str) -> str:
         return redact(text, self.config.api_key)
 
-    def _cost(self, outcome: _CallOutcome) -> float | None:
+    def _cost(self, p: _Prepared, outcome: _CallOutcome) -> float | None:
+        """At the price of the model asked (a vision model without a price is unpriced: NULL, not
+        the text model's price)."""
         if outcome.cache_hit:
             return 0.0
-        price = self.config.prices.get(self.config.model)
+        price = self.config.prices.get(p.model)
         return price.cost(outcome.tokens_in, outcome.tokens_out) if price else None
 
     def _account(self, prepared: list[_Prepared], outcomes: list[_CallOutcome]) -> None:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         rows = []
         for p, o in zip(prepared, outcomes):
-            cost = self._cost(o)
+            cost = self._cost(p, o)
+            image_bytes = _image_bytes_sent(p, o)
             self.stats.requests += 1
             self.stats.cache_hits += o.cache_hit
             self.stats.calls += not o.cache_hit
@@ -295,27 +309,57 @@ class OpenAIJudge:
             self.stats.tokens_in += o.tokens_in
             self.stats.tokens_out += o.tokens_out
             self.stats.add_cost(cost)
+            self.stats.image_bytes += image_bytes
             labels = p.request.labels
             rows.append(LedgerRow(
                 call_id=str(uuid.uuid4()), called_at=now, run_id=labels.get("run_id"), asset=labels.get("asset"),
                 system=labels.get("system"), task=labels.get("task"), judge_id=self.judge_id,
-                model=self.config.model, template=p.request.template, template_hash=p.template_hash,
+                model=p.model, template=p.request.template, template_hash=p.template_hash,
                 cache_key=p.cache_key, cache_hit=o.cache_hit,
                 outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
                 attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
-                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error())))
+                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
+                image_bytes=image_bytes, image_tokens=o.image_tokens))
         if self.calls:
             self.calls.record(rows)
 
     def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
         provenance = Provenance(
             judge_id=self.judge_id, template=p.request.template, template_hash=p.template_hash,
-            model=self.config.model, temperature=self.config.temperature, seed=self.config.seed,
-            tokens_in=o.tokens_in, tokens_out=o.tokens_out, cost=self._cost(o) or 0.0,
+            model=p.model, temperature=self.config.temperature, seed=self.config.seed,
+            tokens_in=o.tokens_in, tokens_out=o.tokens_out, cost=self._cost(p, o) or 0.0,
             latency_s=o.latency_s, cache_hit=o.cache_hit, cache_key=p.cache_key)
         return Judgment(answer=o.answer, provenance=provenance,
                         na_reason=None if o.answer is not None else (o.na_reason or "pipeline_failure"),
                         error=o.error)
+
+
+def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:
+    """The prompt as one user message; a visual request's content is a list: the text, then each
+    image as a base64 data URL, in order."""
+    if not request.images:
+        return {"role": "user", "content": text}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for image in request.images:
+        encoded = base64.b64encode(image.data).decode("ascii")
+        parts.append({"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{encoded}"}})
+    return {"role": "user", "content": parts}
+
+
+def _count_usage(outcome: _CallOutcome, usage: Any) -> None:
+    """Add one response's token counts; image tokens only when the endpoint reports them."""
+    outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
+    outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
+    image_tokens = getattr(getattr(usage, "prompt_tokens_details", None), "image_tokens", None)
+    if isinstance(image_tokens, int):
+        outcome.image_tokens = (outcome.image_tokens or 0) + image_tokens
+
+
+def _image_bytes_sent(p: _Prepared, o: _CallOutcome) -> int:
+    """Image bytes that went over the wire: each HTTP request (a retry or re-ask too) carries them all."""
+    if o.cache_hit or not p.image_bytes:
+        return 0
+    return p.image_bytes * len(o.trail)
 
 
 def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:

@@ -51,6 +51,8 @@ class LedgerRow:
     cost: float | None
     latency_s: float
     error: str
+    image_bytes: int = 0  # bytes of images sent to the endpoint (every HTTP request of the call)
+    image_tokens: int | None = None  # image tokens as the endpoint reported them (None: not reported)
 
 
 class JudgeCallStore:
