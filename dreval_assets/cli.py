@@ -31,7 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env(args.home)
         code = args.handler(args, settings)
-        if args.command in PUBLISHING_COMMANDS and settings.db_path.exists():
+        copy = published_path(settings.db_path)
+        # a run's leaderboard job publishes (asset published_results); other changes are published here
+        if args.command in PUBLISHING_COMMANDS and settings.db_path.exists() and (
+                args.command not in ("run", "demo") or not copy.exists()):
             publish(Store(settings.db_path))
         return code
     except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError, DatabaseLocked) as exc:
