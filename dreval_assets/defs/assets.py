@@ -28,6 +28,7 @@ from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
+from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
 from .agreement import agreement
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
@@ -230,6 +231,13 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     return frame
 
 
+@asset(deps=[leaderboard, agreement], description="results.duckdb: the read-only copy of every table and view that people "
+       "query with any DuckDB client; written beside and renamed over after each leaderboard, so no client blocks a run")
+def published_results(context: AssetExecutionContext, dreval: DrevalResource) -> None:
+    path = publish(dreval.store())
+    context.add_output_metadata({"path": str(path), "bytes": path.stat().st_size})
+
+
 ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
-              leaderboard, agreement]
+              leaderboard, agreement, published_results]
 PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]
