@@ -1,15 +1,17 @@
-"""MMDeepResearch-Bench (../shared/methods/mmdr.md): FLAE and TRACE; its release loader."""
+"""MMDeepResearch-Bench (../shared/methods/mmdr.md): FLAE, TRACE (with VEF) and MOSAIC; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
-from .evidence_inputs import trace_weights
+from .evidence_inputs import task_inputs
 from .heuristic import HANDLERS
 from .judgments import flae
 from .metrics import SUITE
+from .mosaic import mosaic
 from .published_checks import published_checks
+from .vef import vef
 
-BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae,),
+BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae, vef, mosaic),
                       published_checks=published_checks,
-                      heuristic_handlers=HANDLERS, evidence_inputs=trace_weights, policies={
+                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, policies={
     "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"
                               " alpha_det when the judge sets none) or alpha_det from the observables"),
     "mmdr.flae.protocol": Policy("separate", ("separate", "single_call"), "MMDR FLAE: judge scores, task-adaptive"

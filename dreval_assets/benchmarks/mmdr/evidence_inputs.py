@@ -1,8 +1,10 @@
-"""MMDR's task-adaptive CON/COV/FID weights for TRACE: one judgment per task, cached and shared by systems."""
+"""What MMDR's suite reads per task: the task-adaptive CON/COV/FID weights for TRACE (one judgment per task,
+cached and shared by systems) and the version of the visual ground truth VEF used."""
 from __future__ import annotations
 
 from ...core.models import TraceWeights
 from ...judges.base import Judge, JudgmentRequest
+from .vef import version_of
 
 
 def _weights(weights: dict | None, source: str) -> dict:
@@ -25,4 +27,13 @@ def trace_weights(tasks: list[dict], rubrics, judge: Judge) -> dict[str, dict]:
             result[task] = _weights(None, f"fixed fallback 1/3 each ({judgment.provenance.judge_id})")
         else:
             result[task] = _weights(None, f"fixed fallback 1/3 each (judge failed: {judgment.na_reason})")
+    return result
+
+
+def task_inputs(tasks: list[dict], rubrics, judge: Judge) -> dict[str, dict]:
+    """The TRACE weights and, for a task with a visual ground truth, its version (VEF rows name it)."""
+    result = trace_weights(tasks, rubrics, judge)
+    for t in tasks:
+        if (t.get("visual_ground_truth") or "").strip():
+            result.setdefault(t["task"], {})["mmdr.visual_gt_version"] = version_of(t)
     return result

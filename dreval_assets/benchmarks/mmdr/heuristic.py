@@ -1,5 +1,6 @@
 """MMDR's offline handlers: FLAE's judge channel and the weights fall back to what is measured; no
-judge-set alpha (alpha_det stands)."""
+judge-set alpha (alpha_det stands); VEF measured from the visual ground truth's text (`vef.offline_vef`);
+MOSAIC's items N/A `model_failure` (it cannot see images)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -10,6 +11,8 @@ from ...core.flae_features import flae_observables, formula_channel
 from ...core.models import FlaeScores, TraceWeights
 from ...judges.readable import READS_WORD_LISTS, require_readable
 from .flae_models import FlaeAlpha, FlaeJudgeScores, FlaeWeights
+from .mosaic import TEMPLATE as MOSAIC_TEMPLATE, answer_mosaic_item
+from .vef import TEMPLATE as VEF_TEMPLATE, answer_vef
 
 def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
@@ -46,4 +49,4 @@ def answer_flae_alpha(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str
 
 HANDLERS = {"mmdr/trace_weights": answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
             "mmdr/flae_judge_scores": answer_flae_judge_scores, "mmdr/flae_weights": answer_flae_weights,
-            "mmdr/flae_alpha": answer_flae_alpha}
+            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item}

@@ -7,15 +7,18 @@ in core/flae_features.py), weighted by the judge's task-adaptive weights, x100.
 CON = supported / judged cited claims; COV = supported claims / all claims (key claims backed);
 FID = 1 - contradicted / judged cited claims (no inverted or invented specifics). "Judged" excludes
 claims whose every source was unreadable. EVI = 100 * sum_k W_k * E_k (task-adaptive weights);
-TRACE = 0.6 EVI + 0.4 VEF (`trace_total`), N/A while VEF is not built. MOSAIC: a report with no visual
-item scores 0 (the paper's task scores and leaderboard count that 0); items are judged by the visual
-issue's vision judge, N/A until then; SEM, ACC, VQA apply only to reports with items.
+TRACE = 0.6 EVI + 0.4 VEF (`trace_total`). VEF, MOSAIC and its SEM, ACC, VQA are read from their
+report judgments in `visual_metrics.py`: a report with no visual item scores MOSAIC 0 (the paper's task
+scores and leaderboard count that 0), and SEM, ACC, VQA apply only to the items of their types.
 """
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from ..suite import Composite, MetricSpec, Suite, judgment_failure
+from .visual_metrics import mosaic_item, mosaic_metrics, vef_metric
+
+__all__ = ["mosaic_item"]  # the item formula lives with MOSAIC's rows; kept importable here
 
 LAMBDA_VEF = 0.4
 FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}
@@ -70,25 +73,7 @@ def _overall_row(parts) -> float | None:
 
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return flae_metrics(evidence) + trace_metrics(evidence) + mosaic_metrics(evidence)
-
-
-MOSAIC_PARTS = ("sem", "acc", "vqa")
-
-
-def mosaic_metrics(evidence: ReportEvidence) -> list[MetricValue]:
-    """MOSAIC 0 for a report without visual items (the paper counts it so); otherwise N/A until the
-    vision judge scores the items. SEM, ACC, VQA do not apply without items."""
-    j = evidence.judge
-    items = len(evidence.figures)
-    if not items:
-        none = "no visual item in the report"
-        return [MetricValue("mmdr", "mosaic", 0.0, "0-100", 0, detail=none,
-                            policy="no scorable visual item => MOSAIC 0, counted in Overall and the mean (paper)",
-                            judge=j)] + [
-            not_available("mmdr", m, "0-100", "model_failure", f"not applicable: {none}", j) for m in MOSAIC_PARTS]
-    why = f"MOSAIC's visual items are not judged yet (needs the vision judge); {items} visual item(s) found"
-    return [not_available("mmdr", m, "0-100", "pipeline_failure", why, j) for m in ("mosaic", *MOSAIC_PARTS)]
+    return flae_metrics(evidence) + trace_metrics(evidence) + [vef_metric(evidence)] + mosaic_metrics(evidence)
 
 
 def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -141,21 +126,19 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     cited = [c.merged() or "unknown" for c in evidence.cited_claims]
     judged = [v for v in cited if v != "unknown"]
     n_all = len(evidence.claims)
-    vef = not_available("mmdr", "vef", "0-100", "pipeline_failure",
-                        "visual evidence fidelity is not built yet (needs the task's visual ground truth judge)", j)
     if not cited:
         detail = "no cited claims: the MMDR protocol requires [n] after each factual claim"
         zero = dict(scale="0-100", n_items=n_all, detail=detail, policy="uncited report scores 0", judge=j)
-        return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "evi")] + [vef]
+        return [MetricValue("mmdr", m, 0.0, **zero) for m in ("con", "cov", "fid", "evi")]
     coverage = evidence.coverage()
     if coverage.nothing_judged:
-        return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "evi")] + [vef]
+        return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "evi")]
     if not judged:
         reason = f"no cited claim was decided (every judged source left its claim unknown); {coverage.text()}"
         return [not_available("mmdr", m, "0-100", "model_failure", reason, j)
                 for m in ("con", "fid", "evi")] + [
             MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j,
-                        policy="supported claims / all claims"), vef]
+                        policy="supported claims / all claims")]
     con = judged.count("supported") / len(judged)
     fid = 1 - judged.count("contradicted") / len(judged)
     cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_all
@@ -169,7 +152,6 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j),
         MetricValue("mmdr", "evi", evi, "0-100", len(judged), detail=f"weights {w_text} ({weight_note})",
                     policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights)", judge=j),
-        vef,
     ]
 
 
@@ -217,14 +199,3 @@ def flae(formula: dict[str, float], judge: dict[str, float], alpha: float, weigh
     if total <= 0:
         raise ValueError("FLAE weights must have a positive sum")
     return 100 * sum(weights.get(d, 0.0) / total * (alpha * formula[d] + (1 - alpha) * judge[d]) for d in dims)
-
-
-def mosaic_item(visual_type: str, sem: float, acc: float, vqa: float, f: float, h: float = 0.0) -> float:
-    """MOSAIC item score by visual type (inputs in [0, 1])."""
-    if visual_type in ("DATACHART", "OCRCHART"):
-        return f * (0.9 * acc + 0.1 * vqa)
-    if visual_type == "PHOTO":
-        return f * (0.5 * sem + 0.5 * vqa)
-    if visual_type == "DIAGRAM":
-        return f * (0.5 * vqa + 0.5 * (1 - h))
-    raise ValueError(f"unknown visual type {visual_type!r}")

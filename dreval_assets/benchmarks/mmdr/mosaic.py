@@ -1,0 +1,185 @@
+"""MMDR MOSAIC (methods/mmdr.md): the report's figures (`JudgmentContext.figures`) are its multimodal
+items; each is routed to a visual type by rule cues and judged in one vision call with its image,
+caption and the claim the report makes of it. The suite scores the items (`visual_metrics.py`).
+
+Routing (`route`): a caption naming a table or OCR (table, tabular, spreadsheet, OCR, scanned; 表格,
+数据表) -> OCRCHART; else by the figure's kind: chart -> DATACHART, table -> OCRCHART, diagram ->
+DIAGRAM, photo -> PHOTO. The claim (`item_claim`): the sentences around the figure that refer to it
+(Figure n, chart, shows, ...) or repeat a number of its caption, else the sentence on each side.
+
+report_judgments rows, kind `mosaic`, item ids `mmdr.mosaic.i<k>.<type>.<part>` (k = the figure's
+number in parsed_reports.figures, from 1): `image_ok` 1 for a usable image and the judge's values of
+the type's parts (sem/acc/vqa/h and f, in [0, 1]) or their N/A; an unusable image has one row
+`image_<why>` (missing, unreadable, pseudo_visual, invalid) scoring 0, its reason beside it, and no
+call. Not built: paragraphs that cite an image URL without embedding it.
+
+The offline judge cannot see images: every usable item is N/A `model_failure` (MOSAIC N/A with that
+reason); a report whose every image is unusable still scores its failed items 0, as the paper does.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from ...judges.base import JudgmentRequest
+from ...judges.prompts import fence_untrusted, load_template
+from ...judges.readable import NotRead
+from ...stages.frames import frame, rows_by_partition
+from ..judging import FigureImage, JudgmentContext, scored_under
+from .visual_metrics import DIMENSIONS, MOSAIC_PREFIX, item_parts
+
+TEMPLATE = "mmdr/mosaic_item"
+CLAIM_CHARS = 1_200
+CONTEXT_CHARS = 2_500
+KIND_TYPES = {"chart": "DATACHART", "table": "OCRCHART", "diagram": "DIAGRAM", "photo": "PHOTO"}
+_OCR_CUES = re.compile(r"\b(?:tables?|tabular|spreadsheets?|ocr|scanned)\b|表格|数据表", re.I)
+_REFERS = re.compile(r"\b(?:fig(?:ure)?\.?\s*\d+|figures?|charts?|graphs?|plots?|images?|photos?|pictures?|"
+                     r"diagrams?|tables?|shown|shows|illustrat\w*|depict\w*)\b|如图|图\s*\d|表\s*\d", re.I)
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_NUMBERS = re.compile(r"\d[\d,.]*\d|\d")
+_MARKER = re.compile(r"\[\d+(?:\s*[-,–]\s*\d+)*\]")
+_LABEL = re.compile(r"^\s*(?:fig(?:ure)?|table|chart|图|表)\.?\s*\d+\s*[:.：]?", re.I)  # "Figure 1:" is no value
+
+# What the judge is asked to score for each type (the paper's dimensions of that type).
+GUIDANCE = {
+    "sem": "sem: visual-semantic alignment: does the caption and claim describe what the image actually shows?",
+    "acc": "acc: data-reading accuracy: are the values, labels, units and trends the report reads off the image "
+           "exactly those the image shows?",
+    "vqa": "vqa: ask yourself two or three short questions the image answers (what it shows, a key value or "
+           "label, the main trend or relation); the share the report's caption and claim answer correctly",
+    "h": "h: hallucination: the share of the structure (nodes, arrows, steps, relations) the report attributes "
+         "to the diagram that the diagram does not show (0: none)",
+}
+
+
+class MosaicItemScores(BaseModel):
+    """MMDR MOSAIC: one visual item of a report, scored on its type's dimensions."""
+
+    sem: float | None = Field(default=None, ge=0, le=1)
+    acc: float | None = Field(default=None, ge=0, le=1)
+    vqa: float | None = Field(default=None, ge=0, le=1)
+    h: float | None = Field(default=None, ge=0, le=1)
+    f: float | None = Field(default=None, ge=0, le=1)
+    questions: list[str] = Field(default_factory=list, max_length=5)
+    reason: str = ""
+
+
+def route(kind: str, caption: str) -> str:
+    """The item's visual type by rule cues: table/OCR words in the caption first, then the figure's kind."""
+    if _OCR_CUES.search(caption or ""):
+        return "OCRCHART"
+    return KIND_TYPES.get(kind, "PHOTO")
+
+
+def unusable_part(reason: str) -> str:
+    """The row part naming why an image is unusable (its full reason goes in the row's reason)."""
+    low = reason.lower()
+    if any(w in low for w in ("missing", "not found", "no such", "no file", "does not exist")):
+        return "image_missing"
+    if "unreadable" in low or "not a readable" in low or "cannot decode" in low:
+        return "image_unreadable"
+    if any(w in low for w in ("pseudo", "ascii", "mermaid")):
+        return "image_pseudo_visual"
+    return "image_invalid"
+
+
+def _bare(text: str) -> str:
+    return " ".join(_MARKER.sub("", text).split())
+
+
+def item_claim(context: str, caption: str) -> str:
+    """The sentences of `context` (the text around the figure, `<figure>` where it stands) that refer to
+    the figure or repeat a number of its caption; else the sentence just before and just after it."""
+    before, _, after = (context or "").partition("<figure>")
+    caption_bare = _bare(caption)
+    caption_numbers = set(_NUMBERS.findall(_LABEL.sub("", _MARKER.sub("", caption or ""))))
+
+    def sentences(text: str) -> list[str]:
+        found = [" ".join(s.split()) for s in _SENTENCES.split(text)]
+        return [s for s in found if s and _bare(s) != caption_bare and not caption_bare.startswith(_bare(s))]
+
+    near_before, near_after = sentences(before), sentences(after)
+    chosen = [s for s in near_before + near_after
+              if _REFERS.search(s) or caption_numbers & set(_NUMBERS.findall(_MARKER.sub("", s)))]
+    if not chosen:
+        chosen = near_before[-1:] + near_after[:1]
+    text = " ".join(dict.fromkeys(chosen))
+    return text if len(text) <= CLAIM_CHARS else text[:CLAIM_CHARS] + " [...]"
+
+
+def _row(system: str, task: str, fig: FigureImage, visual_type: str, part: str, ctx: JudgmentContext, *,
+         score: float | None = None, reason: str = "", na_reason: str | None = None,
+         cache_key: str | None = None) -> dict:
+    return {"system": system, "task": task, "kind": "mosaic",
+            "item_id": f"{MOSAIC_PREFIX}.i{fig.figure + 1:02d}.{visual_type.lower()}.{part}",
+            "item": f"{visual_type} {fig.src}: {fig.caption}"[:500], "credit": None, "score": score,
+            "reason": reason[:1000], "na_reason": na_reason, "judge": ctx.judge.judge_id, "template": TEMPLATE,
+            "template_hash": load_template(TEMPLATE)[1], "cache_key": cache_key}
+
+
+def item_request(fig: FigureImage, visual_type: str, query: str, ctx: JudgmentContext) -> JudgmentRequest:
+    claim = item_claim(fig.context, fig.caption)
+    context = fig.context if len(fig.context) <= CONTEXT_CHARS else fig.context[:CONTEXT_CHARS] + " [...]"
+    variables = {"query": query, "visual_type": visual_type,
+                 "score_these": "\n".join(f"- {GUIDANCE[p]}" for p in DIMENSIONS[visual_type]),
+                 "image_name": fig.src, "caption": fence_untrusted(fig.caption or "(no caption)"),
+                 "claim": fence_untrusted(claim or "(the report says nothing about it)"),
+                 "context": fence_untrusted(context or "(none)")}
+    return JudgmentRequest(TEMPLATE, variables, MosaicItemScores,
+                           {**ctx.labels, "system": fig.system, "task": fig.task}, images=(fig.image,))
+
+
+def answer_rows(fig: FigureImage, visual_type: str, judgment, ctx: JudgmentContext) -> list[dict]:
+    answer = judgment.answer if isinstance(judgment.answer, MosaicItemScores) else None
+    cache_key = judgment.provenance.cache_key or None
+    rows = []
+    for part in item_parts(visual_type):
+        value = getattr(answer, part) if answer is not None else None
+        if value is not None:
+            why = answer.reason + (f" (questions: {'; '.join(answer.questions)})" if answer.questions else "")
+            rows.append(_row(fig.system, fig.task, fig, visual_type, part, ctx, score=float(value), reason=why,
+                             cache_key=cache_key))
+        else:
+            why = (judgment.error or "no answer") if answer is None else \
+                f"the judge gave no {part} for a {visual_type} item: {answer.reason}"
+            bucket = (judgment.na_reason or "pipeline_failure") if answer is None else "model_failure"
+            rows.append(_row(fig.system, fig.task, fig, visual_type, part, ctx, reason=why, na_reason=bucket,
+                             cache_key=cache_key))
+    return rows
+
+
+def mosaic(ctx: JudgmentContext) -> pl.DataFrame:
+    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(ctx.reports)
+    rows, asked = [], []
+    for system, task in ctx.keys:
+        task_row, report = task_rows.get(task), report_by_key.get((system, task))
+        if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
+            continue
+        if report is None or report["status"] != "ok":
+            continue
+        for fig in ctx.figures.get((system, task), ()):
+            visual_type = route(fig.kind, fig.caption)
+            if fig.status != "ok" or fig.image is None:
+                why = fig.invalid_reason or "the image is not usable"
+                rows.append(_row(system, task, fig, visual_type, unusable_part(why), ctx, score=0.0,
+                                 reason=f"failed item (paper: an unusable image scores 0): {why}"))
+                continue
+            rows.append(_row(system, task, fig, visual_type, "image_ok", ctx, score=1.0,
+                             reason=f"{fig.image.mime}, {len(fig.image.data):,} bytes sent"
+                                    + (f"; same image as figure {fig.duplicate_of + 1}"
+                                       if fig.duplicate_of is not None else "")))
+            asked.append((fig, visual_type, item_request(fig, visual_type, task_row.get("query") or "", ctx)))
+    judgments = ctx.judge.judge_many([request for _, _, request in asked])
+    for (fig, visual_type, _), judgment in zip(asked, judgments, strict=True):
+        rows += answer_rows(fig, visual_type, judgment, ctx)
+    return frame("report_judgments", rows)
+
+
+def answer_mosaic_item(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`mmdr/mosaic_item` offline: nothing it measures stands for SEM, ACC, VQA or f, so no answer."""
+    raise NotRead(f"the offline judge cannot see images: MOSAIC's {variables.get('visual_type', '')} item "
+                  f"{variables.get('image_name', '')} needs a vision judge for its scores")

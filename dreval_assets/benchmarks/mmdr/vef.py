@@ -1,0 +1,130 @@
+"""MMDR VEF (visual evidence fidelity, methods/mmdr.md): one judge call per report compares it with the
+task's textual visual ground truth (`tasks.visual_ground_truth`, version in `visual_ground_truth_version`).
+No vision is needed: the ground truth is text.
+
+report_judgments rows, kind `vef`, item ids under `mmdr.vef.`:
+- `pass`: 1 PASS / 0 FAIL by the paper's strict rule (`visual_metrics.vef_passes`), the reason naming the
+  judge's verdict, score, failure type and the ground truth's version; N/A with its bucket when there is
+  no ground truth (`data_accessibility`) or the call failed;
+- `score` (0-10), `verdict` (1 when the judge said PASS), `wrong_identity`, `false_presence` (1 / 0);
+- `failure.<type>` = 1 for a FAIL's type in the paper's taxonomy (EMI, RMD, DTE, LKC, STO).
+
+The offline judge measures instead (`offline_vef`, `vef_offline.py`): the ground truth's numbers, years
+and names against the report; a number the report contradicts in the same slot is a FAIL (DTE), a report
+stating none of them is a FAIL (STO: it does not use the image), otherwise PASS with a score from 6 up by
+the share it states (missing details alone do not fail).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+import polars as pl
+from pydantic import BaseModel, Field
+
+from ...judges.base import JudgmentRequest
+from ...judges.prompts import for_judge, load_template
+from ...stages.frames import frame, rows_by_partition
+from ..judging import JudgmentContext, report_for_judge, scored_under
+from .loader import gt_version
+from .vef_offline import measure_vef
+from .visual_metrics import VEF_PASS_SCORE, VEF_PREFIX, vef_passes
+
+TEMPLATE = "mmdr/vef"
+GT_CHARS = 12_000  # an LLM judge reads the visual ground truth up to here
+FAILURE_TYPES = ("EMI", "RMD", "DTE", "LKC", "STO")
+
+
+class VefJudgment(BaseModel):
+    """MMDR VEF: the report against the task's visual ground truth."""
+
+    score: int = Field(ge=0, le=10)
+    verdict: Literal["PASS", "FAIL"]
+    failure_type: Literal["EMI", "RMD", "DTE", "LKC", "STO", "NONE"] = "NONE"
+    wrong_identity: bool = False  # the report names a different entity than the image shows
+    false_presence: bool = False  # the report claims the image shows something it does not
+    reason: str = ""
+
+
+def version_of(task_row: Mapping[str, Any]) -> str:
+    """The ground truth's version as loaded, or its content hash when the release gave none."""
+    gt = task_row.get("visual_ground_truth") or ""
+    return task_row.get("visual_ground_truth_version") or f"{gt_version(gt)} (computed)"
+
+
+def _row(system: str, task: str, part: str, ctx: JudgmentContext, *, score: float | None = None, reason: str = "",
+         na_reason: str | None = None, item: str = "", cache_key: str | None = None) -> dict:
+    return {"system": system, "task": task, "kind": "vef", "item_id": f"{VEF_PREFIX}.{part}", "item": item or part,
+            "credit": None, "score": score, "reason": reason[:1000], "na_reason": na_reason, "judge": ctx.judge.judge_id,
+            "template": TEMPLATE, "template_hash": load_template(TEMPLATE)[1], "cache_key": cache_key}
+
+
+def answer_rows(system: str, task: str, answer: VefJudgment, version: str, ctx: JudgmentContext,
+                cache_key: str | None) -> list[dict]:
+    passed = vef_passes(answer.score, answer.verdict, answer.wrong_identity, answer.false_presence)
+    failure = answer.failure_type if not passed and answer.failure_type != "NONE" else None
+    why = (f"{'PASS' if passed else 'FAIL'} (judge verdict {answer.verdict}, score {answer.score}/10"
+           + (f", {failure}" if failure else "") + f"): {answer.reason}; visual GT {version}")
+    if answer.verdict == "PASS" and not passed:
+        why = f"{why} [rule: score >= {VEF_PASS_SCORE}, no wrong identity or false presence]"
+    kw = {"ctx": ctx, "cache_key": cache_key}
+    rows = [_row(system, task, "pass", score=float(passed), reason=why, item="PASS" if passed else "FAIL", **kw),
+            _row(system, task, "score", score=float(answer.score), reason=answer.reason, **kw),
+            _row(system, task, "verdict", score=float(answer.verdict == "PASS"), item=answer.verdict, **kw),
+            _row(system, task, "wrong_identity", score=float(answer.wrong_identity), **kw),
+            _row(system, task, "false_presence", score=float(answer.false_presence), **kw)]
+    if failure:
+        rows.append(_row(system, task, f"failure.{failure.lower()}", score=1.0, item=failure, **kw))
+    return rows
+
+
+def vef(ctx: JudgmentContext) -> pl.DataFrame:
+    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
+    report_by_key = rows_by_partition(ctx.reports)
+    rows, asked, requests = [], [], []
+    for system, task in ctx.keys:
+        task_row, report = task_rows.get(task), report_by_key.get((system, task))
+        if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
+            continue
+        if report is None or report["status"] != "ok":
+            continue  # the suite says why the report is unreadable
+        gt = (task_row.get("visual_ground_truth") or "").strip()
+        if not gt:
+            rows.append(_row(system, task, "pass", ctx=ctx, na_reason="data_accessibility",
+                             reason="the task has no visual ground truth (tasks.visual_ground_truth is empty)"))
+            continue
+        version = version_of(task_row)
+        asked.append((system, task, version))
+        requests.append(JudgmentRequest(TEMPLATE, {
+            "query": task_row.get("query") or "", "visual_ground_truth": for_judge(
+                gt, ctx.judge.source_token_budget, GT_CHARS, "visual ground truth cut")[0],
+            "report": report_for_judge(report["text"], ctx.judge)},
+            VefJudgment, {**ctx.labels, "system": system, "task": task}))
+    for (system, task, version), judgment in zip(asked, ctx.judge.judge_many(requests), strict=True):
+        cache_key = judgment.provenance.cache_key or None
+        if isinstance(judgment.answer, VefJudgment):
+            rows += answer_rows(system, task, judgment.answer, version, ctx, cache_key)
+        else:
+            rows.append(_row(system, task, "pass", ctx=ctx, na_reason=judgment.na_reason or "pipeline_failure",
+                             reason=f"{judgment.error or 'no answer'}; visual GT {version}", cache_key=cache_key))
+    return frame("report_judgments", rows)
+
+
+# --- the offline judge: measured from the ground truth's text (vef_offline.py) --------------------
+
+def offline_vef(gt: str, report: str) -> VefJudgment:
+    m = measure_vef(gt, report)
+    counts = f"{m.stated} of {m.elements} ground-truth numbers, years and names stated"
+    if m.contradicted:
+        return VefJudgment(score=max(0, VEF_PASS_SCORE - 1 - len(m.contradicted)), verdict="FAIL", failure_type="DTE",
+                           reason=f"measured: {len(m.contradicted)} contradicted: {'; '.join(m.contradicted[:3])}; "
+                                  f"{counts}")
+    if m.stated == 0:
+        return VefJudgment(score=0, verdict="FAIL", failure_type="STO",
+                           reason=f"measured: {counts}: the report does not use what the image shows")
+    return VefJudgment(score=VEF_PASS_SCORE + round((10 - VEF_PASS_SCORE) * m.share), verdict="PASS",
+                       reason=f"measured: {counts}, none contradicted; missing details alone do not fail")
+
+
+def answer_vef(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`mmdr/vef` offline: `offline_vef` on the ground truth and the report (it reads both whole)."""
+    return offline_vef(str(variables.get("visual_ground_truth") or ""), str(variables.get("report") or "")), {}
