@@ -227,6 +227,7 @@ def cmd_run(args, settings: Settings) -> int:
     from .defs.runner import Selection, execute, na_summary, open_instance, plan, sync_partitions
 
     store = _store(settings)
+    _mark_orphaned_runs(settings)
     refetch = getattr(args, "refetch_failed", False)
     selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force,
                           refetch_failed=refetch)
@@ -246,6 +247,19 @@ def cmd_run(args, settings: Settings) -> int:
     for line in na_summary(store, the_plan):
         print(line)
     return 1 if failed else 0
+
+
+def _mark_orphaned_runs(settings: Settings) -> None:
+    """Runs an earlier dreval process left "Started" when it was killed are failed now, and said so."""
+    if not (settings.dagster_home / "dagster.yaml").exists():
+        return  # no instance yet: no run can be orphaned
+    from .defs.orphans import mark_orphaned_runs
+    from .defs.runner import open_instance
+
+    orphaned = mark_orphaned_runs(open_instance(settings))
+    if orphaned:
+        print(f"marked {len(orphaned)} orphaned run(s) failed (their dreval process was killed or interrupted): "
+              + ", ".join(run_id[:8] for run_id in orphaned))
 
 
 def _preflight_judge(settings: Settings, store: Store) -> None:

@@ -22,9 +22,20 @@ from ..store.db import Store
 from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
 from ..store.published import last_published_import
 from ..store.registry import load_systems, load_tasks, task_hashes
+from .orphans import run_tags
 from .partitions import system_task_key
 
-DAGSTER_YAML = "telemetry:\n  enabled: false\n"
+# Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the CLI's own runs are
+# checked at its start, `orphans.mark_orphaned_runs`).
+DAGSTER_YAML = """telemetry:
+  enabled: false
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  max_resume_run_attempts: 0
+  poll_interval_seconds: 60
+"""
+OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 # The event log keeps every event; the console shows only warnings and errors.
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -33,7 +44,7 @@ def open_instance(settings: Settings) -> DagsterInstance:
     """The home's own Dagster instance, shared with `dagster dev` when DAGSTER_HOME points there."""
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
+    if not config.exists() or config.read_text() == OLD_DAGSTER_YAML:
         config.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return DagsterInstance.get()
@@ -237,9 +248,9 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
 
 
 def _launch(defs, instance, job_name, first, last, description, echo) -> RunOutcome:
-    tags = {}
+    tags = run_tags()
     if first is not None:
-        tags = {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
+        tags |= {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
     echo(f"run {job_name}: {description}")
     started = time.monotonic()
     result = defs.resolve_job_def(job_name).execute_in_process(
