@@ -125,12 +125,15 @@ def evaluation_targets(store: Store, ready_tasks: list[str], new_systems: list[s
     return targets
 
 
-def evaluated(store: Store, pairs: Iterable[tuple[str, str]]) -> bool:
-    """Whether every (system, task) pair has metric_scores materialised."""
+def evaluated(store: Store, pairs: Iterable[tuple[str, str]], since: str | None = None) -> bool:
+    """Whether every (system, task) pair has metric_scores materialised (at or after `since`, the time
+    its evaluation was requested: an older materialisation is the one being replaced)."""
     pairs = list(pairs)
     if not pairs:
         return True
+    after = "AND m.materialized_at >= CAST(? AS TIMESTAMP)" if since else ""
     done = store.query(
         "SELECT count(*) FROM materialized_partitions m JOIN (SELECT unnest(?) AS system, unnest(?) AS task) p "
-        "USING (system, task) WHERE m.asset = 'metric_scores'", [[s for s, _ in pairs], [t for _, t in pairs]]).item()
+        f"USING (system, task) WHERE m.asset = 'metric_scores' {after}",
+        [[s for s, _ in pairs], [t for _, t in pairs], *([since] if since else [])]).item()
     return done == len(set(pairs))

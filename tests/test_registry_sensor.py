@@ -124,3 +124,25 @@ def test_refresh_schedules_are_off_unless_switched_on(tmp_path, monkeypatch):
         "wlc_refresh_schedule": DefaultScheduleStatus.STOPPED, "miroeval_refresh_schedule": DefaultScheduleStatus.STOPPED}
     monkeypatch.setenv("DREVAL_LIVE_REFRESH", "1")
     assert {s.default_status for s in build_definitions(Settings(tmp_path)).schedules} == {DefaultScheduleStatus.RUNNING}
+
+
+def test_first_tick_on_a_filled_home_runs_only_what_is_due_and_the_leaderboard_waits(daemon):
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    for _ in range(3):
+        daemon.carry_out(daemon.tick())
+    # `dagster dev` started on the filled home: a fresh cursor must not re-run everything
+    fresh = Daemon(daemon.home)
+    first = fresh.tick()
+    assert not first.run_requests  # (its partitions and task versions are declared again, harmlessly)
+
+    # one report changed beside the registry: only its evaluation is due
+    report = next((daemon.home / "inbox").rglob("careful-scholar/100002.md"))
+    report.write_text(report.read_text().replace("Harbour Line", "Harbour Line corridor", 1))
+    fresh = Daemon(daemon.home)
+    first = fresh.tick()
+    assert ranges([(r.job_name, {k.split("/")[-1]: v for k, v in r.tags.items()}) for r in first.run_requests]) == [
+        ("evaluate_job", "careful-scholar|tvir.100002", "careful-scholar|tvir.100002")]
+    # the evaluation has not run yet: its old materialisation must not let the leaderboard start
+    assert not fresh.tick().run_requests
+    fresh.carry_out(first)
+    assert ranges(fresh.carry_out(fresh.tick())) == [("leaderboard_job", None, None)]

@@ -12,6 +12,7 @@ The refresh jobs run the live sources; their schedules are stopped unless DREVAL
 
 import hashlib
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 from dagster import (AddDynamicPartitionsRequest, DefaultScheduleStatus, DefaultSensorStatus, OpExecutionContext,
@@ -20,13 +21,14 @@ from dagster import (AddDynamicPartitionsRequest, DefaultScheduleStatus, Default
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from .. import inbox
+from ..config import Settings
 from ..live.config import LiveConfig
 from ..live.refresh import SCHEDULES, SOURCES, refresh
 from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
-from .runner import contiguous_ranges
+from .runner import Selection, contiguous_ranges, plan
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
@@ -54,31 +56,48 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     partitions = [AddDynamicPartitionsRequest(name, keys) for name, keys in
                   (("task", changes.tasks), ("system", changes.systems)) if keys]
 
-    # evaluation waits for its tasks: a task is ready once its current version is materialised
-    pending_tasks = list(dict.fromkeys([*state.get("pending_tasks", []), *changes.tasks]))
-    ready = inbox.tasks_ready(store, pending_tasks)
-    # a new system is planned at once on every materialised task; later tasks reach it through the
-    # ready tasks, which every system evaluates
-    targets = inbox.evaluation_targets(store, ready, changes.systems) if (ready or changes.systems) else {}
+    if not context.cursor:
+        # first tick on a home (maybe filled by the CLI): only what the CLI's planner finds due
+        due = plan(store, Selection(), Settings.from_env(dreval.home))
+        pending_tasks, ready = list(due.tasks), []
+        targets = {system: [t for t in tasks if t not in due.tasks] for system, tasks in due.per_system.items()}
+        targets = {system: tasks for system, tasks in targets.items() if tasks}
+        leaderboard_due = due.leaderboard
+        tasks_to_run = list(due.tasks)
+    else:
+        # evaluation waits for its tasks: a task is ready once its current version is materialised
+        pending_tasks = list(dict.fromkeys([*state.get("pending_tasks", []), *changes.tasks]))
+        ready = inbox.tasks_ready(store, pending_tasks)
+        # a new system is planned at once on every materialised task; later tasks reach it through the
+        # ready tasks, which every system evaluates
+        targets = inbox.evaluation_targets(store, ready, changes.systems) if (ready or changes.systems) else {}
+        leaderboard_due, tasks_to_run = False, changes.tasks
 
     # ranges follow the partition order; new keys are appended to it in registration order
     known = list(context.instance.get_dynamic_partitions("task")) if (changes.tasks or targets) else []
     listed = set(known)
     order = known + [k for k in changes.tasks if k not in listed]
     requests = [_ranged("tasks_job", first, last, changes.newest)
-                for first, last in contiguous_ranges(changes.tasks, order)]
+                for first, last in contiguous_ranges(tasks_to_run, order)]
     evaluating = [tuple(pair) for pair in state.get("evaluating", [])]
+    since = state.get("evaluating_since")
+    if targets:
+        since = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
     for system, task_keys in targets.items():
         requests += [_ranged("evaluate_job", str(system_task_key(system, first)), str(system_task_key(system, last)),
                              changes.newest, sorted(ready)) for first, last in contiguous_ranges(task_keys, order)]
         evaluating += [(system, task) for task in task_keys]
 
-    # the leaderboard once everything requested is evaluated (a failed run leaves it pending)
-    if evaluating and not targets and inbox.evaluated(store, evaluating):
+    # the leaderboard once every evaluation requested has materialised anew (a failed run leaves it pending)
+    if evaluating and not targets and inbox.evaluated(store, evaluating, since):
         requests.append(RunRequest(run_key=_run_key("leaderboard", changes.newest, evaluating),
                                    job_name="leaderboard_job"))
         evaluating = []
+    elif leaderboard_due and not evaluating and not requests:
+        requests.append(RunRequest(run_key=_run_key("leaderboard", changes.newest, "first tick"),
+                                   job_name="leaderboard_job"))
     cursor = json.dumps({"inbox": seen, "registered_at": changes.newest, "evaluating": evaluating,
+                         "evaluating_since": since if evaluating else None,
                          "pending_tasks": [t for t in pending_tasks if t not in ready]})
     if not requests and not partitions:
         return SensorResult(skip_reason=SkipReason("nothing new"), cursor=cursor)
