@@ -1,9 +1,11 @@
-"""TVIR-Bench (../shared/methods/tvir.md): textual metrics CS, AEC, IA, WQ, ADB, FLC; its release loader."""
+"""TVIR-Bench (../shared/methods/tvir.md): textual metrics CS, AEC, IA, WQ, ADB, FLC; the visual assessment
+(FQ, MC, FCQ, FCI, CSC: visual_judgments.py, visual_scores.py); its release loader."""
 from ...core import report_features
 from ..protocol import Benchmark
 from ..rubric import Rubric
 from .heuristic import HANDLERS
 from .metrics import SUITE
+from .visual_judgments import visual_assessment
 
 WRITING_QUALITY = Rubric("tvir.wq", "tvir", "Writing quality", (
     ("coherence", "coherence and organisation: a logical order, sections that build on each other"),
@@ -23,4 +25,5 @@ CONTRADICTIONS = Rubric("tvir.flc", "tvir", "Contradictions", (("count", "intern
                         template="tvir/contradictions")
 
 BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader",
-                      rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH, CONTRADICTIONS), heuristic_handlers=HANDLERS)
+                      rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH, CONTRADICTIONS), heuristic_handlers=HANDLERS,
+                      report_judgments=(visual_assessment,))

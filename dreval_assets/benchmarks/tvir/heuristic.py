@@ -1,4 +1,7 @@
-"""TVIR's offline handler: internal contradictions as same-unit, different-number sentence pairs (FLC)."""
+"""TVIR's offline handlers: internal contradictions as same-unit, different-number sentence pairs (FLC);
+multimodal composition on the measured composition facts (`visual_text.offline_composition`). What
+needs eyes (chart checks, captions against images, figure integration, charts against sources) is
+N/A `model_failure`, saying so: the offline judge never guesses what an image shows."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -7,7 +10,10 @@ from pydantic import BaseModel
 
 from ...core.models import ContradictionCount
 from ...core.report_features import contradiction_candidates
-from ...judges.readable import READS_WORD_LISTS, require_readable
+from ...judges.readable import READS_WORD_LISTS, NotRead, require_readable
+from .visual_models import (CAPTION_TEMPLATE, CHART_CHECKS_TEMPLATE, CHART_SOURCE_TEMPLATE, COMPOSITION_TEMPLATE,
+                            INTEGRATION_TEMPLATE, CompositionScores, Dimension)
+from .visual_text import offline_composition
 
 def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`contradictions`: sentence pairs giving different numbers in one unit about the same thing."""
@@ -17,4 +23,24 @@ def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict
     return ContradictionCount(count=len(found), examples=found[:10]), {}
 
 
-HANDLERS = {"tvir/contradictions": answer_contradictions}
+def answer_composition(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`tvir/composition`: the documented scale on the counted figures, sections, kinds and captions."""
+    scores = offline_composition(variables["facts_map"])
+    return CompositionScores(**{d: Dimension(score=s, reason=r) for d, (s, r) in scores.items()}), {}
+
+
+def cannot_see(what: str):
+    def answer(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+        raise NotRead(f"the offline judge cannot see images: {what} of {variables.get('figure', 'a figure')}")
+    answer.__doc__ = f"N/A model_failure: {what} needs a vision judge."
+    return answer
+
+
+HANDLERS = {
+    "tvir/contradictions": answer_contradictions,
+    COMPOSITION_TEMPLATE: answer_composition,
+    CHART_CHECKS_TEMPLATE: cannot_see("the chart checklist"),
+    CAPTION_TEMPLATE: cannot_see("caption accuracy against the image"),
+    INTEGRATION_TEMPLATE: cannot_see("the figure's integration in its context"),
+    CHART_SOURCE_TEMPLATE: cannot_see("the chart's values against its sources"),
+}

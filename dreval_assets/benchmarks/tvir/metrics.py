@@ -1,12 +1,14 @@
-"""TVIR-Bench (methods/tvir.md): the textual assessment (CS, IA, WQ, ADB, FLC; AEC) and the published
-aggregation TA = mean(CS, IA, WQ, ADB, FLC), VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA).
-The visual parts are N/A until the visual assessment is built; a text-only report has no VA and so no
+"""TVIR-Bench (methods/tvir.md): the textual assessment (CS, IA, WQ, ADB, FLC; AEC), the visual one
+(FQ, MC, FCQ, FCI, CSC: visual_scores.py) and the published aggregation TA = mean(CS, IA, WQ, ADB, FLC),
+VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA). A text-only report has no VA and so no
 Overall (the paper's rule)."""
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
+from .formulas import csc_score, dimension_mean  # noqa: F401 (csc_score: TVIR's published table, kept here too)
+from .visual_scores import VISUAL_PARTS, visual_parts
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
 POLICY = (f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); "
@@ -29,21 +31,6 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
         *citation_support(evidence),
         *visual_parts(evidence),
     ]
-
-
-VISUAL_PARTS = ("fq", "mc", "fcq", "fci", "csc")
-TEXT_ONLY = "text-only report (no figure): TVIR has no visual assessment for it"
-VISUAL_NOT_BUILT = "the visual assessment is not built yet (figure quality, composition, captions, integration, chart-source)"
-
-
-def visual_parts(evidence: ReportEvidence) -> list[MetricValue]:
-    """FQ, MC, FCQ, FCI, CSC: N/A until a vision judge scores them; for a report without figures the
-    paper's rule, not a failure of ours, says why."""
-    if not evidence.figures:
-        return [not_available("tvir", m, "0-100", "model_failure", TEXT_ONLY, evidence.judge) for m in VISUAL_PARTS]
-    return [not_available("tvir", m, "0-100", "pipeline_failure",
-                          f"{VISUAL_NOT_BUILT}; {len(evidence.figures)} figure(s) found", evidence.judge)
-            for m in VISUAL_PARTS]
 
 
 def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
@@ -120,11 +107,11 @@ SUITE = Suite(
      MetricSpec("cs", "0-100", True, "citation support: 1 / 0.5 / 0 per fact-citation pair, mean", cites=True,
                 claims=True),
      MetricSpec("aec", "count", True, "effective citations: sum of CS credits per task", cites=True, claims=True),
-     MetricSpec("fq", "0-100", True, "figure quality: image and chart quality, count-weighted (not built)"),
-     MetricSpec("mc", "0-100", True, "multimodal composition: 2 dimensions 1-10 (not built)"),
-     MetricSpec("fcq", "0-100", True, "figure caption quality: 3 dimensions 1-10 per figure (not built)"),
-     MetricSpec("fci", "0-100", True, "figure-context integration: 3 dimensions 1-10 per figure (not built)"),
-     MetricSpec("csc", "0-100", True, "chart-source consistency: contradictions mapped by the table (not built)"),
+     MetricSpec("fq", "0-100", True, "figure quality: image and chart quality, count-weighted"),
+     MetricSpec("mc", "0-100", True, "multimodal composition: 2 dimensions 1-10"),
+     MetricSpec("fcq", "0-100", True, "figure caption quality: 3 dimensions 1-10 per figure"),
+     MetricSpec("fci", "0-100", True, "figure-context integration: 3 dimensions 1-10 per figure"),
+     MetricSpec("csc", "0-100", True, "chart-source consistency: contradictions mapped by the table"),
      MetricSpec("ta", "0-100", True, "textual assessment: mean(CS, IA, WQ, ADB, FLC)", aggregate="of_parts"),
      MetricSpec("va", "0-100", True, "visual assessment: mean(FQ, MC, FCQ, FCI, CSC)", aggregate="of_parts"),
      MetricSpec("overall", "0-100", True, "TVIR Overall: mean(TA, VA); none for a text-only report",
@@ -148,20 +135,6 @@ def flc_score(contradictions: int) -> float:
         if low <= contradictions <= high:
             return score / 10
     return 0.1
-
-
-def csc_score(contradictions: int) -> float:
-    """CSC per chart: 0 -> 10, 1 -> 9, ... 8 -> 2, >= 9 -> 1; then /10."""
-    if contradictions < 0:
-        raise ValueError("a contradiction count cannot be negative")
-    return max(1, 10 - contradictions) / 10
-
-
-def dimension_mean(scores_1_to_10: list[float]) -> float:
-    """WQ / ADB: sum of 1-10 dimension scores over 10 x dimensions, in [0, 1]."""
-    if not scores_1_to_10:
-        raise ValueError("no dimension scores")
-    return sum(scores_1_to_10) / (10 * len(scores_1_to_10))
 
 
 def checklist_alignment(credits: list[float]) -> float:

@@ -1,0 +1,98 @@
+"""TVIR multimodal composition (MC) reads the report's text form: each valid figure replaced by a
+placeholder with its kind and (revised) caption, invalid figures blanked (the paper's sanitising:
+they do not count as figures). Also the measured composition facts and the offline judge's
+documented scale on them (no text is read, so it answers in every language)."""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping, Sequence
+
+from ..judging import FigureImage
+
+_IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)|<img\b[^>]*>", re.I)
+_SRC_ATTR_RE = re.compile(r"""\bsrc\s*=\s*["']?([^"'\s>]+)""", re.I)
+_HEADING_RE = re.compile(r"^#{1,6}\s+\S", re.M)
+_WORD_RE = re.compile(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+")  # a Chinese character counts as a word
+
+# The offline scale (ours): full quantity credit at 0.5-2 valid figures per section.
+FIGURES_PER_SECTION = (0.5, 2.0)
+
+
+def placeholder(number: int, figure: FigureImage, caption: str) -> str:
+    text = " ".join(caption.split()) or "no caption"
+    return f"[Figure {number} ({figure.kind}): {text}]"
+
+
+def text_form(report: str, figures: Sequence[FigureImage], captions: Mapping[int, str]) -> str:
+    """The report with each image reference the parser made a figure of replaced: a valid figure by
+    its placeholder (`captions`: figure index -> caption to show, e.g. a revised one), an invalid one
+    by nothing. Image references are matched to figures by their src, else in order."""
+    pending = list(figures)
+    numbers = {f.figure: n for n, f in enumerate((f for f in figures if f.status == "ok"), start=1)}
+
+    def swap(match: re.Match) -> str:
+        src = match.group(1) if match.group(1) is not None else _src_attr(match.group(0))
+        figure = next((f for f in pending if f.src == src), None) or next(
+            (f for f in pending if src and f.src.rsplit("/", 1)[-1] == src.rsplit("/", 1)[-1]), None)
+        if figure is None:
+            return match.group(0)  # an image the parser did not take for a figure: left as written
+        pending.remove(figure)
+        if figure.status != "ok":
+            return ""
+        return placeholder(numbers[figure.figure], figure, captions.get(figure.figure, figure.caption))
+
+    return _IMAGE_RE.sub(swap, report)
+
+
+def _src_attr(tag: str) -> str:
+    found = _SRC_ATTR_RE.search(tag)
+    return found.group(1) if found else ""
+
+
+def composition_facts(report: str, figures: Sequence[FigureImage]) -> dict[str, Any]:
+    """What the offline composition scale reads: valid and invalid figures, sections and how many of
+    them hold a figure, captioned figures, kinds and origins (own files or web images), length."""
+    valid = [f for f in figures if f.status == "ok"]
+    return {
+        "valid_figures": len(valid),
+        "invalid_figures": len(figures) - len(valid),
+        "sections": max(1, len(_HEADING_RE.findall(report))),
+        "sections_with_figures": len({f.section for f in valid}),
+        "captioned": sum(1 for f in valid if f.caption.strip()),
+        "kinds": sorted({f.kind for f in valid}),
+        "web_images": sum(1 for f in valid if f.src.lower().startswith(("http://", "https://"))),
+        "words": len(_WORD_RE.findall(report)),
+    }
+
+
+def offline_composition(facts: Mapping[str, Any]) -> dict[str, tuple[int, str]]:
+    """The documented scale, 1-10 per dimension:
+    layout = 1 + 9 x (0.5 quantity + 0.3 spread + 0.2 captioned share), quantity 1 at 0.5-2 valid
+    figures per section and proportionally less outside, spread = sections holding a figure over
+    min(sections, figures); variety = 1 + 9 x (0.7 kinds + 0.3 origins), kinds 0 / 0.5 / 1 for one,
+    two, three or more kinds (photo, chart, table, diagram), origins 1 when own files and web images
+    are both used. No valid figure: 1 and 1 (the suite scores MC 0 then anyway)."""
+    n = int(facts["valid_figures"])
+    if n == 0:
+        return {"layout": (1, "no valid figure"), "variety": (1, "no valid figure")}
+    sections = max(1, int(facts["sections"]))
+    per_section = n / sections
+    low, high = FIGURES_PER_SECTION
+    quantity = per_section / low if per_section < low else high / per_section if per_section > high else 1.0
+    spread = int(facts["sections_with_figures"]) / min(sections, n)
+    captioned = int(facts["captioned"]) / n
+    layout = 1 + 9 * (0.5 * quantity + 0.3 * min(1.0, spread) + 0.2 * captioned)
+    kinds = len(facts["kinds"])
+    web = int(facts["web_images"])
+    origins = 1.0 if 0 < web < n else 0.0
+    variety = 1 + 9 * (0.7 * min(1.0, (kinds - 1) / 2) + 0.3 * origins)
+    return {
+        "layout": (_scale(layout), f"offline measure: {n} valid figure(s) over {sections} section(s) "
+                                   f"(quantity {quantity:.2f}), spread {spread:.2f}, captioned {captioned:.2f}"),
+        "variety": (_scale(variety), f"offline measure: kinds {', '.join(facts['kinds'])}; "
+                                     f"{web} web image(s) of {n}"),
+    }
+
+
+def _scale(value: float) -> int:
+    return max(1, min(10, int(value + 0.5)))
