@@ -93,6 +93,8 @@ SELECT * FROM (VALUES
     ('miroeval', 'synthesis', 'miroeval/criteria_scores'), ('miroeval', 'synthesis', 'miroeval/rubric'),
     ('miroeval', 'grounding', 'miroeval/key_facts'), ('drb', 'race', 'drb/race_scores'),
     ('miroeval', 'process', 'miroeval/process_findings'), ('miroeval', 'process', 'miroeval/process_scores'),
+    ('mmdr', 'vef', 'mmdr/vef'), ('mmdr', 'mosaic', 'mmdr/mosaic_item'),
+    ('mmdr', 'sem', 'mmdr/mosaic_item'), ('mmdr', 'acc', 'mmdr/mosaic_item'), ('mmdr', 'vqa', 'mmdr/mosaic_item'),
     -- the names these templates had before prompts/<benchmark>/ (ledgers written then)
     ('mmdr', 'evi', 'trace_weights'), ('tvir', 'flc', 'contradictions'),
     ('wlc', 'well_written', 'pairwise_criteria'), ('wlc', 'broad', 'pairwise_criteria'),

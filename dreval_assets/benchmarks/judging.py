@@ -39,6 +39,8 @@ class FigureImage:
     measure: ImageMeasure | None = None
     duplicate_of: int | None = None  # index of an earlier figure of the same report showing the same image
     image: ImageInput | None = None  # set exactly when status is ok
+    invalid_bucket: str | None = None  # whose failure an invalid image is (report_images.na_reason): model_failure
+    # is the report's own (a benchmark may score it as failed), another bucket ours (N/A, never a 0)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ report_judgments rows, kind `mosaic`, item ids `mmdr.mosaic.i<k>.<type>.<part>` 
 number in parsed_reports.figures, from 1): `image_ok` 1 for a usable image and the judge's values of
 the type's parts (sem/acc/vqa/h and f, in [0, 1]) or their N/A; an unusable image has one row
 `image_<why>` (missing, unreadable, pseudo_visual, invalid) scoring 0, its reason beside it, and no
-call. Not built: paragraphs that cite an image URL without embedding it.
+call; an image we could not get (a remote image while fetching is off, a failed download: its bucket is
+not model_failure) is N/A with that bucket, never a 0. Not built: paragraphs that cite an image URL
+without embedding it.
 
 The offline judge cannot see images: every usable item is N/A `model_failure` (MOSAIC N/A with that
 reason); a report whose every image is unusable still scores its failed items 0, as the paper does.
@@ -165,6 +167,10 @@ def mosaic(ctx: JudgmentContext) -> pl.DataFrame:
             visual_type = route(fig.kind, fig.caption)
             if fig.status != "ok" or fig.image is None:
                 why = fig.invalid_reason or "the image is not usable"
+                if fig.invalid_bucket not in (None, "model_failure"):  # not the report's fault: no 0
+                    rows += [_row(system, task, fig, visual_type, part, ctx, na_reason=fig.invalid_bucket,
+                                  reason=f"image not available to judge: {why}") for part in item_parts(visual_type)]
+                    continue
                 rows.append(_row(system, task, fig, visual_type, unusable_part(why), ctx, score=0.0,
                                  reason=f"failed item (paper: an unusable image scores 0): {why}"))
                 continue

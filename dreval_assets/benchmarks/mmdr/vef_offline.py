@@ -31,7 +31,7 @@ READS = frozenset({"en", "latn"})
 ANCHOR = 5  # tokens each side of a value that say which slot it fills
 SLOT_WORDS = 2
 MAGNITUDE = 5  # a value more than this many times larger or smaller is another quantity
-_TOKEN = re.compile(r"(?:(?<=[\s(])[+\u2212])?\d[\d,]*(?:\.\d+)?%?|[A-Za-z][A-Za-z'-]*")
+_TOKEN = re.compile(r"(?:(?<=[\s(])[+\u2212])?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[A-Za-z][A-Za-z'-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])|\n+")
 _NOT_VALUES = re.compile(r"\[\d+(?:\s*[-,\u2013]\s*\d+)*\]|\b(?:fig(?:ure)?|table|chart)\.?\s*\d+\b", re.I)
 _ORDINALS = frozenset("first second third fourth q1 q2 q3 q4 h1 h2 january february march april may june july "

@@ -1,0 +1,289 @@
+"""MMDR VEF and MOSAIC: the paper's item formula, routing and VEF rule on hand-computed cases; the rows
+users read (report_judgments and metric_scores) offline and through the loopback vision judge; unusable
+images as failed items and images we could not get as N/A."""
+from __future__ import annotations
+
+import hashlib
+import io
+
+import polars as pl
+import pytest
+from PIL import Image, ImageDraw
+
+from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
+from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
+from dreval_assets.benchmarks.mmdr import metrics as mmdr
+from dreval_assets.benchmarks.mmdr.mosaic import item_claim, mosaic, route
+from dreval_assets.benchmarks.mmdr.vef import offline_vef, vef
+from dreval_assets.benchmarks.mmdr.vef_offline import measure_vef
+from dreval_assets.benchmarks.mmdr.visual_metrics import vef_passes
+from dreval_assets.benchmarks.suites import SUITES
+from dreval_assets.core.images import for_judge
+from dreval_assets.judges.base import ImageInput
+from dreval_assets.judges.heuristic import HeuristicJudge
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.judges.readable import NotRead
+from dreval_assets.stages.frames import SCHEMAS, frame
+from recording_judge import RecordingJudge
+
+GT = ("Bar chart of quarterly shipments of autonomous mobile robots by Lumenfield Robotics. "
+      "The fourth quarter of 2023 shows 3,600 units. In 2024 shipments were 3,800 units in the first quarter, "
+      "4,200 in the second, 4,800 in the third and 5,600 in the fourth quarter.")
+CAREFUL = ("# Lumenfield shipments\n\nAs the attached chart shows, Lumenfield Robotics shipped 3,800 robots in the "
+           "first quarter of 2024, 4,200 in the second, 4,800 in the third and 5,600 in the fourth quarter [1]. "
+           "Fourth-quarter shipments reached a record 5,600 units, against 3,600 in the fourth quarter of 2023 [1].\n\n"
+           "References:\n[1] https://www.lumenfield.example/results - Results\n")
+CARELESS = ("# Lumenfield shipments\n\nAs the attached chart shows, Lumenfield Robotics grew quickly in 2024 [1]. "
+            "Fourth-quarter shipments reached a record 6,500 units, against 3,600 in the fourth quarter of 2023 [1].\n\n"
+            "References:\n[1] https://www.lumenfield.example/results - Results\n")
+URL = "https://www.lumenfield.example/results"
+
+
+def report_row(system, task, text, status="ok"):
+    return {**{k: None for k in SCHEMAS["reports"]}, "system": system, "task": task, "status": status, "text": text}
+
+
+def task_row(task, gt=GT, version="v1"):
+    return {**{k: None for k in SCHEMAS["tasks"]}, "task": task, "benchmark": "mmdr", "query": "Explain the chart.",
+            "modality": "multimodal", "visual_ground_truth": gt, "visual_ground_truth_version": version if gt else None}
+
+
+def context(keys, reports, tasks, judge, figures=None):
+    return JudgmentContext(keys, frame("reports", reports), frame("tasks", tasks), frame("task_rubrics", []), judge,
+                           figures=figures or {})
+
+
+def png(bars=(3, 5, 7), color=(200, 90, 30)) -> bytes:
+    image = Image.new("RGB", (320, 200), "white")
+    draw = ImageDraw.Draw(image)
+    for i, height in enumerate(bars):
+        draw.rectangle((30 + 60 * i, 190 - 20 * height, 70 + 60 * i, 190), fill=color)
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def figure(system, task, n, caption, context_text, kind="chart", data=None, reason="", bucket=None):
+    image = None
+    if data is not None:
+        sent, mime = for_judge(data)
+        image = ImageInput(f"images/f{n}.png", f"hash{n}", mime, sent)
+    return FigureImage(system, task, n, f"images/f{n}.png", caption, "", (1,), context_text, kind,
+                       "ok" if data is not None else "invalid", reason, image=image, invalid_bucket=bucket)
+
+
+def evidence_from(rows: pl.DataFrame, system: str, task: str, figures=(), version="v1", claims=()) -> ReportEvidence:
+    """The mmdr suite's evidence from report_judgments rows, as stages/scores.py hands them over."""
+    mine = rows.filter((pl.col("system") == system) & (pl.col("task") == task))
+    return ReportEvidence(system, task, "mmdr", "judge-x", claims=list(claims), figures=list(figures),
+                          inputs={"mmdr.visual_gt_version": version},
+                          rubric_scores=dict(zip(mine["item_id"], mine["score"])),
+                          judgment_failures={r["item_id"]: (r["na_reason"], r["reason"] or "")
+                                             for r in mine.iter_rows(named=True) if r["na_reason"]})
+
+
+def scored(ev: ReportEvidence) -> dict:
+    return {v.metric: v for v in SUITES["mmdr"].score(ev)}
+
+
+# -- formulas and rules by hand
+
+
+def test_mosaic_item_scores_by_type_by_hand():
+    assert mmdr.mosaic_item("DATACHART", sem=0.9, acc=0.8, vqa=0.5, f=0.9) == pytest.approx(0.9 * (0.72 + 0.05))
+    assert mmdr.mosaic_item("OCRCHART", sem=0.0, acc=0.5, vqa=1.0, f=1.0) == pytest.approx(0.45 + 0.1)
+    assert mmdr.mosaic_item("PHOTO", sem=0.6, acc=0.0, vqa=0.4, f=0.5) == pytest.approx(0.25)
+    assert mmdr.mosaic_item("DIAGRAM", sem=0.0, acc=0.0, vqa=0.8, f=1.0, h=0.2) == pytest.approx(0.8)
+    with pytest.raises(ValueError):
+        mmdr.mosaic_item("MAP", 1, 1, 1, 1)
+
+
+def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
+    assert route("chart", "Figure 1: quarterly shipments") == "DATACHART"
+    assert route("chart", "Table 2: shipments by quarter, bar chart") == "OCRCHART"  # table words win
+    assert route("photo", "Figure 3: a scanned invoice") == "OCRCHART"
+    assert route("photo", "Figure 4: a comfortable, stable warehouse floor") == "PHOTO"  # no whole-word cue
+    assert route("table", "Figure 5: market shares") == "OCRCHART"
+    assert route("diagram", "Figure 6: the picking workflow") == "DIAGRAM"
+    assert route("photo", "图 7：各季度出货量表格") == "OCRCHART"
+
+
+def test_item_claim_takes_the_sentences_about_the_figure_not_its_caption():
+    ctx = ("Demand rose across Europe. As the chart shows, shipments rose from 7,200 in 2022 to 18,400 in 2024 [1].\n"
+           "Figure 1: Shipments of 7,200 in 2022 and 18,400 in 2024 [1]\n<figure>\nMargins improved. "
+           "The 18,400 units came mostly from one model [1].")
+    claim = item_claim(ctx, "Figure 1: Shipments of 7,200 in 2022 and 18,400 in 2024 [1]")
+    assert claim == ("As the chart shows, shipments rose from 7,200 in 2022 to 18,400 in 2024 [1]. "
+                     "The 18,400 units came mostly from one model [1].")
+    assert item_claim("Costs fell. Staff left.\n<figure>\nSales grew. Prices held.", "A photo") == \
+        "Staff left. Sales grew."  # nothing refers to it: the sentence on each side
+
+
+def test_vef_rule_is_strict():
+    assert vef_passes(6, "PASS") and vef_passes(10, "pass")
+    assert not vef_passes(5, "PASS")  # score < 6 is FAIL even when the verdict says PASS
+    assert not vef_passes(9, "FAIL")
+    assert not vef_passes(9, "PASS", wrong_identity=True) and not vef_passes(9, "PASS", false_presence=True)
+
+
+def test_offline_vef_measures_stated_and_contradicted_values():
+    careful = measure_vef(GT, CAREFUL)
+    assert careful.contradicted == () and (careful.stated, careful.elements) == (8, 8)  # 7 values and the name
+    careless = measure_vef(GT, CARELESS)
+    assert careless.contradicted == ("ground truth 5600 vs report 6500 (fourth, quarter)",)
+    assert offline_vef(GT, CAREFUL).model_dump(include={"score", "verdict"}) == {"score": 10, "verdict": "PASS"}
+    failed = offline_vef(GT, CARELESS)
+    assert (failed.score, failed.verdict, failed.failure_type) == (4, "FAIL", "DTE")
+    # Another period is not a contradiction: 5,600 for 2024 does not contradict 3,600 for 2023.
+    assert measure_vef(GT, "In the fourth quarter of 2024 shipments were 5,600 units, a record.").contradicted == ()
+    silent = offline_vef(GT, "The company is doing well and its outlook is good, according to analysts.")
+    assert (silent.verdict, silent.failure_type) == ("FAIL", "STO")
+    with pytest.raises(NotRead, match="Chinese"):
+        offline_vef(GT, "该公司在二零二四年的出货量创下纪录，第四季度表现最好，分析师认为前景良好。")
+
+
+# -- VEF rows and metric
+
+
+def test_vef_rows_and_metric_offline():
+    keys = [("careful", "t1"), ("careless", "t1"), ("careful", "t2")]
+    reports = [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS),
+               report_row("careful", "t2", CAREFUL)]
+    judge = HeuristicJudge()
+    rows = vef(context(keys, reports, [task_row("t1"), task_row("t2", gt=None)], judge))
+    assert judge.stats.requests == 2  # no call for the task without a visual ground truth
+    got = {(r["system"], r["task"], r["item_id"]): r for r in rows.iter_rows(named=True)}
+    assert got[("careful", "t1", "mmdr.vef.pass")]["score"] == 1.0
+    assert got[("careful", "t1", "mmdr.vef.score")]["score"] == 10.0
+    fail = got[("careless", "t1", "mmdr.vef.pass")]
+    assert fail["score"] == 0.0 and fail["item"] == "FAIL" and "visual GT v1" in fail["reason"]
+    assert got[("careless", "t1", "mmdr.vef.failure.dte")]["score"] == 1.0
+    assert got[("careful", "t2", "mmdr.vef.pass")]["na_reason"] == "data_accessibility"
+    supported = [ClaimEvidence("c1", "sentence", "x", (URL,), (), (SourceVerdict(URL, "supported"),))]
+    m = scored(evidence_from(rows, "careful", "t1", claims=supported))
+    assert m["vef"].value == 100.0 and m["vef"].detail.startswith("PASS: judge score 10/10, verdict PASS")
+    assert m["trace"].value == pytest.approx(100.0)  # 0.6 EVI + 0.4 VEF, both 100
+    m = scored(evidence_from(rows, "careless", "t1", claims=supported))
+    assert m["vef"].value == 0.0 and "failure type DTE" in m["vef"].detail and "visual GT v1" in m["vef"].detail
+    assert m["trace"].value == pytest.approx(60.0)
+    m = scored(evidence_from(rows, "careful", "t2", claims=supported))
+    assert m["vef"].value is None and m["vef"].na_reason == "data_accessibility"
+    assert m["trace"].na_reason == "data_accessibility" and m["trace"].detail.startswith("needs vef")
+
+
+def test_vef_score_below_six_fails_even_when_the_judge_says_pass():
+    rows = frame("report_judgments", [
+        {"system": "s", "task": "t", "kind": "vef", "item_id": f"mmdr.vef.{k}", "item": k, "score": v, "credit": None,
+         "reason": "", "na_reason": None, "judge": "judge-x", "template": "mmdr/vef", "template_hash": "",
+         "cache_key": None}
+        for k, v in (("pass", 0.0), ("score", 5.0), ("verdict", 1.0), ("wrong_identity", 0.0),
+                     ("false_presence", 0.0))])
+    m = scored(evidence_from(rows, "s", "t"))
+    assert m["vef"].value == 0.0 and m["vef"].detail.startswith("FAIL: judge score 5/10, verdict PASS")
+
+
+def test_vef_through_the_loopback_judge(llm, calls):
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
+                        calls)
+    keys = [("careful", "t1"), ("careless", "t1")]
+    rows = vef(context(keys, [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS)],
+                       [task_row("t1")], judge))
+    assert llm.n_calls == 2 and llm.n_image_parts == 0  # the ground truth is text: no vision needed
+    passed = rows.filter(pl.col("item_id") == "mmdr.vef.pass").sort("system")
+    assert passed["system"].to_list() == ["careful", "careless"] and passed["score"].to_list() == [1.0, 0.0]
+    assert passed["cache_key"].null_count() == 0
+    assert passed["judge"].to_list() == [judge.judge_id] * 2
+
+
+# -- MOSAIC
+
+
+CAREFUL_CAPTION = "Figure 1: Lumenfield shipped 3,800, 4,200, 4,800 and 5,600 robots in the four quarters of 2024 [1]"
+CAREFUL_CONTEXT = ("As the chart shows, shipments were 3,800 in the first quarter, 4,200 in the second, 4,800 in the "
+                   "third and 5,600 in the fourth [1].\n<figure>\nGrowth came from the Atlas-3 robot.")
+CARELESS_CAPTION = "Figure 1: Lumenfield shipments, 2024"
+CARELESS_CONTEXT = ("As the chart shows, shipments reached a record 6,500 in the fourth quarter [1].\n<figure>\n"
+                    "Growth came from the Atlas-3 robot.")
+PHOTO_CAPTION = "Figure 2: The Atlas-3 picking robot in the Tarrow plant [2]"
+PHOTO_CONTEXT = "Lumenfield builds the Atlas-3 picking robot in its Tarrow plant, shown in the photo.\n<figure>\n"
+
+
+def mosaic_figures(system, careful: bool, photo_data=None, photo_reason="", photo_bucket=None):
+    caption, text = (CAREFUL_CAPTION, CAREFUL_CONTEXT) if careful else (CARELESS_CAPTION, CARELESS_CONTEXT)
+    return [figure(system, "t1", 0, caption, text, "chart", png()),
+            figure(system, "t1", 1, PHOTO_CAPTION, PHOTO_CONTEXT, "photo", photo_data, photo_reason, photo_bucket)]
+
+
+def test_mosaic_offline_cannot_see_and_says_so_while_unusable_images_score_zero():
+    judge = RecordingJudge()
+    figures = {("s", "t1"): mosaic_figures("s", True, None, "image file not found: images/f1.png"),
+               ("broken", "t1"): [figure("broken", "t1", 0, "Figure 1: shipments [1]", "x <figure>", "chart", None,
+                                         "pseudo-visual: ASCII art in a code block, not an image")]}
+    keys = list(figures)
+    rows = mosaic(context(keys, [report_row(s, t, CAREFUL) for s, t in keys], [task_row("t1")], judge, figures))
+    assert [r.template for r in judge.requests] == ["mmdr/mosaic_item"]  # only the usable image is sent
+    assert len(judge.requests[0].images) == 1
+    chart = rows.filter(pl.col("item_id").str.starts_with("mmdr.mosaic.i01.datachart.")
+                        & (pl.col("system") == "s")).sort("item_id")
+    assert chart["item_id"].to_list() == ["mmdr.mosaic.i01.datachart.acc", "mmdr.mosaic.i01.datachart.f",
+                                          "mmdr.mosaic.i01.datachart.image_ok", "mmdr.mosaic.i01.datachart.vqa"]
+    judged = chart.filter(pl.col("na_reason").is_not_null())
+    assert judged.height == 3 and set(judged["na_reason"]) == {"model_failure"}
+    assert all("cannot see images" in r for r in judged["reason"])
+    missing = rows.filter(pl.col("item_id") == "mmdr.mosaic.i02.photo.image_missing")
+    assert missing["score"].to_list() == [0.0] and "image file not found" in missing["reason"].item()
+    m = scored(evidence_from(rows, "s", "t1", figures=[{}, {}]))
+    assert m["mosaic"].value is None and m["mosaic"].na_reason == "model_failure"
+    assert "1 of 2 visual items not judged" in m["mosaic"].detail and "cannot see images" in m["mosaic"].detail
+    assert m["sem"].value == 0.0  # SEM applies to the photo only, and its image is missing: a failed item
+    assert m["acc"].na_reason == "model_failure"
+    # every image unusable: the failed items still score 0, as the paper counts them
+    m = scored(evidence_from(rows, "broken", "t1", figures=[{}]))
+    assert m["mosaic"].value == 0.0 and "failed (pseudo visual image)" in m["mosaic"].detail
+    assert m["acc"].value == 0.0 and m["sem"].na_reason == "model_failure" and "not applicable" in m["sem"].detail
+
+
+def test_an_image_we_could_not_get_is_not_a_zero():
+    judge = HeuristicJudge()
+    figures = {("s", "t1"): [figure("s", "t1", 0, "Figure 1: shipments [1]", "As the chart shows. <figure>", "chart",
+                                    None, "remote image not fetched: live fetching is off", "data_accessibility")]}
+    rows = mosaic(context(list(figures), [report_row("s", "t1", CAREFUL)], [task_row("t1")], judge, figures))
+    assert judge.stats.requests == 0 and set(rows["na_reason"]) == {"data_accessibility"}
+    m = scored(evidence_from(rows, "s", "t1", figures=[{}]))
+    assert m["mosaic"].value is None and m["mosaic"].na_reason == "data_accessibility"
+
+
+def test_mosaic_through_the_loopback_vision_judge(llm, calls):
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
+                        calls)
+    photo = png((6, 2, 4), (40, 120, 200))
+    figures = {("careful", "t1"): mosaic_figures("careful", True, photo),
+               ("careless", "t1"): mosaic_figures("careless", False, photo)}
+    keys = list(figures)
+    rows = mosaic(context(keys, [report_row(s, t, CAREFUL) for s, t in keys], [task_row("t1")], judge, figures))
+    # One vision call per item with its image attached; the two reports' photo items are the same image,
+    # caption and text, so the second is a cache hit.
+    assert judge.stats.requests == 4 and llm.n_calls == 3 and llm.n_image_parts == 3
+    received = [r for q in llm.requests for r in q["_images"]]
+    assert sum(r["n_bytes"] for r in received) == sum(len(f.image.data) for f in figures[("careful", "t1")]) + len(
+        figures[("careless", "t1")][0].image.data)  # the bytes for_judge made, as sent
+    assert {r["sha256"] for r in received} == {hashlib.sha256(f.image.data).hexdigest()
+                                               for fs in figures.values() for f in fs}
+    careful = scored(evidence_from(rows, "careful", "t1", figures=[{}, {}]))
+    careless = scored(evidence_from(rows, "careless", "t1", figures=[{}, {}]))
+    # Careful chart: the caption states all 4 of the claim's values: ACC 1; SEM = caption words in the
+    # claim; f = 1 (cited caption, a claim). Careless chart: the claim's 6,500 is not in the caption: ACC 0.
+    assert careful["acc"].value == pytest.approx(100.0) and careless["acc"].value == pytest.approx(0.0)
+    chart = {r["item_id"].rsplit(".", 1)[1]: r["score"]
+             for r in rows.filter((pl.col("system") == "careful")
+                                  & pl.col("item_id").str.starts_with("mmdr.mosaic.i01.")).iter_rows(named=True)}
+    photo_parts = {r["item_id"].rsplit(".", 1)[1]: r["score"]
+                   for r in rows.filter((pl.col("system") == "careful")
+                                        & pl.col("item_id").str.starts_with("mmdr.mosaic.i02.")).iter_rows(named=True)}
+    assert set(chart) == {"image_ok", "acc", "vqa", "f"} and set(photo_parts) == {"image_ok", "sem", "vqa", "f"}
+    expected = 100 * (mmdr.mosaic_item("DATACHART", 0, chart["acc"], chart["vqa"], chart["f"])
+                      + mmdr.mosaic_item("PHOTO", photo_parts["sem"], 0, photo_parts["vqa"], photo_parts["f"])) / 2
+    assert careful["mosaic"].value == pytest.approx(expected)
+    assert careful["mosaic"].value > careless["mosaic"].value
+    assert careful["vqa"].n_items == 2 and careful["sem"].n_items == 1
