@@ -17,6 +17,7 @@ from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PART
 
 from ..config import Settings
 from ..stages.parse import PARSER_VERSION
+from ..stages.report_images import changed_image_partitions
 from ..stages.reports import report_source_hash, trace_source_hash
 from ..store.db import Store
 from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
@@ -25,9 +26,11 @@ from ..store.registry import load_systems, load_tasks, task_hashes
 from .orphans import run_tags
 from .partitions import system_task_key
 
-# Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the CLI's own runs are
-# checked at its start, `orphans.mark_orphaned_runs`).
-DAGSTER_YAML = """telemetry:
+# Written by dreval into <home>/dagster/dagster.yaml (a file without this first line is the user's own and
+# is never touched). Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the
+# CLI's own runs are checked at its start, `orphans.mark_orphaned_runs`).
+OWN_YAML_MARK = "# written by dreval; replace this file to configure the instance yourself\n"
+DAGSTER_YAML = OWN_YAML_MARK + """telemetry:
   enabled: false
 run_monitoring:
   enabled: true
@@ -35,6 +38,20 @@ run_monitoring:
   max_resume_run_attempts: 0
   poll_interval_seconds: 60
 """
+# Teams: runs, event logs and schedules in PostgreSQL (dagster-postgres), the URL read from the
+# environment at run time, never written into the file.
+POSTGRES_URL_ENV = "DREVAL_DAGSTER_POSTGRES_URL"
+POSTGRES_YAML = f"""storage:
+  postgres:
+    postgres_url:
+      env: {POSTGRES_URL_ENV}
+"""
+
+
+def instance_yaml(postgres: bool) -> str:
+    return DAGSTER_YAML + (POSTGRES_YAML if postgres else "")
+
+
 OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 # The event log keeps every event; the console shows only warnings and errors.
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -44,8 +61,11 @@ def open_instance(settings: Settings) -> DagsterInstance:
     """The home's own Dagster instance, shared with `dagster dev` when DAGSTER_HOME points there."""
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
-    if not config.exists() or config.read_text() == OLD_DAGSTER_YAML:
-        config.write_text(DAGSTER_YAML)
+    wanted = instance_yaml(bool(os.environ.get(POSTGRES_URL_ENV)))
+    current = config.read_text() if config.exists() else None
+    ours = current is None or current == OLD_DAGSTER_YAML or current.startswith(OWN_YAML_MARK)
+    if ours and current != wanted:
+        config.write_text(wanted)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return DagsterInstance.get()
 
@@ -125,6 +145,8 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
     done_scores = store.materialised("metric_scores")
     stored_report_hash = {(s, t): h for s, t, h in store.query(
         "SELECT system, task, content_hash FROM reports").iter_rows()}
+    images_changed = changed_image_partitions(store)  # a folder system's image file changed, appeared or went
+    done_images = store.materialised("report_images")  # a home from before report_images has none
     stored_trace_hash = {(s, t): h for s, t, h in store.query(  # a folder system's trace beside its report
         "SELECT system, task, sha256(trace) FROM reports").iter_rows()}
     parser_versions = {(s, t): v for s, t, v in store.query(
@@ -148,6 +170,7 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                 or key in provider_failed
                 or key in other_settings
                 or key in fetch_failed
+                or key in images_changed or key not in done_images
                 or (systems[system].kind != "endpoint"  # its report is written in the run: nothing to compare
                     and stored_report_hash.get(key) != report_source_hash(systems[system], task,
                                                                           tasks[task].original_id, imported_hashes))

@@ -1,0 +1,42 @@
+"""The home's Dagster instance configuration: run monitoring always, PostgreSQL storage for teams
+when DREVAL_DAGSTER_POSTGRES_URL is set (the same code; the URL stays in the environment), and a
+user's own dagster.yaml never overwritten."""
+import yaml
+from dagster._config import process_config
+from dagster._core.instance.config import dagster_instance_config
+from dagster._core.instance.ref import InstanceRef
+from dagster_postgres import DagsterPostgresStorage
+
+from dreval_assets.config import Settings
+from dreval_assets.defs.runner import POSTGRES_URL_ENV, open_instance
+
+URL = "postgresql://dreval:secret@db.internal:5432/dagster"
+
+
+def test_postgres_storage_is_configured_from_the_environment(home, monkeypatch):
+    monkeypatch.setenv(POSTGRES_URL_ENV, URL)
+    folder = home / "dagster"
+    folder.mkdir(parents=True)
+    from dreval_assets.defs import runner
+    (folder / "dagster.yaml").write_text(runner.instance_yaml(True))
+    text = (folder / "dagster.yaml").read_text()
+    assert URL not in text and POSTGRES_URL_ENV in text  # the secret stays in the environment
+    config, _ = dagster_instance_config(str(folder))
+    assert config["run_monitoring"]["enabled"] is True
+    storage = InstanceRef.from_dir(str(folder)).storage_data
+    assert (storage.module_name, storage.class_name) == ("dagster_postgres", "DagsterPostgresStorage")
+    checked = process_config(DagsterPostgresStorage.config_type(), yaml.safe_load(storage.config_yaml))
+    assert checked.success, checked.errors
+    assert checked.value["postgres_url"] == URL  # resolved from the environment by Dagster itself
+    misspelt = process_config(DagsterPostgresStorage.config_type(), {"postgres_uri": URL})
+    assert not misspelt.success
+
+
+def test_open_instance_writes_its_own_yaml_and_leaves_a_users_alone(home, monkeypatch):
+    monkeypatch.delenv(POSTGRES_URL_ENV, raising=False)
+    open_instance(Settings(home))
+    path = home / "dagster" / "dagster.yaml"
+    assert "postgres" not in path.read_text() and "run_monitoring" in path.read_text()
+    path.write_text("telemetry:\n  enabled: false\nrun_retries:\n  enabled: false\n")  # the user's own
+    open_instance(Settings(home))
+    assert "run_monitoring" not in path.read_text()
