@@ -47,7 +47,8 @@ def mosaic_scores(text: str) -> dict:
     wanted = key_words(_MARKER.sub(" ", caption))
     sem = len(wanted & key_words(claim)) / len(wanted) if wanted else 0.0
     vqa = (acc + sem) / 2
-    f = 0.5 + 0.25 * bool(_MARKER.search(caption)) + 0.25 * (claim.strip() != NO_CLAIM)
+    cited = "The sources its caption cites: none" not in text
+    f = 0.5 + 0.25 * cited + 0.25 * (claim.strip() != NO_CLAIM)
     asked = set(re.findall(r"^- (sem|acc|vqa|h):", text, re.M))
     scores = {"sem": sem, "acc": acc, "vqa": vqa, "h": 1 - vqa}
     return {**{k: round(v, 4) for k, v in scores.items() if k in asked}, "f": f,

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
 from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
 from dreval_assets.benchmarks.mmdr import metrics as mmdr
-from dreval_assets.benchmarks.mmdr.mosaic import item_claim, mosaic, route
+from dreval_assets.benchmarks.mmdr.mosaic import flat_graphic, item_claim, mosaic, route, visual_type_of
 from dreval_assets.benchmarks.mmdr.vef import offline_vef, vef
 from dreval_assets.benchmarks.mmdr.vef_offline import measure_vef
 from dreval_assets.benchmarks.mmdr.visual_metrics import vef_passes
@@ -107,6 +107,21 @@ def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
     assert route("table", "Figure 5: market shares") == "OCRCHART"
     assert route("diagram", "Figure 6: the picking workflow") == "DIAGRAM"
     assert route("photo", "图 7：各季度出货量表格") == "OCRCHART"
+
+
+def photo_like() -> bytes:
+    out = io.BytesIO()
+    Image.merge("RGB", [Image.effect_noise((240, 160), 60 + 10 * k) for k in range(3)]).save(out, "JPEG")
+    return out.getvalue()
+
+
+def test_a_figure_no_cue_placed_is_a_data_chart_when_it_is_a_flat_graphic_read_for_values():
+    assert flat_graphic(png()) and not flat_graphic(photo_like()) and not flat_graphic(b"not an image")
+    text = "As shown, shipments were 3,800 and 4,200 in 2024 [1].\n<figure>\n"
+    assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", png())) == "DATACHART"
+    assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", photo_like())) == "PHOTO"
+    no_values = "As shown, the plant opened in 2024 [1].\n<figure>\n"
+    assert visual_type_of(figure("s", "t", 0, "Figure 1: the plant", no_values, "photo", png())) == "PHOTO"
 
 
 def test_item_claim_takes_the_sentences_about_the_figure_not_its_caption():

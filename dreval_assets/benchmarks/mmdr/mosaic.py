@@ -2,10 +2,13 @@
 items; each is routed to a visual type by rule cues and judged in one vision call with its image,
 caption and the claim the report makes of it. The suite scores the items (`visual_metrics.py`).
 
-Routing (`route`): a caption naming a table or OCR (table, tabular, spreadsheet, OCR, scanned; 表格,
-数据表) -> OCRCHART; else by the figure's kind: chart -> DATACHART, table -> OCRCHART, diagram ->
-DIAGRAM, photo -> PHOTO. The claim (`item_claim`): the sentences around the figure that refer to it
-(Figure n, chart, shows, ...) or repeat a number of its caption, else the sentence on each side.
+Routing (`route`, rule cues first as in the paper): a caption naming a table or OCR (table, tabular,
+spreadsheet, OCR, scanned; 表格, 数据表) -> OCRCHART; else by the figure's kind: chart -> DATACHART,
+table -> OCRCHART, diagram -> DIAGRAM, photo -> PHOTO. The paper's optional classifier is ours and
+small: a figure no cue placed whose image is a flat-background graphic (`flat_graphic`) and whose caption
+or claim states at least two values is a DATACHART. The claim (`item_claim`): the nearest sentences
+around the figure that refer to it (Figure n, chart, shows, ...) or repeat a value of its caption, else
+the sentence on each side.
 
 report_judgments rows, kind `mosaic`, item ids `mmdr.mosaic.i<k>.<type>.<part>` (k = the figure's
 number in parsed_reports.figures, from 1): `image_ok` 1 for a usable image and the judge's values of
@@ -20,10 +23,12 @@ reason); a report whose every image is unusable still scores its failed items 0,
 """
 from __future__ import annotations
 
+import io
 import re
 from typing import Any, Mapping
 
 import polars as pl
+from PIL import Image
 from pydantic import BaseModel, Field
 
 from ...judges.base import JudgmentRequest
@@ -35,7 +40,9 @@ from .visual_metrics import DIMENSIONS, MOSAIC_PREFIX, item_parts
 
 TEMPLATE = "mmdr/mosaic_item"
 CLAIM_CHARS = 1_200
+CLAIM_SENTENCES = 2  # sentences about the figure kept on each side of it
 CONTEXT_CHARS = 2_500
+FLAT_SHARE = 0.4  # share of a graphic's pixels in its commonest colour (ours, measured on the demo's figures)
 KIND_TYPES = {"chart": "DATACHART", "table": "OCRCHART", "diagram": "DIAGRAM", "photo": "PHOTO"}
 _OCR_CUES = re.compile(r"\b(?:tables?|tabular|spreadsheets?|ocr|scanned)\b|表格|数据表", re.I)
 _REFERS = re.compile(r"\b(?:fig(?:ure)?\.?\s*\d+|figures?|charts?|graphs?|plots?|images?|photos?|pictures?|"
@@ -69,11 +76,32 @@ class MosaicItemScores(BaseModel):
     reason: str = ""
 
 
-def route(kind: str, caption: str) -> str:
-    """The item's visual type by rule cues: table/OCR words in the caption first, then the figure's kind."""
+def route(kind: str, caption: str, graphic_with_values: bool = False) -> str:
+    """The item's visual type by rule cues: table/OCR words in the caption first, then the figure's kind;
+    a figure no cue placed (kind photo) that is a flat-background graphic read for values is a DATACHART."""
     if _OCR_CUES.search(caption or ""):
         return "OCRCHART"
+    if kind == "photo" and graphic_with_values:
+        return "DATACHART"
     return KIND_TYPES.get(kind, "PHOTO")
+
+
+def flat_graphic(data: bytes) -> bool:
+    """A drawn graphic rather than a photo: one colour (the background) covers at least FLAT_SHARE of a
+    small copy. Drawn charts and diagrams measure 0.5-0.85, photos under 0.1."""
+    try:
+        image = Image.open(io.BytesIO(data)).convert("RGB")
+    except (OSError, ValueError, Image.DecompressionBombError):
+        return False
+    image.thumbnail((256, 256))
+    colours = image.getcolors(image.width * image.height) or []
+    return bool(colours) and max(n for n, _ in colours) >= FLAT_SHARE * image.width * image.height
+
+
+def visual_type_of(fig: FigureImage) -> str:
+    graphic = (fig.kind == "photo" and fig.image is not None and flat_graphic(fig.image.data)
+               and values_stated(f"{fig.caption} {item_claim(fig.context, fig.caption)}") >= 2)
+    return route(fig.kind, fig.caption, graphic)
 
 
 def unusable_part(reason: str) -> str:
@@ -92,20 +120,36 @@ def _bare(text: str) -> str:
     return " ".join(_MARKER.sub("", text).split())
 
 
+def _values(text: str) -> set[str]:
+    """Numbers other than years, figure labels and citation markers, without thousands separators."""
+    found = {n.replace(",", "") for n in _NUMBERS.findall(_LABEL.sub("", _MARKER.sub(" ", text)))}
+    return {n for n in found if not (len(n) == 4 and n.isdigit() and 1800 <= int(n) <= 2100)}
+
+
+def values_stated(text: str) -> int:
+    """How many values (not years) a text states: what a reader of a data chart reads off it."""
+    return len(_values(text))
+
+
 def item_claim(context: str, caption: str) -> str:
     """The sentences of `context` (the text around the figure, `<figure>` where it stands) that refer to
-    the figure or repeat a number of its caption; else the sentence just before and just after it."""
+    the figure (Figure n, chart, shows, ...) or repeat a value of its caption, at most CLAIM_SENTENCES on
+    each side, the nearest first; else the sentence just before and just after it. Headings and the
+    caption itself are not claims."""
     before, _, after = (context or "").partition("<figure>")
-    caption_bare = _bare(caption)
-    caption_numbers = set(_NUMBERS.findall(_LABEL.sub("", _MARKER.sub("", caption or ""))))
+    caption_bare, caption_values = _bare(caption), _values(caption or "")
 
     def sentences(text: str) -> list[str]:
         found = [" ".join(s.split()) for s in _SENTENCES.split(text)]
-        return [s for s in found if s and _bare(s) != caption_bare and not caption_bare.startswith(_bare(s))]
+        return [s for s in found if s and not s.startswith("#") and _bare(s) != caption_bare
+                and not caption_bare.startswith(_bare(s))]
+
+    def refers(sentence: str) -> bool:
+        return bool(_REFERS.search(sentence) or caption_values & _values(sentence))
 
     near_before, near_after = sentences(before), sentences(after)
-    chosen = [s for s in near_before + near_after
-              if _REFERS.search(s) or caption_numbers & set(_NUMBERS.findall(_MARKER.sub("", s)))]
+    chosen = [s for s in near_before if refers(s)][-CLAIM_SENTENCES:] + [s for s in near_after if refers(s)][
+        :CLAIM_SENTENCES]
     if not chosen:
         chosen = near_before[-1:] + near_after[:1]
     text = " ".join(dict.fromkeys(chosen))
@@ -128,6 +172,7 @@ def item_request(fig: FigureImage, visual_type: str, query: str, ctx: JudgmentCo
     variables = {"query": query, "visual_type": visual_type,
                  "score_these": "\n".join(f"- {GUIDANCE[p]}" for p in DIMENSIONS[visual_type]),
                  "image_name": fig.src, "caption": fence_untrusted(fig.caption or "(no caption)"),
+                 "citations": ", ".join(f"[{i}]" for i in fig.citation_indices) or "none",
                  "claim": fence_untrusted(claim or "(the report says nothing about it)"),
                  "context": fence_untrusted(context or "(none)")}
     return JudgmentRequest(TEMPLATE, variables, MosaicItemScores,
@@ -164,7 +209,7 @@ def mosaic(ctx: JudgmentContext) -> pl.DataFrame:
         if report is None or report["status"] != "ok":
             continue
         for fig in ctx.figures.get((system, task), ()):
-            visual_type = route(fig.kind, fig.caption)
+            visual_type = visual_type_of(fig)
             if fig.status != "ok" or fig.image is None:
                 why = fig.invalid_reason or "the image is not usable"
                 if fig.invalid_bucket not in (None, "model_failure"):  # not the report's fault: no 0
