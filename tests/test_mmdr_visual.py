@@ -35,7 +35,8 @@ CAREFUL = ("# Lumenfield shipments\n\nAs the attached chart shows, Lumenfield Ro
            "Fourth-quarter shipments reached a record 5,600 units, against 3,600 in the fourth quarter of 2023 [1].\n\n"
            "References:\n[1] https://www.lumenfield.example/results - Results\n")
 CARELESS = ("# Lumenfield shipments\n\nAs the attached chart shows, Lumenfield Robotics grew quickly in 2024 [1]. "
-            "Fourth-quarter shipments reached a record 6,500 units, against 3,600 in the fourth quarter of 2023 [1].\n\n"
+            "Fourth-quarter shipments reached a record 6,500 units, against 3,600 in the fourth quarter of 2023 [1]."
+            "\n\n"
             "References:\n[1] https://www.lumenfield.example/results - Results\n")
 URL = "https://www.lumenfield.example/results"
 

@@ -54,7 +54,8 @@ def version_of(task_row: Mapping[str, Any]) -> str:
 def _row(system: str, task: str, part: str, ctx: JudgmentContext, *, score: float | None = None, reason: str = "",
          na_reason: str | None = None, item: str = "", cache_key: str | None = None) -> dict:
     return {"system": system, "task": task, "kind": "vef", "item_id": f"{VEF_PREFIX}.{part}", "item": item or part,
-            "credit": None, "score": score, "reason": reason[:1000], "na_reason": na_reason, "judge": ctx.judge.judge_id,
+            "credit": None, "score": score, "reason": reason[:1000], "na_reason": na_reason,
+            "judge": ctx.judge.judge_id,
             "template": TEMPLATE, "template_hash": load_template(TEMPLATE)[1], "cache_key": cache_key}
 
 

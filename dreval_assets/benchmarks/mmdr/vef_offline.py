@@ -1,7 +1,7 @@
 """VEF as the offline judge measures it: the checkable elements of the visual ground truth (numbers,
 years, names) against the report. Deterministic; labelled by the heuristic judge's id.
 
-- A number is *stated* when the report has the same value (commas and a trailing % kept apart).
+- A number is *stated* when the report has the same value (thousands commas dropped).
 - A number is *contradicted* when the report has a different value in the same slot: in the same
   sentence, the words around it (ANCHOR tokens each side, `checklist_match.key_words`) share at least
   SLOT_WORDS words with the words around the ground truth's value, the periods around the two do not
@@ -9,7 +9,7 @@ years, names) against the report. Deterministic; labelled by the heuristic judge
   one), both are percentages or neither, both are changes ("+600") or neither, they are within a factor
   of MAGNITUDE, and the report's value is none of the ground truth's own values (then it is another slot
   stated correctly). Every place the ground truth states the value is tried; a report value contradicts
-  at most one ground-truth value (the one sharing most words, then the closest in size). Of several such values, the one sharing most words.
+  at most one ground-truth value (the one sharing most words, then the closest in size).
   Citation markers and figure labels ("[2]", "Figure 1") are not values.
 - Years and names (capitalised word sequences, acronyms) are stated when the report has them.
 
