@@ -23,6 +23,7 @@ from ..stages.parse import PARSER_VERSION, parse_reports, with_statements
 from ..stages.statements import extract_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
+from ..stages.report_images import find_report_images, image_counts, image_roots, judgment_figures
 from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
@@ -135,6 +136,19 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
                  "claims whose report has no parsed_reports row")
 
 
+@asset(**PER_REPORT, group_name="reports", ins={"reports": AssetIn(partition_mapping=same_report),
+                                                "parsed_reports": AssetIn(partition_mapping=same_report),
+                                                "tasks": AssetIn(partition_mapping=from_task)})
+def report_images(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
+                  parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
+    """Each figure's image, found beside the report, among the task's attachments or on the web (safe
+    fetcher), checked, measured and stored once by hash; or why it is invalid."""
+    frames = find_report_images(reports, parsed_reports["parsed_reports"],
+                                image_roots(dreval.store(), reports, tasks["tasks"]), dreval.remote_images())
+    context.add_output_metadata(image_counts(frames["report_images"]))
+    return frames
+
+
 @asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task),
                                                  "parsed_reports": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("failures_explained", asset="fetched_references")])
@@ -179,11 +193,13 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
        ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
             "task_rubrics": AssetIn(partition_mapping=from_task),
             "parsed_reports": AssetIn(partition_mapping=same_report),
-            "fetched_references": AssetIn(partition_mapping=same_report)},
+            "fetched_references": AssetIn(partition_mapping=same_report),
+            "report_images": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
-                     parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame):
+                     parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
+                     report_images: pl.DataFrame):
     """Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's
     own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...)."""
     judge = dreval.judge()
@@ -192,7 +208,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
     frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
                                           dreval.policy_map(), labels, parsed_reports["report_claims"],
                                           cited_sources=CitedSources(parsed_reports["parsed_reports"],
-                                                                     fetched_references, dreval.store().texts)))
+                                                                     fetched_references, dreval.store().texts),
+                                          figures=judgment_figures(dreval.store(), report_images)))
     yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
@@ -238,6 +255,7 @@ def published_results(context: AssetExecutionContext, dreval: DrevalResource) ->
     context.add_output_metadata({"path": str(path), "bytes": path.stat().st_size})
 
 
-ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores,
+ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, trace_steps, parsed_reports, report_images,
+              fetched_references, claim_verdicts, report_judgments, metric_scores,
               leaderboard, agreement, published_results]
-PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, fetched_references, claim_verdicts, report_judgments, metric_scores]
+PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, report_images, fetched_references, claim_verdicts, report_judgments, metric_scores]

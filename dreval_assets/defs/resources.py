@@ -10,10 +10,12 @@ from ..fetch.base import Fetcher
 from ..fetch.api import JsonApi
 from ..fetch.factory import make_fetcher
 from ..fetch.live import LiveFetchConfig, LiveFetcher
+from ..fetch.images import RemoteImages
 from ..fetch.search import EvidenceSearch, make_search
 from ..judges.base import Judge
 from ..judges.factory import make_judge, make_writer
 from ..store.db import Store
+from ..store.images import RemoteImageStore
 from ..store.search_cache import StoredSearchCache
 from ..store.tables import ASSET_STORAGE
 from .partitions import split_system_task
@@ -53,6 +55,11 @@ class DrevalResource(ConfigurableResource):
 
     def fetcher(self) -> Fetcher:
         return make_fetcher(self.fetch_kind, self.store(), self.refetch_failed)
+
+    def remote_images(self) -> RemoteImages:
+        """Report figures on the web: the pages' safety and limits, once per URL; offline, stored ones only."""
+        live = LiveFetcher(LiveFetchConfig.from_env()) if self.fetch_kind == "live" else None
+        return RemoteImages(RemoteImageStore(self.store()), live, self.refetch_failed)
 
     def searcher(self) -> EvidenceSearch:
         """Where a statement no citation decided is checked: the task's sandbox, or the web search."""

@@ -16,6 +16,7 @@ ASSET_STORAGE: dict[str, AssetStorage] = {
     "reports": AssetStorage(("reports",), ("system", "task")),
     "trace_steps": AssetStorage(("trace_steps",), ("system", "task")),
     "parsed_reports": AssetStorage(("parsed_reports", "report_claims"), ("system", "task")),
+    "report_images": AssetStorage(("report_images",), ("system", "task")),
     "fetched_references": AssetStorage(("fetched_references",), ("system", "task")),
     "claim_verdicts": AssetStorage(("claim_verdicts",), ("system", "task")),
     "report_judgments": AssetStorage(("report_judgments",), ("system", "task")),
@@ -25,4 +26,4 @@ ASSET_STORAGE: dict[str, AssetStorage] = {
 }
 
 # Content-addressed tables: rows are inserted once and never deleted by a partition rewrite.
-CONTENT_ADDRESSED: dict[str, str] = {"page_texts": "text_hash"}
+CONTENT_ADDRESSED: dict[str, str] = {"page_texts": "text_hash", "image_blobs": "image_hash"}

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS remote_images (
     content_type VARCHAR,
     http_status  INTEGER,
     detail       VARCHAR NOT NULL DEFAULT '',
+    na_reason    VARCHAR,                -- invalid: data_accessibility (not reachable) or model_failure (not an image)
     fetched_at   TIMESTAMP NOT NULL
 );
 
