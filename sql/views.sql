@@ -104,12 +104,14 @@ SELECT * FROM (VALUES
 ) AS t(suite, metric, template);
 
 -- Judge spend per system (cache hits cost nothing; NULL cost = model missing from the price table;
--- NULL system = task-level judgments shared by every system, e.g. MMDR's TRACE weights).
+-- NULL system = task-level judgments shared by every system, e.g. MMDR's TRACE weights; image bytes
+-- sent by visual requests, image tokens where the endpoint reported them; a vision model is its own row).
 CREATE OR REPLACE VIEW judge_cost_by_system AS
 SELECT system, judge_id, model,
        count(*) AS calls, count(*) FILTER (WHERE cache_hit) AS cache_hits,
        sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
-       sum(cost) AS cost, count(*) FILTER (WHERE cost IS NULL AND NOT cache_hit) AS unpriced_calls
+       sum(cost) AS cost, count(*) FILTER (WHERE cost IS NULL AND NOT cache_hit) AS unpriced_calls,
+       sum(image_bytes) AS image_bytes, sum(image_tokens) AS image_tokens   -- visual requests (migration 024)
 FROM judge_ledger
 WHERE asset IS DISTINCT FROM 'reports'
 GROUP BY ALL;

@@ -73,6 +73,8 @@ def test_ledger_counts_image_bytes_and_reported_image_tokens(llm, calls):
     assert by_bytes[1][:2] == (len(RED) + len(BLUE), 2 * IMAGE_TOKENS)
     assert by_bytes[1][2] > 2 * IMAGE_TOKENS  # the endpoint's prompt tokens include the images
     assert judge.stats.metadata()["judge_image_bytes"] == len(RED) + len(BLUE)
+    per_system = calls.store.query("SELECT calls, image_bytes, image_tokens FROM judge_cost_by_system").rows()
+    assert per_system == [(2, len(RED) + len(BLUE), 2 * IMAGE_TOKENS)]  # what a report's visual judging sent
 
 
 def test_image_tokens_are_null_when_the_endpoint_does_not_report_them(calls):
