@@ -64,8 +64,11 @@ class BarChart:
     panels: tuple[Panel, ...]
     source: str
     size: tuple[int, int] = (640, 400)
+    told: str = ""  # what a reader sees, in sentences, when the generic description is not enough
 
     def description(self) -> str:
+        if self.told:
+            return self.told
         parts = [f"{p.heading}: " + ", ".join(f"{c.replace(chr(10), ' ')} {number(v)}" for c, v in p.bars)
                  for p in self.panels]
         return f"Bar chart titled '{self.title}'. " + "; ".join(parts) + f". Source line: {self.source}."
@@ -196,7 +199,8 @@ def battery_site(seed: int, size: tuple[int, int] = (480, 300)) -> Image.Image:
     draw.polygon(hills + [(width, horizon)], fill=(96, 122, 92))
     for k in range(3):  # pylons and wires to the substation
         x = 40 + k * 170
-        draw.line([(x, horizon - 70), (x - 14, horizon + 6), (x + 14, horizon + 6), (x, horizon - 70)], fill=(70, 70, 74))
+        tower = [(x, horizon - 70), (x - 14, horizon + 6), (x + 14, horizon + 6), (x, horizon - 70)]
+        draw.line(tower, fill=(70, 70, 74))
         draw.line([(x - 22, horizon - 56), (x + 22, horizon - 56)], fill=(70, 70, 74), width=2)
     draw.line([(18, horizon - 56), (width, horizon - 50)], fill=(60, 60, 64))
     for row in range(4):  # perspective: rows nearer the camera are bigger and lower
@@ -293,7 +297,12 @@ QUARTERS = LineChart(
 PLANTS = BarChart("Sarrano desalination plants: capacity by plant", (
     Panel("Thousand cubic metres per day (combined capacity: 540,000 cubic metres per day)",
           (("Punta Velas", 220), ("Rada Norte", 140), ("Isla Mora", 100), ("Porto Salina", 80)), BLUE),),
-    "Source: provincial water ministry, plant register 2024", size=(640, 340))
+    "Source: provincial water ministry, plant register 2024", size=(640, 340), told=(
+        "Horizontal bar chart titled 'Sarrano desalination plants: capacity by plant', in thousand cubic metres "
+        "per day. Punta Velas is the largest plant, with a capacity of 220 thousand cubic metres per day. Rada Norte "
+        "has a capacity of 140 thousand cubic metres per day. Isla Mora has a capacity of 100 thousand cubic metres "
+        "per day. Porto Salina has a capacity of 80 thousand cubic metres per day. The four plants have a combined "
+        "capacity of 540,000 cubic metres per day. Source line: provincial water ministry, plant register 2024."))
 
 CURTAILMENT = BarChart("Solar curtailment in the Meridian Interconnection", (
     Panel("Share of available solar output curtailed (%)", (("2022", 8.2), ("2024", 3.9)), RED),),

@@ -179,6 +179,7 @@ def test_changed_trace_reruns_only_its_partition_and_scores_process(tmp_path):
                                                    .splitlines() if json.loads(line)["task_id"] == "37"))
     (release / "attachments").mkdir()
     shutil.copy(DEMO / "attachments" / "37-ministry-brief.md", release / "attachments")
+    shutil.copy(DEMO / "attachments" / "37-plant-capacities.png", release / "attachments")
     assert main(["--home", str(home), "import", "generic", str(release)]) == 0
     for system in SYSTEMS:
         folder = tmp_path / system

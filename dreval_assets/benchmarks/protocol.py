@@ -27,7 +27,8 @@ from .suite import Suite
 # The offline judge's answer to one template: variables in, (answer, extra numbers) out.
 HeuristicHandler = Callable[[Mapping[str, Any]], tuple[BaseModel, dict[str, Any]]]
 # Per-task artifacts it generates once for every system (task_rubrics rows): the task rows scored under
-# it, their readable attachments (task -> name -> text), the judge, ledger labels.
+# it, their attachments (task -> name -> text, or an image attachment's judges.base.ImageInput), the
+# judge, ledger labels.
 TaskArtifacts = Callable[[list[dict], Mapping[str, Mapping[str, str]], "Judge", Mapping[str, str]], list[dict]]
 # What its suite reads per task besides the report (ReportEvidence.inputs, "<benchmark>.<name>"):
 # the task rows scored under it, the task_rubrics rows, the judge -> task -> inputs.

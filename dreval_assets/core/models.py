@@ -55,6 +55,7 @@ class Task(BaseModel):
     attributes: dict[str, str] = Field(default_factory=dict)  # release labels kept as given: difficulty, set, ...
     sandbox: list[SandboxPage] = Field(default_factory=list)
     attachment_texts: dict[str, str] = Field(default_factory=dict)  # readable attachments, name -> text
+    attachment_images: dict[str, str] = Field(default_factory=dict)  # image attachments, name -> data URL (judge size)
 
 
 class Reference(BaseModel):

@@ -13,6 +13,7 @@ from dagster import (
 )
 
 from ..stages import checks
+from ..stages.attachment_images import with_image_attachments, with_image_facts
 from ..stages.fetch import fetch_references
 from ..benchmarks.cited_sources import CitedSources
 from ..benchmarks.judging import JudgmentContext
@@ -77,6 +78,8 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
     judge = dreval.judge()
     attached = tasks["task_sandbox"].filter(pl.col("role") == "attachment")
     attachments = attachments_by_task(attached, dreval.store().texts(attached.get_column("text_hash").to_list()))
+    # image attachments travel in the registered task (judge-ready bytes), not in the task tables
+    attachments = with_image_attachments(attachments, load_tasks(dreval.store(), list(context.partition_keys)).values())
     frame = generate_rubrics(tasks["tasks"], attachments, judge, dreval.extra_suites,
                              {"run_id": context.run.run_id, "asset": "task_rubrics"})
     context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})
@@ -150,13 +153,16 @@ def report_images(context: AssetExecutionContext, dreval: DrevalResource, report
 
 
 @asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task),
+                                                 "task_rubrics": AssetIn(partition_mapping=from_task),
                                                  "parsed_reports": AssetIn(partition_mapping=same_report)},
        check_specs=[AssetCheckSpec("failures_explained", asset="fetched_references")])
 def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
-                       parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
+                       parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame],
+                       task_rubrics: pl.DataFrame):
     """Every cited URL: where its text came from, or why it could not be read."""
     sandbox = tasks["task_sandbox"]
     pages = sandbox_pages(sandbox, dreval.store().texts(sandbox.get_column("text_hash").to_list()))
+    pages = with_image_facts(pages, task_rubrics)  # an image attachment reads as its key facts
     frames = fetch_references(parsed_reports["report_claims"], pages, dreval.fetcher(), _keys(context))
     fetched = frames["fetched_references"]
     yield Output(frames, metadata={"urls": fetched.height,
@@ -168,10 +174,10 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
 @asset(**PER_REPORT, group_name="evidence",
        ins={"parsed_reports": AssetIn(partition_mapping=same_report),
             "fetched_references": AssetIn(partition_mapping=same_report),
-            "tasks": AssetIn(partition_mapping=from_task)},
+            "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
        check_specs=[AssetCheckSpec("verdict_labels_valid", asset="claim_verdicts")])
 def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parsed_reports: dict[str, pl.DataFrame],
-                   fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame]):
+                   fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
     """Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the
     sandbox where a suite looks beyond them)."""
     store = dreval.store()
@@ -179,7 +185,8 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
     judge = dreval.judge()
     frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
                          batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
-                         sandbox_evidence=sandbox_for_suites(tasks, store, dreval.extra_suites),
+                         sandbox_evidence=with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites),
+                                                           task_rubrics, listed_only=True),
                          search=dreval.searcher())
     counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
     yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),

@@ -1,6 +1,11 @@
-"""Offline fetching: cited URLs resolve to pages of the task's sandbox corpus, nothing else."""
+"""Offline fetching: cited URLs resolve to pages of the task's sandbox corpus, nothing else.
+
+A cited attachment (`attachment:<name>`) resolves to its text; an image attachment to the key facts a
+vision judge read from it (an `attachment` page the pipeline adds to the corpus), and to nothing when
+no judge could read it."""
 from __future__ import annotations
 
+import mimetypes
 from pathlib import PurePosixPath
 from typing import Sequence
 
@@ -29,8 +34,12 @@ class SandboxFetcher:
             return _unknown(url, f"malformed URL: {exc}")
         if page is None and url.startswith("attachment:"):
             page = by_file.get(PurePosixPath(url.removeprefix("attachment:")).name.casefold())
+            if page is None and _names_image(url):
+                return _unknown(url, "an image attachment with no key facts: it is evidence only through the "
+                                     "facts a vision judge reads from it, and none did (the offline judge cannot "
+                                     "see images)")
             if page is None:
-                return _unknown(url, "no readable attachment of that name (images need a vision judge)")
+                return _unknown(url, "no readable attachment of that name")
         if page is None:
             return _unknown(url, "not in the task's sandbox corpus (offline fetcher)")
         if not page.text.strip():
@@ -39,6 +48,10 @@ class SandboxFetcher:
             url=url, status="ok", backend=self.name, final_url=page.url, title=page.title,
             content_type="text/plain", text=page.text, role=page.role,
         )
+
+
+def _names_image(url: str) -> bool:
+    return (mimetypes.guess_type(url.removeprefix("attachment:"))[0] or "").startswith("image/")
 
 
 def _unknown(url: str, detail: str) -> FetchResult:

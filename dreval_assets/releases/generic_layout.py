@@ -41,6 +41,7 @@ from .records import (
     text_of,
     unknown_fields,
 )
+from .attachment_images import attachment_images
 from .attachments import attachment_texts
 from .json_readers import JsonlIndex, iter_jsonl, read_json, read_text
 from .reports import FirstReports, check_images, embedded_reports, read_report
@@ -140,6 +141,7 @@ def build_task(root: Path, entry: GenericEntry, sandbox: JsonlIndex | None, log:
         return None
     local = [name for name in attachments if not name.lower().startswith(WEB)]
     task.attachment_texts = attachment_texts(root, local, file, number, task_id, log)  # costly: only for a valid task
+    task.attachment_images = attachment_images(root, local, file, number, task_id, log)
     return task
 
 

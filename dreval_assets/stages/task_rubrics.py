@@ -25,7 +25,7 @@ LOADED = "loaded"
 
 def generate_rubrics(tasks: pl.DataFrame, attachments: Mapping[str, Mapping[str, str]], judge: Judge,
                      extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """`attachments`: task -> readable attachment name -> text."""
+    """`attachments`: task -> attachment name -> its text (documents) or ImageInput (images)."""
     rows = _loaded(tasks)
     for benchmark in BENCHMARKS.values():
         wanted = [r for r in tasks.iter_rows(named=True) if scored_under(benchmark.name, r["benchmark"], extra_suites)]

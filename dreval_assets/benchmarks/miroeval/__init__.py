@@ -2,7 +2,7 @@
 evaluation of the research trace; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
-from .artifacts import adaptive_rubrics, evidence_inputs, key_facts
+from .artifacts import adaptive_rubrics, evidence_inputs, image_key_facts, key_facts
 from .heuristic import HANDLERS
 from .judgments import synthesis
 from .process_judgments import HANDLERS as PROCESS_HANDLERS, process
@@ -12,7 +12,7 @@ from .published import published_checks
 BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sandbox_evidence=True,
                       report_judgments=(synthesis, process),
                       heuristic_handlers={**HANDLERS, **PROCESS_HANDLERS},
-                      task_artifacts=(adaptive_rubrics, key_facts), evidence_inputs=evidence_inputs,
+                      task_artifacts=(adaptive_rubrics, key_facts, image_key_facts), evidence_inputs=evidence_inputs,
                       published_checks=published_checks, policies={
     "miroeval.partial": Policy("UNKNOWN", ("UNKNOWN", "RIGHT"), "MiroEval: a partially supported statement's label"),
     "miroeval.factuality.aggregate": Policy("micro", ("micro", "mean", "mean_na_zero"),

@@ -1,14 +1,15 @@
 """MiroEval's per-task artifacts, made once per task and shared by every system: the adaptive rubric
 (judge-generated, the 0.20 cap on task-specific dimensions enforced) and the key facts of each readable
-attachment (Grounding is checked against them)."""
+attachment (Grounding is checked against them): a document's from its text, an image's from one
+vision call that shows the judge the image (the offline judge cannot see it: N/A model_failure)."""
 from __future__ import annotations
 
 import json
 
 from ...core.models import AdaptiveRubric, KeyFacts
-from ...judges.base import Judge, JudgmentRequest
+from ...judges.base import ImageInput, Judge, JudgmentRequest
 from ...judges.prompts import for_judge, load_template
-from .judgments import KEY_FACTS_KIND, RUBRIC_KIND, adaptive_rubric
+from .judgments import IMAGE_KEY_FACTS_TEMPLATE, KEY_FACTS_KIND, RUBRIC_KIND, adaptive_rubric, unread_images
 from .rubric import finalise
 
 TEMPLATE = "miroeval/rubric"
@@ -54,6 +55,8 @@ def key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[dic
     plans, requests = [], []
     for row in wanted:
         for name, text in sorted((attachments.get(row["task"]) or {}).items()):
+            if not isinstance(text, str):
+                continue  # an image: image_key_facts
             shown, cut = for_judge(text, judge.source_token_budget, ATTACHMENT_CHARS, "cut")
             plans.append((row["task"], name, cut))
             requests.append(JudgmentRequest(KEY_FACTS_TEMPLATE, {
@@ -75,7 +78,38 @@ def key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[dic
     return rows
 
 
+def image_key_facts(wanted: list[dict], attachments, judge: Judge, labels) -> list[dict]:
+    """One vision call per image attachment of a MiroEval task. Its facts are stored like a document's
+    (kind key_facts, with the image's hash), so Grounding shows them and the claim verdicts take them
+    as the image's evidence text."""
+    _, template_hash = load_template(IMAGE_KEY_FACTS_TEMPLATE)
+    plans, requests = [], []
+    for row in wanted:
+        for name, image in sorted((attachments.get(row["task"]) or {}).items()):
+            if isinstance(image, ImageInput):
+                plans.append((row["task"], name, image))
+                requests.append(JudgmentRequest(IMAGE_KEY_FACTS_TEMPLATE, {
+                    "query": row["query"], "attachment": name, "max_facts": MAX_KEY_FACTS}, KeyFacts,
+                    {**(labels or {}), "task": row["task"]}, images=(image,)))
+    rows = []
+    for (task, name, image), judgment in zip(plans, judge.judge_many(requests), strict=True):
+        base = {"task": task, "kind": KEY_FACTS_KIND, "judge": judge.judge_id, "template": IMAGE_KEY_FACTS_TEMPLATE,
+                "template_hash": template_hash, "cache_key": judgment.provenance.cache_key or None}
+        if isinstance(judgment.answer, KeyFacts) and judgment.answer.facts:
+            artifact = {"attachment": name, "facts": judgment.answer.facts, "image": image.sha256}
+            rows.append({**base, "rubric": json.dumps(artifact), "na_reason": None, "detail": ""})
+        elif isinstance(judgment.answer, KeyFacts):
+            rows.append({**base, "rubric": None, "na_reason": "data_accessibility",
+                         "detail": f"image attachment {name}: the judge read no key facts in it"})
+        else:
+            rows.append({**base, "rubric": None, "na_reason": judgment.na_reason or "pipeline_failure",
+                         "detail": f"image attachment {name}: {judgment.error}"})
+    return rows
+
+
 def evidence_inputs(tasks: list[dict], rubrics, judge: Judge) -> dict[str, dict]:
-    """The generated rubric each task's synthesis scores read."""
-    found = adaptive_rubric(rubrics)
-    return {t["task"]: {"miroeval.rubric": found[t["task"]]} for t in tasks if t["task"] in found}
+    """The generated rubric each task's synthesis scores read, and why an image attachment of the task
+    has no key facts (its Grounding row says it was scored without them)."""
+    found, unread = adaptive_rubric(rubrics), unread_images(rubrics)
+    return {t["task"]: {"miroeval.rubric": found[t["task"]], "miroeval.unread_images": unread.get(t["task"], [])}
+            for t in tasks if t["task"] in found}

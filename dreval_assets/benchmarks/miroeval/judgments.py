@@ -13,6 +13,7 @@ from ..judging import JudgmentContext, report_for_judge, task_artifacts
 
 RUBRIC_KIND = "miroeval_rubric"
 KEY_FACTS_KIND = "key_facts"
+IMAGE_KEY_FACTS_TEMPLATE = "miroeval/image_key_facts"
 
 
 def adaptive_rubric(rubrics: pl.DataFrame | None) -> dict[str, AdaptiveRubric]:
@@ -25,6 +26,20 @@ def task_key_facts(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
             for t, found in task_artifacts(rubrics, KEY_FACTS_KIND).items()}
 
 
+def unread_images(rubrics: pl.DataFrame | None) -> dict[str, list[str]]:
+    """task -> why each of its image attachments has no key facts (N/A rows: 'image attachment <name>:
+    <reason>'); Grounding then works from the other attachments and says so."""
+    found: dict[str, list[str]] = {}
+    for r in rubrics.iter_rows(named=True) if rubrics is not None else ():
+        if r["kind"] == KEY_FACTS_KIND and r["template"] == IMAGE_KEY_FACTS_TEMPLATE and r["na_reason"]:
+            found.setdefault(r["task"], []).append(r["detail"] or f"N/A ({r['na_reason']})")
+    return found
+
+
+def without_images_note(details: list[str]) -> str:
+    return "without the key facts of its image attachments (" + "; ".join(details) + ")" if details else ""
+
+
 SYNTHESIS_TEMPLATE = "miroeval/criteria_scores"
 
 
@@ -32,7 +47,7 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
                     rubrics: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each. The
     Grounding dimension's call also shows the key facts of the task's attachments."""
-    rubric_by_task, facts_by_task = adaptive_rubric(rubrics), task_key_facts(rubrics)
+    rubric_by_task, facts_by_task, unread = adaptive_rubric(rubrics), task_key_facts(rubrics), unread_images(rubrics)
     query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(SYNTHESIS_TEMPLATE)
@@ -43,23 +58,26 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
             continue  # the miroeval suite says why
         text = report_for_judge(report["text"], judge)
         for dim in rubric.dimensions:
-            facts = facts_by_task.get(task, []) if dim.dimension_id == "grounding" else []
+            grounding = dim.dimension_id == "grounding"
+            facts = facts_by_task.get(task, []) if grounding else []
+            missing = unread.get(task, []) if grounding else []
             variables = {"dimension": dim.name, "query": query.get(task, ""), "report": text,
-                         "key_facts": _key_facts_block(facts), "key_facts_list": facts,
+                         "key_facts": _key_facts_block(facts) + _unread_block(missing), "key_facts_list": facts,
                          "criteria": "\n".join(f"- [{c.criterion_id}] {c.text}" for c in dim.criteria),
                          "criteria_list": [{"criterion_id": c.criterion_id, "text": c.text} for c in dim.criteria]}
             requests.append(JudgmentRequest(SYNTHESIS_TEMPLATE, variables, CriteriaScores,
                                             {**(labels or {}), "system": system, "task": task}))
-            plans.append((system, task, dim))
+            plans.append((system, task, dim, without_images_note(missing)))
     rows = []
-    for (system, task, dim), judgment in zip(plans, judge.judge_many(requests), strict=True):
+    for (system, task, dim, note), judgment in zip(plans, judge.judge_many(requests), strict=True):
         got = {s.criterion_id: s for s in judgment.answer.scores} if isinstance(judgment.answer, CriteriaScores) else {}
         for criterion in dim.criteria:
             score = got.get(criterion.criterion_id)
+            reason = score.reason if score else (judgment.error or "the judge gave no score")
             rows.append({"system": system, "task": task, "kind": "criteria", "credit": None,
                          "item_id": f"miroeval.{dim.dimension_id}.{criterion.criterion_id}", "item": criterion.text,
                          "score": score.score if score else None,
-                         "reason": score.reason if score else (judgment.error or "the judge gave no score"),
+                         "reason": f"{reason}; scored {note}" if note else reason,
                          "na_reason": None if score else (judgment.na_reason or "pipeline_failure"),
                          "judge": judge.judge_id, "template": SYNTHESIS_TEMPLATE, "template_hash": template_hash,
                          "cache_key": judgment.provenance.cache_key or None})
@@ -72,6 +90,13 @@ def _key_facts_block(facts: list[str]) -> str:
     lines = "\n".join(f"- {fence_untrusted(f)}" for f in facts)
     return ("\nKey facts of the attached material, which a report that reads it correctly keeps (score the "
             f"criteria against them):\n{lines}\n")
+
+
+def _unread_block(details: list[str]) -> str:
+    if not details:
+        return ""
+    lines = "\n".join(f"- {fence_untrusted(d)}" for d in details)
+    return f"\nImage attachments whose key facts could not be read (do not count them against the report):\n{lines}\n"
 
 
 def synthesis(ctx: JudgmentContext) -> pl.DataFrame:

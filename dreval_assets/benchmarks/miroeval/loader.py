@@ -31,6 +31,7 @@ from ...releases.records import (
     text_of,
     unknown_fields,
 )
+from ...releases.attachment_images import attachment_images
 from ...releases.attachments import attachment_texts
 from ...releases.json_readers import iter_records
 from ...releases.reports import embedded_reports
@@ -119,6 +120,7 @@ def _task(root: Path, split: Split, record: dict, file: str, number: int, log: I
         attachments=attachments,
         attributes=labels(annotation, file, number, log, taken=ANNOTATION_TASK_FIELDS),
         attachment_texts=attachment_texts(root, attachments, file, number, original_id, log),
+        attachment_images=attachment_images(root, attachments, file, number, original_id, log),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...core.metrics import MetricValue, merge_verdicts, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
 from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name as process_metric_name, process_score
+from .judgments import without_images_note
 from .process_judgments import PREFIX as PROCESS_PREFIX
 from .right_ratio import factuality_ratio
 from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
@@ -73,7 +74,9 @@ def dimension_row(evidence: ReportEvidence, name: str, dimension_scores: dict[st
     if value is None:
         return not_available("miroeval", name, "0-100",
                              *judgment_failure(evidence, f"miroeval.{name}", "no criterion was scored"), j)
-    return MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j)
+    note = without_images_note(evidence.inputs.get("miroeval.unread_images") or []) if name == "grounding" else ""
+    return MetricValue("miroeval", name, 10 * value, "0-100", 1, policy="criteria-weighted mean, x10", judge=j,
+                       detail=f"scored from the other attachments, {note}" if note else "")
 
 
 def specificity_row(evidence: ReportEvidence, rubric, dimension_scores: dict[str, float | None]) -> MetricValue:
