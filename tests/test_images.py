@@ -44,7 +44,8 @@ def chart_png(values=(3, 5, 8, 6), size=(320, 200), blur=0.0) -> bytes:
 def photo_png(seed=7, size=(240, 160)) -> bytes:
     rng, small = random.Random(seed), (240, 160)
     image = Image.new("RGB", small)
-    image.putdata([(rng.randrange(256), (x * 3) % 256, (y * 5) % 256) for y in range(small[1]) for x in range(small[0])])
+    image.putdata([(rng.randrange(256), (x * 3) % 256, (y * 5) % 256)
+                   for y in range(small[1]) for x in range(small[0])])
     image = image.resize(size) if size != small else image
     out = io.BytesIO()
     image.save(out, "PNG")
@@ -59,7 +60,7 @@ REPORT = """# Harbour storage
 
 Installed storage grew from 0.9 GW in 2020 to 6.8 GW in 2024 [1].
 
-<figure><img src="images/growth.png"><figcaption>Figure 1: Bar chart of installed storage by year [1]</figcaption></figure>
+<figure><img src="images/growth.png"><figcaption>Figure 1: Bar chart of storage by year [1]</figcaption></figure>
 
 The new pier at Saltcote opened in the autumn.
 
@@ -243,8 +244,9 @@ def test_remote_images_come_through_the_safe_fetcher_once_per_url(web, tmp_path)
     rows = by_figure(run_stage(tmp_path, text=text, remote=remote_images(web, store)))
     assert rows[0]["status"] == "ok" and rows[0]["image_hash"] == content_hash(CHART)
     assert rows[0]["location"] == f"live: {web.url('/chart.png')}"
-    assert rows[1]["invalid_reason"] == "not an image content type: text/html" and rows[1]["na_reason"] == "model_failure"
-    assert rows[2]["invalid_reason"] == "remote image unavailable: HTTP 404" and rows[2]["na_reason"] == "data_accessibility"
+    assert (rows[1]["invalid_reason"], rows[1]["na_reason"]) == ("not an image content type: text/html", "model_failure")
+    assert (rows[2]["invalid_reason"], rows[2]["na_reason"]) == ("remote image unavailable: HTTP 404",
+                                                                 "data_accessibility")
     assert rows[3]["duplicate_of"] == 0 and web.hits["/chart.png"] == 1
     # another system, another run: the stored outcome, no second request, offline too
     again = by_figure(run_stage(tmp_path, text=text, remote=RemoteImages(RemoteImageStore(store))))
@@ -284,7 +286,8 @@ def test_kind_by_rule_cues(src, caption, kind):
 
 
 def test_code_that_is_not_a_drawing_is_not_a_pseudo_visual():
-    text = "```python\nfor x in range(3):\n    print(x)\n    y = x + 1\n```\n\n```\n+---+---+\n| a | b |\n+---+---+\n```\n"
+    text = ("```python\nfor x in range(3):\n    print(x)\n    y = x + 1\n```\n\n"
+            "```\n+---+---+\n| a | b |\n+---+---+\n```\n")
     assert [p.what for p in pseudo_visuals(text)] == ["ASCII art"]
 
 

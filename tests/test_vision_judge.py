@@ -115,7 +115,8 @@ def test_a_vision_model_answers_visual_requests_and_the_ledger_says_so(llm, call
     assert sorted(r["model"] for r in llm.requests) == ["text-model", "vision-model"]
     assert seen.provenance.model == "vision-model" and read.provenance.model == "text-model"
     assert seen.provenance.judge_id == read.provenance.judge_id == "text-model"  # one judge, two models
-    assert seen.provenance.cost == pytest.approx((seen.provenance.tokens_in * 10 + seen.provenance.tokens_out * 20) / 1e6)
+    tokens = seen.provenance.tokens_in, seen.provenance.tokens_out
+    assert seen.provenance.cost == pytest.approx((tokens[0] * 10 + tokens[1] * 20) / 1e6)
     rows = dict(ledger(calls, "model, cost"))
     assert rows["vision-model"] == pytest.approx(seen.provenance.cost)
     assert calls.store.query("SELECT model FROM judge_cache WHERE cache_key = ?", [seen.provenance.cache_key]).item() \

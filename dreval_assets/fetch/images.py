@@ -3,7 +3,7 @@ private addresses refused, byte cap, retries), the content type checked to be im
 per URL across systems (a cache, like pages). Offline, only what the cache holds is used."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, Sequence
 
 from ..core.images import MAX_IMAGE_BYTES
@@ -56,9 +56,8 @@ class RemoteImages:
             if self.cache:
                 self.cache.put(list(fetched.items()))
         found = {**usable, **fetched}
-        return {url: found.get(key) or RemoteImage(url, "invalid", detail=OFFLINE_DETAIL, na_reason="data_accessibility",
-                                                   backend="none")
-                for url, key in keys.items()}
+        offline = RemoteImage("", "invalid", detail=OFFLINE_DETAIL, na_reason="data_accessibility", backend="none")
+        return {url: found.get(key) or replace(offline, url=url) for url, key in keys.items()}
 
     def _outcome(self, url: str, body) -> RemoteImage:
         content_type = (body.content_type or "").split(";", 1)[0].strip().lower() or None
