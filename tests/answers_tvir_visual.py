@@ -63,14 +63,16 @@ def answer(request: dict, schema: dict | None) -> dict | None:
         if min(necessity, clarity) <= 6:
             revised = (caption + "（图中数值与单位见所引来源）" if _HAN_RE.search(caption)
                        else caption + " (values and units as shown, from the cited source)")
-        return {"accuracy": {"score": 8, "reason": "as captioned"}, "necessity": {"score": necessity, "reason": "length"},
+        return {"accuracy": {"score": 8, "reason": "as captioned"},
+                "necessity": {"score": necessity, "reason": "length"},
                 "clarity": {"score": clarity, "reason": "length"}, "revised_caption": revised}
     if INTEGRATION in text:
         caption, context = key_words(_block(text, "CAPTION")), _block(text, "CONTEXT")
         share = len(caption & key_words(context)) / max(1, len(caption))
         mentions = bool(re.search(r"\b(?:figure|chart|fig\.)|图", context, re.I))
         return {"relevance": {"score": 3 + round(7 * share), "reason": f"shared words {share:.2f}"},
-                "coherence": {"score": 8 if mentions else 5, "reason": "referred to" if mentions else "not referred to"},
+                "coherence": {"score": 8 if mentions else 5,
+                              "reason": "referred to" if mentions else "not referred to"},
                 "value": {"score": 7, "reason": "adds the series at a glance"}}
     if SOURCE in text:
         caption, sources = _block(text, "CAPTION"), _block(text, "SOURCES")

@@ -16,7 +16,7 @@ from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.benchmarks.tvir.formulas import (chart_quality, csc_score, dimension_mean, figure_mean,
                                                     figure_quality, image_quality)
-from dreval_assets.benchmarks.tvir.visual_judgments import visual_assessment
+from dreval_assets.benchmarks.tvir.visual_judgments import tvir_kind, visual_assessment
 from dreval_assets.benchmarks.tvir.visual_scores import visual_parts
 from dreval_assets.benchmarks.tvir.visual_text import composition_facts, offline_composition, text_form
 from dreval_assets.core import images
@@ -35,7 +35,8 @@ REPORT = """# Storage in the Meridian grid
 ## Growth
 Battery power grew fast, as the chart below shows.
 
-<figure><img src="images/growth.png"><figcaption>Installed battery power grew from 0.9 GW in 2020 to 8.6 GW in 2024 [1]</figcaption></figure>
+<figure><img src="images/growth.png"><figcaption>Installed battery power grew from 0.9 GW in 2020 to 8.6 GW
+in 2024 [1]</figcaption></figure>
 
 ## Sites
 ![Battery enclosures at Kestrel Ridge](images/site.jpg)
@@ -223,7 +224,8 @@ def test_all_invalid_figures_count_zero_and_a_text_only_report_has_no_visual_ass
     got = metrics(rows, n_figures=2)
     assert all(v.value == 0.0 and "no valid figure" in v.detail for v in got.values())
     text_only = metrics(frame("report_judgments", []), n_figures=0)
-    assert all(v.value is None and v.na_reason == "model_failure" and "text-only" in v.detail for v in text_only.values())
+    assert all(v.value is None and v.na_reason == "model_failure" and "text-only" in v.detail
+               for v in text_only.values())
     ours = [*invalid, figure(2, "photo", "C", "https://img.example/c.jpg", invalid="HTTP 503",
                                  bucket="data_accessibility")]
     ctx, _ = context(RecordingJudge(), ours)
@@ -311,7 +313,8 @@ def test_chinese_captions_are_revised_in_chinese(llm, calls):
     visual_assessment(ctx)
     asked = next(r for r in judge.requests if r.template == "tvir/caption_quality")
     assert asked.variables["language"] == "Chinese" and "in Chinese" in render(asked.template, dict(asked.variables))
-    loop = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5), calls)
+    loop = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
+                       calls)
     ctx, _ = context(loop, zh, report="# 储能\n\n下图为储能电站。\n\n![储能电站](images/zh.png)\n")
     items = by_item(visual_assessment(ctx))
     assert items["revised.f01"]["item"] == "储能电站（图中数值与单位见所引来源）"
@@ -321,7 +324,8 @@ def test_chinese_captions_are_revised_in_chinese(llm, calls):
 
 def test_cited_sources_by_index():
     parsed = frame("parsed_reports", [row("parsed_reports", system="s", task="t", references=(
-        '[{"index": 1, "url": "https://a.example"}, {"index": 2, "url": null}, {"index": 3, "url": "https://b.example"}]'))])
+        '[{"index": 1, "url": "https://a.example"}, {"index": 2, "url": null}, '
+        '{"index": 3, "url": "https://b.example"}]'))])
     fetched = frame("fetched_references", [
         row("fetched_references", system="s", task="t", url="https://a.example", status="ok", page_hash="ha"),
         row("fetched_references", system="s", task="t", url="https://b.example", status="unknown",
@@ -333,3 +337,15 @@ def test_cited_sources_by_index():
         (3, None, "data_accessibility"), (1, "page A", None), (2, None, "model_failure"), (9, None, "model_failure")]
     assert got[0].detail == "HTTP 404" and loaded == [["ha"]]
     assert sources.of("s", "t", [2]) and loaded == [["ha"]]  # nothing readable asked: no store read
+
+
+def test_the_image_decides_between_photo_and_chart():
+    assert images.background_share(chart_png()) > 0.6 and images.background_share(photo_png()) < 0.1
+    assert images.background_share(b"not an image") == 0.0
+    drawn = figure(0, "photo", "Installed battery power grew to 6.8 GW", "images/g.png", data=chart_png())
+    scene = figure(1, "chart", "A bus of the Harbour Line at a station", "images/s.png", data=photo_png())
+    table = figure(2, "table", "Table 1: costs", "images/t.png", data=chart_png())
+    assert [tvir_kind(f).kind for f in (drawn, scene, table)] == ["chart", "photo", "table"]
+    ctx, _ = context(RecordingJudge(), [drawn, scene])
+    items = by_item(visual_assessment(ctx))
+    assert "fq.chart.f01.no_overlap" in items and "fq.image.f02" in items  # judged as a chart, measured as an image

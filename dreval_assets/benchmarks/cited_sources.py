@@ -57,6 +57,6 @@ class CitedSources:
         for position, key in readable.items():
             source = found[position]
             text = texts.get(key)
-            found[position] = (replace(source, text=text) if text else
-                               replace(source, na_reason="data_accessibility", detail="the page text is empty or not stored"))
+            found[position] = replace(source, text=text) if text else replace(
+                source, na_reason="data_accessibility", detail="the page text is empty or not stored")
         return found

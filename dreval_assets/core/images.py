@@ -109,6 +109,19 @@ def image_quality(m: ImageMeasure) -> float:
             + 0.35 * min(1.0, m.sharpness / FULL_SHARPNESS) + 0.25 * min(1.0, m.contrast / FULL_CONTRAST))
 
 
+def background_share(data: bytes) -> float:
+    """Share of a small copy of the image covered by its commonest colour: drawn graphics (charts,
+    diagrams, rendered tables) have a flat background (0.5-0.85 on the demo's), photos almost none
+    (under 0.1). 0.0 for bytes that are not an image."""
+    try:
+        image = _open(data).convert("RGB")
+    except UnreadableImage:
+        return 0.0
+    image.thumbnail((256, 256))
+    colours = image.getcolors(image.width * image.height) or []
+    return max(n for n, _ in colours) / (image.width * image.height) if colours else 0.0
+
+
 def hash_distance(a: str, b: str) -> int:
     return imagehash.hex_to_hash(a) - imagehash.hex_to_hash(b)
 

@@ -12,8 +12,9 @@ Measured (no judge): each image's Q and the near-duplicates among images. Then t
    its contradictions with them (`tvir/chart_source`, with the image and the pages' best passages).
 
 report_judgments rows, item ids under `tvir_visual.` (fNN: the parser's figure number, from 1):
-- kind `figure` `figure.fNN`: score 1 valid / 0 invalid (the report's fault), the measured size or the
-  reason in `reason`; N/A with its bucket when the image could not be had through our failure;
+- kind `figure` `figure.fNN`: score 1 valid / 0 invalid (the report's fault), the kind (photo or chart
+  decided by the image: `tvir_kind`) and measured size, or the reason, in `reason`; N/A with its bucket
+  when the image could not be had through our failure;
 - kind `figure_quality` `fq.image.fNN`: the image's Q in [0, 1]; `fq.duplicates`: near-duplicate images;
 - kind `chart_check` `fq.chart.fNN.<check>`: 1 pass / 0 fail;
 - kind `composition` `mc.<dimension>`: 1-10;
@@ -26,13 +27,13 @@ A judged item with no value is N/A with the judgment's bucket (the offline judge
 `model_failure`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import polars as pl
 from pydantic import BaseModel
 
-from ...core.images import aspect_score, image_quality, resolution_score
+from ...core.images import aspect_score, background_share, image_quality, resolution_score
 from ...core.language import detect_language, has_han
 from ...core.passages import select_passages
 from ...judges.base import Judge, Judgment, JudgmentRequest
@@ -41,9 +42,9 @@ from ...stages.frames import frame, rows_by_partition
 from ..cited_sources import CitedSource
 from ..judging import FigureImage, JudgmentContext, report_for_judge, scored_under
 from .visual_models import (CAPTION_DIMENSIONS, CAPTION_TEMPLATE, CHART_CHECKS, CHART_CHECKS_TEMPLATE, CHART_KINDS,
-                            CHART_SOURCE_TEMPLATE, COMPOSITION_DIMENSIONS, COMPOSITION_TEMPLATE, INTEGRATION_DIMENSIONS,
-                            INTEGRATION_TEMPLATE, PREFIX, REVISION_AT_OR_BELOW, CaptionQuality, ChartChecks,
-                            ChartSourceCheck, CompositionScores, FigureIntegration)
+                            CHART_SOURCE_TEMPLATE, COMPOSITION_DIMENSIONS, COMPOSITION_TEMPLATE, DRAWN_SHARE,
+                            INTEGRATION_DIMENSIONS, INTEGRATION_TEMPLATE, PREFIX, REVISION_AT_OR_BELOW, CaptionQuality,
+                            ChartChecks, ChartSourceCheck, CompositionScores, FigureIntegration)
 from .visual_text import composition_facts, text_form
 
 SOURCE_TOKENS = 1_500  # passages of one cited page shown with a chart (or the judge's own budget, if smaller)
@@ -72,6 +73,15 @@ def fid(figure: FigureImage) -> str:
 
 def is_chart(figure: FigureImage) -> bool:
     return figure.kind in CHART_KINDS
+
+
+def tvir_kind(figure: FigureImage) -> FigureImage:
+    """TVIR splits images (IQ) from code-drawn charts (CQ); the caption's words (`kind`) often miss
+    which one a figure is ("Line" in a bus line's name, a chart captioned by what it shows), so the
+    image decides between photo and chart. Tables and diagrams keep their kind."""
+    if figure.kind not in ("photo", "chart") or figure.image is None:
+        return figure
+    return replace(figure, kind="chart" if background_share(figure.image.data) >= DRAWN_SHARE else "photo")
 
 
 class Rows:
@@ -153,7 +163,7 @@ def _plans(ctx: JudgmentContext) -> list[Plan]:
         row, report = task_rows.get(task), reports.get((system, task))
         if row is None or not scored_under("tvir", row["benchmark"], ctx.extra_suites):
             continue
-        figures = sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)
+        figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)]
         if report is None or report["status"] != "ok" or not figures:
             continue  # the suite says why: an unreadable report, or a text-only one
         plans.append(Plan(system, task, row["query"] or "", report["text"] or "", figures))
@@ -201,8 +211,9 @@ def _measured_rows(plan: Plan, out: Rows) -> None:
         again = f"; repeats f{figure.duplicate_of + 1:02d}" if figure.duplicate_of is not None else ""
         out.add(plan, "figure_quality", f"fq.image.{fid(figure)}", figure.caption or figure.src,
                 score=round(image_quality(m), 4),
-                reason=(f"resolution {resolution_score(m.width, m.height):.2f}, aspect {aspect_score(m.width, m.height):.2f}"
-                        f", sharpness {m.sharpness:.0f}, contrast {m.contrast:.3f}{again}"))
+                reason=(f"resolution {resolution_score(m.width, m.height):.2f}, "
+                        f"aspect {aspect_score(m.width, m.height):.2f}, sharpness {m.sharpness:.0f}, "
+                        f"contrast {m.contrast:.3f}{again}"))
     if images:
         dups = [f"{fid(f)} repeats f{f.duplicate_of + 1:02d}" for f in images if f.duplicate_of is not None]
         out.add(plan, "figure_quality", "fq.duplicates", "near-duplicate images", score=float(len(dups)),
