@@ -16,7 +16,7 @@ CAPTION = "You rate the caption of one figure in a research report against the f
 INTEGRATION = "You judge how well one figure of a research report is woven into the text around it."
 SOURCE = "You check one chart from a research report against the sources its caption cites."
 
-_PLACEHOLDER_RE = re.compile(r"\[Figure \d+ \((\w+)\): ")
+_PLACEHOLDER_RE = re.compile(r"\[Figure \d+ \((\w+)(, repeats Figure \d+)?\): ")
 _CHECK_ID_RE = re.compile(r"^- \[(\w+)\] ", re.M)
 _MARKER_RE = re.compile(r"\[\d+(?:[,\u2013-]\s*\d+)*\]|^\s*(?:Figure|Fig\.|图)\s*\d+[:：.]?", re.I)
 _HAN_RE = re.compile("[\u4e00-\u9fff]")
@@ -51,8 +51,10 @@ def answer(request: dict, schema: dict | None) -> dict | None:
         failed = [c for c, ok in checks.items() if not ok]
         return {**checks, "problems": ", ".join(failed)}
     if COMPOSITION in text:
-        kinds = _PLACEHOLDER_RE.findall(_block(text, "REPORT"))
-        return {"layout": {"score": max(1, min(10, 3 + 2 * len(kinds))), "reason": f"{len(kinds)} figures in place"},
+        found = _PLACEHOLDER_RE.findall(_block(text, "REPORT"))
+        kinds, repeats = [k for k, _ in found], sum(1 for _, again in found if again)
+        layout = max(1, min(10, 3 + 2 * len(kinds)) - 3 * repeats)
+        return {"layout": {"score": layout, "reason": f"{len(kinds)} figures in place, {repeats} repeated"},
                 "variety": {"score": max(1, min(10, 2 + 3 * len(set(kinds)))), "reason": ", ".join(sorted(set(kinds)))}}
     if CAPTION in text:
         caption = _block(text, "CAPTION")

@@ -196,7 +196,7 @@ def test_text_form_blanks_invalid_figures_and_shows_revised_captions():
     text = text_form(REPORT, figures, {1: "Revised site caption"})
     assert "[Figure 1 (chart): " + GROWTH_CAPTION + "]" in text
     assert "[Figure 2 (photo): Revised site caption]" in text
-    assert "[Figure 3 (photo): Battery enclosures at Kestrel Ridge again]" in text
+    assert "[Figure 3 (photo, repeats Figure 2): Battery enclosures at Kestrel Ridge again]" in text
     assert "[Figure 4 (chart): no caption]" in text
     assert "missing.png" not in text and "Planned sites" not in text  # the invalid figure is gone
     assert "<img" not in text and "![" not in text
@@ -205,11 +205,14 @@ def test_text_form_blanks_invalid_figures_and_shows_revised_captions():
 def test_offline_composition_scale_by_hand():
     facts = composition_facts(REPORT, report_figures())
     assert facts == {"valid_figures": 4, "invalid_figures": 1, "sections": 5, "sections_with_figures": 3,
-                     "captioned": 3, "kinds": ["chart", "photo"], "web_images": 0, "words": facts["words"]}
+                     "captioned": 3, "repeats": 1, "kinds": ["chart", "photo"], "web_images": 0,
+                     "words": facts["words"]}
     scores = offline_composition(facts)
-    # layout: 4/5 = 0.8 figures per section (quantity 1), spread 3/4, captioned 3/4: 1 + 9 x 0.875 = 8.9 -> 9
+    # layout: 4/5 = 0.8 figures per section (quantity 1), spread 3/4, captioned 3/4, one of four repeats an
+    # earlier image: 1 + 9 x 0.875 x 0.75 = 6.9 -> 7 (8.9 -> 9 without the repeat)
     # variety: two kinds 0.5 x 0.7, no web image: 1 + 9 x 0.35 = 4.15 -> 4
-    assert scores["layout"][0] == 9 and scores["variety"][0] == 4
+    assert scores["layout"][0] == 7 and scores["variety"][0] == 4
+    assert offline_composition({**facts, "repeats": 0})["layout"][0] == 9
     assert offline_composition({**facts, "valid_figures": 0})["layout"][0] == 1
 
 
@@ -261,7 +264,7 @@ def test_offline_judge_measures_images_and_says_it_cannot_see_the_rest():
     unseen = rows.filter(pl.col("na_reason").is_not_null())
     assert set(unseen["na_reason"]) == {"model_failure"} and all("cannot see images" in r for r in unseen["reason"])
     got = metrics(rows)
-    assert got["mc"].value == pytest.approx(65.0)  # (9 + 4) / 20, measured
+    assert got["mc"].value == pytest.approx(55.0)  # (7 + 4) / 20, measured
     for m in ("fq", "fcq", "fci", "csc"):
         assert got[m].value is None and got[m].na_reason == "model_failure" and "cannot see" in got[m].detail
     only_images = [f for f in figures if f.kind == "photo"]
@@ -289,7 +292,7 @@ def test_loopback_vision_judge_end_to_end(llm, calls):
     iq = (q2 + q3) / 2 * 0.6
     assert got["fq"].value == pytest.approx(100 * (2 * iq + 2 * 1.0) / 4, abs=0.01)  # charts pass all ten checks
     assert got["fcq"].value == pytest.approx(100 * (0.8 + 0.7 + 0.7 + 0) / 4)  # no caption on f05: 0
-    assert got["mc"].value == pytest.approx(90.0)  # 4 figures in place (10), two kinds (8)
+    assert got["mc"].value == pytest.approx(75.0)  # 4 figures in place, one a repeat (10 - 3), two kinds (8)
     assert got["csc"].value == pytest.approx(100 * (0.9 + 0) / 2)  # 8.6 GW against 6.8 GW; f05 cites nothing
     assert "8.6" in items["csc.f01.contradictions"]["reason"]
     assert [items[f"fci.f01.{d}"]["score"] for d in ("relevance", "coherence", "value")] == [10, 8, 7]

@@ -18,9 +18,12 @@ _WORD_RE = re.compile(r"[\u3400-\u9fff]|[^\s\u3400-\u9fff]+")  # a Chinese chara
 FIGURES_PER_SECTION = (0.5, 2.0)
 
 
-def placeholder(number: int, figure: FigureImage, caption: str) -> str:
+def placeholder(number: int, figure: FigureImage, caption: str, repeats: int | None = None) -> str:
+    """`[Figure N (kind): caption]`, with `, repeats Figure M` when its image is a perceptual
+    duplicate of an earlier figure's (a composition fault the text alone would hide)."""
     text = " ".join(caption.split()) or "no caption"
-    return f"[Figure {number} ({figure.kind}): {text}]"
+    again = f", repeats Figure {repeats}" if repeats is not None else ""
+    return f"[Figure {number} ({figure.kind}{again}): {text}]"
 
 
 def text_form(report: str, figures: Sequence[FigureImage], captions: Mapping[int, str]) -> str:
@@ -39,7 +42,8 @@ def text_form(report: str, figures: Sequence[FigureImage], captions: Mapping[int
         pending.remove(figure)
         if figure.status != "ok":
             return ""
-        return placeholder(numbers[figure.figure], figure, captions.get(figure.figure, figure.caption))
+        return placeholder(numbers[figure.figure], figure, captions.get(figure.figure, figure.caption),
+                           numbers.get(figure.duplicate_of) if figure.duplicate_of is not None else None)
 
     return _IMAGE_RE.sub(swap, report)
 
@@ -59,6 +63,7 @@ def composition_facts(report: str, figures: Sequence[FigureImage]) -> dict[str, 
         "sections": max(1, len(_HEADING_RE.findall(report))),
         "sections_with_figures": len({f.section for f in valid}),
         "captioned": sum(1 for f in valid if f.caption.strip()),
+        "repeats": sum(1 for f in valid if f.duplicate_of is not None),
         "kinds": sorted({f.kind for f in valid}),
         "web_images": sum(1 for f in valid if f.src.lower().startswith(("http://", "https://"))),
         "words": len(_WORD_RE.findall(report)),
@@ -69,7 +74,8 @@ def offline_composition(facts: Mapping[str, Any]) -> dict[str, tuple[int, str]]:
     """The documented scale, 1-10 per dimension:
     layout = 1 + 9 x (0.5 quantity + 0.3 spread + 0.2 captioned share), quantity 1 at 0.5-2 valid
     figures per section and proportionally less outside, spread = sections holding a figure over
-    min(sections, figures); variety = 1 + 9 x (0.7 kinds + 0.3 origins), kinds 0 / 0.5 / 1 for one,
+    min(sections, figures), all of it x (1 - share of figures repeating an earlier image);
+    variety = 1 + 9 x (0.7 kinds + 0.3 origins), kinds 0 / 0.5 / 1 for one,
     two, three or more kinds (photo, chart, table, diagram), origins 1 when own files and web images
     are both used. No valid figure: 1 and 1 (the suite scores MC 0 then anyway)."""
     n = int(facts["valid_figures"])
@@ -81,14 +87,16 @@ def offline_composition(facts: Mapping[str, Any]) -> dict[str, tuple[int, str]]:
     quantity = per_section / low if per_section < low else high / per_section if per_section > high else 1.0
     spread = int(facts["sections_with_figures"]) / min(sections, n)
     captioned = int(facts["captioned"]) / n
-    layout = 1 + 9 * (0.5 * quantity + 0.3 * min(1.0, spread) + 0.2 * captioned)
+    repeats = int(facts.get("repeats") or 0)
+    layout = 1 + 9 * (0.5 * quantity + 0.3 * min(1.0, spread) + 0.2 * captioned) * (1 - repeats / n)
     kinds = len(facts["kinds"])
     web = int(facts["web_images"])
     origins = 1.0 if 0 < web < n else 0.0
     variety = 1 + 9 * (0.7 * min(1.0, (kinds - 1) / 2) + 0.3 * origins)
     return {
         "layout": (_scale(layout), f"offline measure: {n} valid figure(s) over {sections} section(s) "
-                                   f"(quantity {quantity:.2f}), spread {spread:.2f}, captioned {captioned:.2f}"),
+                                   f"(quantity {quantity:.2f}), spread {spread:.2f}, captioned {captioned:.2f}, "
+                                   f"{repeats} repeating an earlier image"),
         "variety": (_scale(variety), f"offline measure: kinds {', '.join(facts['kinds'])}; "
                                      f"{web} web image(s) of {n}"),
     }
