@@ -165,7 +165,7 @@ def _mosaic_row(items: list[MosaicItem], judge: str) -> MetricValue:
                              f"{len(unjudged)} of {len(items)} visual items not judged ({why}); {shown}"[:500], judge)
     scores = [i.score() for i in items]
     failed = sum(1 for i in items if not i.usable)
-    detail = f"{len(items)} items ({failed} with an unusable image, scored 0): {shown}"
+    detail = f"{len(items)} item(s), {failed} with an unusable image (scored 0): {shown}"
     return MetricValue("mmdr", "mosaic", 100 * sum(scores) / len(scores), "0-100", len(items), detail=detail[:500],
                        policy=MOSAIC_POLICY, judge=judge)
 
