@@ -303,3 +303,30 @@ def test_mosaic_through_the_loopback_vision_judge(llm, calls):
     assert careful["mosaic"].value == pytest.approx(expected)
     assert careful["mosaic"].value > careless["mosaic"].value
     assert careful["vqa"].n_items == 2 and careful["sem"].n_items == 1
+
+
+def test_the_stages_offline_from_judgments_to_metric_scores():
+    """Registered judgments (report_judgments stage) and the scores stage: the rows users read."""
+    from dreval_assets.stages.judgments import judge_reports
+    from dreval_assets.stages.parse import parse_reports
+    from dreval_assets.stages.scores import score_reports
+    with_figure = CAREFUL.replace("References:", "Figure 1: Shipments by quarter [1]\n\n![Figure 1](images/f0.png)\n\n"
+                                                 "References:")
+    keys = [("careful", "t1"), ("careless", "t1")]
+    reports = frame("reports", [report_row("careful", "t1", with_figure), report_row("careless", "t1", CARELESS)])
+    tasks = frame("tasks", [task_row("t1", version="gt-7")])
+    parsed = parse_reports(reports)
+    figures = {("careful", "t1"): [figure("careful", "t1", 0, "Figure 1: Shipments by quarter", CAREFUL_CONTEXT,
+                                          "chart", None, "missing file: images/f0.png", "model_failure")]}
+    judge = HeuristicJudge()
+    judgments = judge_reports(JudgmentContext(keys, reports, tasks, frame("task_rubrics", []), judge, figures=figures))
+    scores = score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"],
+                           frame("claim_verdicts", []), tasks, frame("task_sandbox", []), judge, judgments=judgments,
+                           rubrics=frame("task_rubrics", []))
+    got = {(r["system"], r["metric"]): r for r in scores.filter(pl.col("suite") == "mmdr").iter_rows(named=True)}
+    assert got[("careful", "vef")]["value"] == 100.0 and "visual GT gt-7" in got[("careful", "vef")]["detail"]
+    assert got[("careless", "vef")]["value"] == 0.0 and "failure type DTE" in got[("careless", "vef")]["detail"]
+    assert got[("careful", "mosaic")]["value"] == 0.0  # its only figure's image is missing: a failed item
+    assert "failed (missing image)" in got[("careful", "mosaic")]["detail"]
+    assert got[("careless", "mosaic")]["value"] == 0.0 and got[("careless", "mosaic")]["detail"] == \
+        "no visual item in the report"
