@@ -72,7 +72,7 @@ class MosaicItemScores(BaseModel):
     vqa: float | None = Field(default=None, ge=0, le=1)
     h: float | None = Field(default=None, ge=0, le=1)
     f: float | None = Field(default=None, ge=0, le=1)
-    questions: list[str] = Field(default_factory=list, max_length=5)
+    questions: list[str] = Field(default_factory=list)  # the questions asked of the image for VQA
     reason: str = ""
 
 
@@ -186,7 +186,7 @@ def answer_rows(fig: FigureImage, visual_type: str, judgment, ctx: JudgmentConte
     for part in item_parts(visual_type):
         value = getattr(answer, part) if answer is not None else None
         if value is not None:
-            why = answer.reason + (f" (questions: {'; '.join(answer.questions)})" if answer.questions else "")
+            why = answer.reason + (f" (questions: {'; '.join(answer.questions[:5])})" if answer.questions else "")
             rows.append(_row(fig.system, fig.task, fig, visual_type, part, ctx, score=float(value), reason=why,
                              cache_key=cache_key))
         else:
