@@ -186,7 +186,7 @@ def _language(caption: str, report: str) -> str:
     """The language a revised caption is written in: a caption with Chinese characters is Chinese
     (too short for the detector, often), else what the caption or the report is written in."""
     found = "zh" if has_han(caption) else detect_language(caption) or detect_language(report[:4000])
-    return LANGUAGES.get(found or "", "the language of the caption")
+    return LANGUAGES.get(found or "", "the same language")
 
 
 def _measured_rows(plan: Plan, out: Rows) -> None:
