@@ -18,17 +18,17 @@ def score(value, scale="0-100", na_reason=None):
 def test_invalid_and_unexplained_verdicts_are_counted():
     good = frame("claim_verdicts", [verdict("supported"), verdict("unknown", "data_accessibility")])
     bad = frame("claim_verdicts", [verdict("true"), verdict("unknown")])
-    assert checks.invalid_verdicts(good) == 0 and checks.unknown_without_reason(good) == 0
-    assert checks.invalid_verdicts(bad) == 1 and checks.unknown_without_reason(bad) == 1
+    assert checks.invalid_verdicts(good).height == 0 and checks.unknown_without_reason(good).height == 0
+    assert checks.invalid_verdicts(bad).height == 1 and checks.unknown_without_reason(bad).height == 1
 
 
 def test_out_of_range_scores_and_bad_na_rows_are_counted():
     good = frame("metric_scores", [score(0.0), score(100.0), score(3.0, "count"), score(None, na_reason="model_failure")])
-    assert checks.scores_out_of_range(good) == 0 and checks.na_rows_without_valid_reason(good) == 0
+    assert checks.scores_out_of_range(good).height == 0 and checks.na_rows_without_valid_reason(good).height == 0
     bad = frame("metric_scores", [score(101.0), score(-1.0, "count"), score(None), score(None, na_reason="oops"),
                                    score(5.0, na_reason="model_failure")])
-    assert checks.scores_out_of_range(bad) == 2
-    assert checks.na_rows_without_valid_reason(bad) == 3
+    assert checks.scores_out_of_range(bad).height == 2
+    assert checks.na_rows_without_valid_reason(bad).height == 3
 
 
 def test_orphan_claims_are_counted():
@@ -36,7 +36,7 @@ def test_orphan_claims_are_counted():
     claims = frame("report_claims", [{"system": "s", "task": "t", "claim_id": "c1", "kind": "uncited", "text": "x",
                                       "section": "", "citation_indices": [], "urls": [], "unresolved_indices": [],
                                       "source_claim": "c1", "extraction": "sentences"}])
-    assert checks.orphan_claims(parsed, claims) == 1
+    assert checks.orphan_claims(parsed, claims).height == 1
 
 
 def test_unexplained_report_and_fetch_failures_are_counted():
@@ -46,7 +46,7 @@ def test_unexplained_report_and_fetch_failures_are_counted():
 
     reports = frame("reports", [report("ok", "x", None), report("empty", None, "model_failure"),
                                 report("binary", None, None), report("ok", None, None)])
-    assert checks.unexplained_report_status(reports) == 2
+    assert checks.unexplained_report_status(reports).height == 2
 
     def fetched(status, page_hash, na_reason):
         return {"system": "s", "task": "t", "url": "u", "url_norm": "u", "status": status, "backend": "sandbox",
@@ -56,4 +56,4 @@ def test_unexplained_report_and_fetch_failures_are_counted():
 
     rows = frame("fetched_references", [fetched("ok", "h", None), fetched("unknown", None, "data_accessibility"),
                                         fetched("unknown", None, None), fetched("ok", None, None)])
-    assert checks.unexplained_fetch_failures(rows) == 2
+    assert checks.unexplained_fetch_failures(rows).height == 2

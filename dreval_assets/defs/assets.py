@@ -1,5 +1,7 @@
 """The asset graph of DESIGN.md. Bodies are thin: they call the Dagster-free stages."""
 
+from pathlib import Path
+
 import polars as pl
 from dagster import (
     AssetCheckResult,
@@ -33,6 +35,7 @@ from ..store.imports import imported_reports
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
 from .agreement import agreement
+from .metadata import check_result, leaderboard_metadata, record_partitions
 from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
 from .resources import DrevalResource
 
@@ -45,9 +48,14 @@ def _keys(context: AssetExecutionContext) -> list[tuple[str, str]]:
     return [split_system_task(k) for k in context.partition_keys]
 
 
-def _check(name: str, asset_name: str, failures: int, what: str) -> AssetCheckResult:
-    return AssetCheckResult(check_name=name, asset_key=asset_name, passed=failures == 0,
-                            metadata={"failures": failures, "what": what})
+def _check(name: str, asset_name: str, failures: pl.DataFrame | int, what: str) -> AssetCheckResult:
+    """Passed when no row fails; a failing check names its first failing rows (defs/metadata.py)."""
+    return check_result(name, failures, what, asset=asset_name)
+
+
+def _spec(name: str) -> AssetCheckSpec:
+    """A check declared with the description the UI shows (stages/checks.CHECKS)."""
+    return AssetCheckSpec(name, asset=checks.CHECKS[name].asset, description=checks.CHECKS[name].description)
 
 
 # The registry as Dagster sees it: an external asset whose data version per task partition is the
@@ -67,7 +75,7 @@ def tasks(context: AssetExecutionContext, dreval: DrevalResource) -> dict[str, p
     if missing:
         raise ValueError(f"task partition(s) with no registered task: {missing[:5]}")
     frames = task_frames([found[k] for k in keys])
-    context.add_output_metadata({"tasks": len(keys), "sandbox_pages": frames["task_sandbox"].height})
+    record_partitions(context, "tasks", frames)
     return frames
 
 
@@ -82,12 +90,12 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
     attachments = with_image_attachments(attachments, load_tasks(dreval.store(), list(context.partition_keys)).values())
     frame = generate_rubrics(tasks["tasks"], attachments, judge, dreval.extra_suites,
                              {"run_id": context.run.run_id, "asset": "task_rubrics"})
-    context.add_output_metadata({"rubrics": frame.height, **judge.stats.metadata()})
+    record_partitions(context, "task_rubrics", {"task_rubrics": frame}, dreval.store(), judge.stats.metadata())
     return frame
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)},
-       check_specs=[AssetCheckSpec("status_explained", asset="reports")])
+       check_specs=[_spec("status_explained")])
 def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
@@ -102,7 +110,9 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
         writing.update({f"{system}_{name.replace('judge_', 'writer_')}": value
                         for name, value in writer.stats.metadata().items()})
     frame = read_reports(keys, systems, original_ids, imported, written)
-    yield Output(frame, metadata={"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
+    record_partitions(context, "reports", {"reports": frame}, dreval.store(),
+                      {"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
+    yield Output(frame)
     yield _check("status_explained", "reports", checks.unexplained_report_status(frame),
                  "unreadable reports without a reason, or readable ones without text")
 
@@ -112,13 +122,13 @@ def trace_steps(context: AssetExecutionContext, reports: pl.DataFrame):
     """Each report's research trace as steps (plan, search, read, analyze, synthesize, verify) with
     the queries and URLs they touch and their dependencies; an unreadable trace is a warning."""
     frame, counts = trace_step_rows(reports)
-    context.add_output_metadata(counts)
+    record_partitions(context, "trace_steps", {"trace_steps": frame}, totals=counts)
     return frame
 
 
 @asset(**PER_REPORT, group_name="reports", code_version=PARSER_VERSION,
        ins={"reports": AssetIn(partition_mapping=same_report)},
-       check_specs=[AssetCheckSpec("no_orphan_claims", asset="parsed_reports")])
+       check_specs=[_spec("no_orphan_claims")])
 def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame):
     """Sections, references, figures, tables and claims from the deterministic parser; with
     `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences."""
@@ -129,11 +139,9 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
         judge = dreval.judge()
         frames = with_statements(frames, *extract_statements(frames["report_claims"], judge, {"asset": "parsed_reports"},
                                                              partitions=_keys(context)))
-    parsed = frames["parsed_reports"]
-    yield Output(frames, metadata={"claims": frames["report_claims"].height, "sentence_claims": sentences,
-                                   "extraction": dreval.extraction(),
-                                   "ungrounded_dropped": int(parsed.get_column("n_ungrounded").sum() or 0),
-                                   **(judge.stats.metadata() if judge is not None else {})})
+    record_partitions(context, "parsed_reports", frames, dreval.store(),
+                      {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})})
+    yield Output(frames, metadata={"extraction": dreval.extraction()})
     yield _check("no_orphan_claims", "parsed_reports",
                  checks.orphan_claims(frames["parsed_reports"], frames["report_claims"]),
                  "claims whose report has no parsed_reports row")
@@ -155,7 +163,7 @@ def report_images(context: AssetExecutionContext, dreval: DrevalResource, report
 @asset(**PER_REPORT, group_name="evidence", ins={"tasks": AssetIn(partition_mapping=from_task),
                                                  "task_rubrics": AssetIn(partition_mapping=from_task),
                                                  "parsed_reports": AssetIn(partition_mapping=same_report)},
-       check_specs=[AssetCheckSpec("failures_explained", asset="fetched_references")])
+       check_specs=[_spec("failures_explained")])
 def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
                        parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame],
                        task_rubrics: pl.DataFrame):
@@ -165,8 +173,8 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
     pages = with_image_facts(pages, task_rubrics)  # an image attachment reads as its key facts
     frames = fetch_references(parsed_reports["report_claims"], pages, dreval.fetcher(), _keys(context))
     fetched = frames["fetched_references"]
-    yield Output(frames, metadata={"urls": fetched.height,
-                                   "unknown": fetched.filter(pl.col("status") != "ok").height})
+    record_partitions(context, "fetched_references", frames, dreval.store())
+    yield Output(frames)
     yield _check("failures_explained", "fetched_references", checks.unexplained_fetch_failures(fetched),
                  "unreadable URLs without a reason, or readable ones without stored text")
 
@@ -175,7 +183,7 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
        ins={"parsed_reports": AssetIn(partition_mapping=same_report),
             "fetched_references": AssetIn(partition_mapping=same_report),
             "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
-       check_specs=[AssetCheckSpec("verdict_labels_valid", asset="claim_verdicts")])
+       check_specs=[_spec("verdict_labels_valid")])
 def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parsed_reports: dict[str, pl.DataFrame],
                    fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
     """Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the
@@ -188,11 +196,10 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
                          sandbox_evidence=with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites),
                                                            task_rubrics, listed_only=True),
                          search=dreval.searcher())
-    counts = dict(frame.group_by("verdict").len().iter_rows()) if frame.height else {}
-    yield Output(frame, metadata={"judge": judge.judge_id, **judge.stats.metadata(),
-                                  **{f"n_{k}": v for k, v in counts.items()}})
+    record_partitions(context, "claim_verdicts", {"claim_verdicts": frame}, store, judge.stats.metadata())
+    yield Output(frame, metadata={"judge": judge.judge_id})
     yield _check("verdict_labels_valid", "claim_verdicts",
-                 checks.invalid_verdicts(frame) + checks.unknown_without_reason(frame),
+                 checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
                  "labels outside the five verdicts, or unknown without a reason")
 
 
@@ -202,7 +209,7 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
             "parsed_reports": AssetIn(partition_mapping=same_report),
             "fetched_references": AssetIn(partition_mapping=same_report),
             "report_images": AssetIn(partition_mapping=same_report)},
-       check_specs=[AssetCheckSpec("credits_valid", asset="report_judgments")])
+       check_specs=[_spec("credits_valid")])
 def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
                      parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
@@ -217,7 +224,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
                                           cited_sources=CitedSources(parsed_reports["parsed_reports"],
                                                                      fetched_references, dreval.store().texts),
                                           figures=judgment_figures(dreval.store(), report_images)))
-    yield Output(frame, metadata={"items": frame.height, **judge.stats.metadata()})
+    record_partitions(context, "report_judgments", {"report_judgments": frame}, dreval.store(), judge.stats.metadata())
+    yield Output(frame, metadata={"judge": judge.judge_id})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
                  "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
 
@@ -226,8 +234,8 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
        ins={**{name: AssetIn(partition_mapping=same_report)
                for name in ("reports", "parsed_reports", "claim_verdicts", "report_judgments")},
             "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
-       check_specs=[AssetCheckSpec("scores_within_range", asset="metric_scores"),
-                    AssetCheckSpec("na_has_reason", asset="metric_scores")])
+       check_specs=[_spec("scores_within_range"),
+                    _spec("na_has_reason")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                   parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
                   report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
@@ -237,9 +245,8 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
                           dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
                           systems_without_citations(dreval.store()))
-    yield Output(frame, metadata={"rows": frame.height, "na": frame.filter(pl.col("value").is_null()).height,
-                                  "suites": ", ".join(sorted(frame.get_column("suite").unique())) if frame.height else "",
-                                  **judge.stats.metadata()})
+    record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), judge.stats.metadata())
+    yield Output(frame)
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),
                  "0-100 values outside [0, 100] or negative counts")
     yield _check("na_has_reason", "metric_scores", checks.na_rows_without_valid_reason(frame),
@@ -248,10 +255,12 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
 
 @asset(deps=[metric_scores], io_manager_key=IO, group_name="scores")
 def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.DataFrame:
-    """Per system x suite x metric x judge: mean over tasks, 95% bootstrap CI, coverage."""
+    """Per system x suite x metric x judge: the system's number by the metric's aggregation rule, 95%
+    bootstrap CI, coverage. The page shows each suite's headline metrics and plots (also saved under
+    `<home>/plots/`)."""
     scores = dreval.store().query("SELECT * FROM metric_scores ORDER BY system, task")
     frame = build_leaderboard(scores, dreval.policy_map())
-    context.add_output_metadata({"rows": frame.height, "systems": frame.get_column("system").n_unique()})
+    context.add_output_metadata(leaderboard_metadata(frame, Path(dreval.home) / "plots"))
     return frame
 
 

@@ -1,0 +1,221 @@
+"""The leaderboard's plots as PNG bytes (matplotlib's Agg canvas, no display, no global pyplot state):
+each suite's headline score with its 95 % interval per system, a system x metric heatmap, and how
+systems' ranks shift between benchmarks (and judges). A system with no score is drawn as N/A, never 0.
+
+Dagster-free: the leaderboard asset saves them under `<home>/plots/` and embeds them in its metadata.
+"""
+from __future__ import annotations
+
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from .leaderboard_view import UNJUDGED, BoardTable, leaderboard_tables
+
+HEATMAP_METRICS_PER_SUITE = 3  # the headline metrics a suite shows in the heatmap (its first ones with scores)
+DPI = 72  # small files: they are embedded in the UI's metadata as data: URIs
+NA_COLOUR = "#d9d9d9"
+
+
+@dataclass(frozen=True)
+class Plot:
+    name: str       # file stem under <home>/plots/
+    title: str
+    png: bytes
+
+
+def panel_label(table: BoardTable, tables: list[BoardTable]) -> str:
+    """`tvir`, or `tvir (judge x)` when a suite has tables for several judges."""
+    judges = {t.judge for t in tables if t.suite == table.suite}
+    if len(judges) > 1 and table.judge != UNJUDGED:
+        return f"{table.suite} ({table.judge})"
+    return table.suite
+
+
+def headline_rows(table: BoardTable) -> pl.DataFrame:
+    """The ranked (headline) column's row per system, in the table's display order."""
+    return table.rows.filter(pl.col("column") == table.ranked_by)
+
+
+def leaderboard_plots(board: pl.DataFrame) -> list[Plot]:
+    """All three plots of a leaderboard frame; none when it holds no rows."""
+    tables = [t for t in leaderboard_tables(board) if t.ranked_by]
+    if not tables:
+        return []
+    return [Plot("headline_ci", "Headline score per system with 95 % CI", headline_ci_png(tables)),
+            Plot("heatmap", "Systems x metrics", heatmap_png(tables)),
+            Plot("rank_shifts", "Rank shifts between benchmarks", rank_shifts_png(tables))]
+
+
+def save_plots(plots: list[Plot], folder: Path) -> list[Path]:
+    """Write each plot as `<folder>/leaderboard_<name>.png` (replacing the last run's)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for plot in plots:
+        path = folder / f"leaderboard_{plot.name}.png"
+        tmp = path.with_suffix(".png.tmp")
+        tmp.write_bytes(plot.png)
+        tmp.replace(path)  # a reader never sees half a file
+        paths.append(path)
+    return paths
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # imported here: ~1 s, only when plotting
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _png(figure) -> bytes:
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=DPI)
+    return out.getvalue()
+
+
+def headline_ci_png(tables: list[BoardTable]) -> bytes:
+    """One panel per suite (and judge): systems top to bottom by rank, the headline score as a dot, its
+    95 % bootstrap interval as a bar; a system without a score says N/A where its dot would be."""
+    columns = 2 if len(tables) > 1 else 1
+    rows = math.ceil(len(tables) / columns)
+    systems = max(headline_rows(t).height for t in tables)
+    figure = _figure(11, max(2.2, rows * (0.9 + 0.32 * systems)))
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for ax, table in zip(axes, tables):
+        data = headline_rows(table)
+        names = data.get_column("system").to_list()
+        ys = list(range(len(names)))[::-1]
+        for y, row in zip(ys, data.iter_rows(named=True)):
+            if row["mean"] is None:
+                ax.text(0.02, y, "N/A", transform=ax.get_yaxis_transform(), va="center", color="#666666",
+                        fontsize=9, style="italic")
+                continue
+            if row["ci_low"] is not None and row["ci_high"] is not None:
+                ax.plot([row["ci_low"], row["ci_high"]], [y, y], color="#4c72b0", linewidth=2.5, alpha=0.6)
+            ax.plot([row["mean"]], [y], "o", color="#1f3b73", markersize=6)
+            ax.annotate(f"{row['mean']:.1f}", (row["mean"], y), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=8)
+        ax.set_yticks(ys, [f"{n} ({r['n_scored']}/{r['n_tasks']})" for n, r in zip(names, data.iter_rows(named=True))],
+                      fontsize=8)
+        ax.set_ylim(-0.7, len(names) - 0.3)
+        _x_limits(ax, data)
+        title = f"{panel_label(table, tables)}: {table.ranked_by.split('.', 1)[1]}"
+        ax.set_title(title + _missing_ci_note(data), fontsize=9, loc="left")
+        ax.grid(axis="x", alpha=0.3)
+        ax.tick_params(axis="x", labelsize=8)
+    for ax in axes[len(tables):]:
+        ax.set_visible(False)
+    figure.suptitle("Headline score per system, 95 % bootstrap CI (scored/tasks)", fontsize=10)
+    return _png(figure)
+
+
+def _missing_ci_note(data: pl.DataFrame) -> str:
+    """Why no bar is drawn: a composite of the parts' aggregates has no bootstrap; one task gives none."""
+    if data.filter(pl.col("ci_low").is_not_null()).height:
+        return ""
+    if data.get_column("aggregation").fill_null("").str.starts_with("of_parts").any():
+        return "  (no CI: formula over the parts' aggregates)"
+    return "  (no CI: too few scored tasks)"
+
+
+def _x_limits(ax, data: pl.DataFrame) -> None:
+    values = [v for c in ("mean", "ci_low", "ci_high") for v in data.get_column(c).to_list() if v is not None]
+    if not values:
+        ax.set_xlim(0, 100)
+        return
+    low, high = min(values), max(values)
+    pad = max(2.0, (high - low) * 0.15)
+    ax.set_xlim(min(0.0, low - pad) if low >= 0 else low - pad, high + pad)
+
+
+def heatmap_columns(tables: list[BoardTable]) -> list[tuple[str, BoardTable]]:
+    """Per table, its first headline metrics on the 0-100 scale that some system has a score for."""
+    picked = []
+    for table in tables:
+        scored = table.rows.filter(pl.col("mean").is_not_null() & (pl.col("scale") == "0-100"))
+        present = dict.fromkeys(scored.get_column("column").to_list())
+        ordered = [table.ranked_by] + [c for c in present if c != table.ranked_by]
+        picked += [(c, table) for c in ordered if c in present][:HEATMAP_METRICS_PER_SUITE]
+    return picked
+
+
+def heatmap_png(tables: list[BoardTable]) -> bytes:
+    """Metrics (rows, grouped by suite) x systems (columns), coloured 0-100; N/A cells grey and written N/A."""
+    import numpy as np
+
+    columns = heatmap_columns(tables)
+    systems = sorted({s for t in tables for s in t.rows.get_column("system").to_list()})
+    values = np.full((max(1, len(columns)), len(systems)), np.nan)
+    labels = []
+    for i, (column, table) in enumerate(columns):
+        judge = f" ({table.judge})" if panel_label(table, tables) != table.suite else ""
+        labels.append(column + judge)
+        for system, mean in table.rows.filter(pl.col("column") == column).select("system", "mean").iter_rows():
+            if mean is not None:
+                values[i, systems.index(system)] = mean
+    figure = _figure(max(5.0, 1.3 * len(systems) + 3.5), max(2.5, 0.32 * len(columns) + 1.4))
+    ax = figure.subplots()
+    ax.set_facecolor(NA_COLOUR)
+    image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=0, vmax=100, aspect="auto")
+    for i in range(len(columns)):
+        for j in range(len(systems)):
+            value = values[i, j]
+            text = "N/A" if math.isnan(value) else f"{value:.1f}"
+            colour = "#333333" if math.isnan(value) or value > 60 else "white"
+            ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+    suites = [table.suite for _, table in columns]
+    for i in range(1, len(suites)):
+        if suites[i] != suites[i - 1]:
+            ax.axhline(i - 0.5, color="white", linewidth=2)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.set_xticks(range(len(systems)), systems, fontsize=8)
+    ax.xaxis.tick_top()
+    figure.colorbar(image, ax=ax, shrink=0.6, label="score (0-100)")
+    ax.set_title("Systems x headline metrics (grey: N/A, no score)", fontsize=10)
+    return _png(figure)
+
+
+def rank_table(tables: list[BoardTable]) -> pl.DataFrame:
+    """system, panel, rank: each system's rank on each table's headline column (null when unranked)."""
+    rows = []
+    for table in tables:
+        label = f"{panel_label(table, tables)}\n{table.ranked_by.split('.', 1)[1]}"
+        for system, rank in headline_rows(table).select("system", "rank").iter_rows():
+            rows.append({"system": system, "panel": label, "rank": rank})
+    return pl.DataFrame(rows, schema={"system": pl.String, "panel": pl.String, "rank": pl.Int64})
+
+
+def rank_shifts_png(tables: list[BoardTable]) -> bytes:
+    """A bump chart: one column per benchmark (and judge), rank 1 on top, a line per system; a system
+    a benchmark did not rank has no point there (its line breaks) and N/A is written at the bottom."""
+    ranks = rank_table(tables)
+    panels = list(dict.fromkeys(ranks.get_column("panel").to_list()))
+    systems = sorted(set(ranks.get_column("system").to_list()))
+    worst = max([r for r in ranks.get_column("rank").to_list() if r is not None] or [1])
+    figure = _figure(max(6.0, 1.1 * len(panels) + 3.0), max(2.6, 0.5 * worst + 2.0))
+    ax = figure.subplots()
+    unranked: dict[int, list[tuple[str, str]]] = {}
+    for system in systems:
+        by_panel = dict(ranks.filter(pl.col("system") == system).select("panel", "rank").iter_rows())
+        ys = [by_panel.get(p) for p in panels]
+        line = ax.plot(range(len(panels)), [math.nan if y is None else y for y in ys], "o-", label=system,
+                       linewidth=2, markersize=7)[0]
+        for x, panel in enumerate(panels):
+            if panel in by_panel and by_panel[panel] is None:
+                unranked.setdefault(x, []).append((system, line.get_color()))
+    for x, entries in unranked.items():  # below the last rank, one line per system the benchmark left N/A
+        for k, (system, colour) in enumerate(entries):
+            ax.annotate(f"N/A: {system}", (x, worst + 0.55 + 0.22 * k), ha="center", fontsize=7, color=colour)
+    ax.set_xticks(range(len(panels)), panels, fontsize=8)
+    ax.set_yticks(range(1, worst + 1))
+    ax.set_ylim(worst + 0.75 + 0.22 * max([len(e) for e in unranked.values()] or [0]), 0.5)
+    ax.set_ylabel("rank on the headline metric (shared tasks)", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_title("Rank shifts between benchmarks", fontsize=10)
+    return _png(figure)
