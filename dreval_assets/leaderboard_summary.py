@@ -8,7 +8,7 @@ import polars as pl
 
 from .leaderboard_view import MARK, BoardTable, heading
 
-SHOWN_METRICS = 6  # headline metrics per suite table; the rest are in `dreval leaderboard` and SQL
+SHOWN_METRICS = 4  # headline metrics per suite table; the rest are in `dreval leaderboard` and SQL
 
 
 def fmt(value: float | None, digits: int = 1) -> str:
@@ -65,13 +65,18 @@ def suite_markdown(table: BoardTable, limit: int = SHOWN_METRICS) -> str:
 
 
 def headline_records(tables: list[BoardTable]) -> list[dict]:
-    """One record per suite (and judge) x system for the ranked headline metric, for a UI table."""
+    """One record per suite (and judge, when a suite has several) x system for the ranked headline
+    metric, for a UI table."""
     records = []
     for table in tables:
         for row in table.rows.filter(pl.col("column") == table.ranked_by).iter_rows(named=True):
-            records.append({"suite": table.suite, "judge": table.judge, "metric": row["metric"],
+            suite = table.suite if one_judge(tables, table.suite) else f"{table.suite} ({table.judge})"
+            records.append({"suite": suite, "metric": row["metric"],
                             "rank": "—" if row["rank"] is None else str(row["rank"]), "system": row["system"],
                             "score": fmt(row["mean"], 2), "ci_95": ci_text(row),
-                            "coverage": f"{row['n_scored']}/{row['n_tasks']}",
-                            "validity": fmt(row.get("validity"), 2)})
+                            "coverage": f"{row['n_scored']}/{row['n_tasks']}"})
     return records
+
+
+def one_judge(tables: list[BoardTable], suite: str) -> bool:
+    return len({t.judge for t in tables if t.suite == suite}) == 1

@@ -144,8 +144,9 @@ def heatmap_columns(tables: list[BoardTable]) -> list[tuple[str, BoardTable]]:
     return picked
 
 
-def heatmap_png(tables: list[BoardTable]) -> bytes:
-    """Metrics (rows, grouped by suite) x systems (columns), coloured 0-100; N/A cells grey and written N/A."""
+def heatmap_matrix(tables: list[BoardTable]):
+    """(row labels, systems, values): one row per picked metric, one column per system, NaN where the
+    system has no score (drawn grey and written N/A, never as 0)."""
     import numpy as np
 
     columns = heatmap_columns(tables)
@@ -158,6 +159,15 @@ def heatmap_png(tables: list[BoardTable]) -> bytes:
         for system, mean in table.rows.filter(pl.col("column") == column).select("system", "mean").iter_rows():
             if mean is not None:
                 values[i, systems.index(system)] = mean
+    return labels, systems, values
+
+
+def heatmap_png(tables: list[BoardTable]) -> bytes:
+    """Metrics (rows, grouped by suite) x systems (columns), coloured 0-100; N/A cells grey and written N/A."""
+    import numpy as np
+
+    columns = heatmap_columns(tables)
+    labels, systems, values = heatmap_matrix(tables)
     figure = _figure(max(5.0, 1.3 * len(systems) + 3.5), max(2.5, 0.32 * len(columns) + 1.4))
     ax = figure.subplots()
     ax.set_facecolor(NA_COLOUR)

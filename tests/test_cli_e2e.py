@@ -10,6 +10,7 @@ from dagster import DagsterEventType, DagsterInstance
 sys.path.insert(0, str(Path(__file__).parent))
 
 from demo_checks import careful_beats_loose  # noqa: E402
+from test_ui_metadata import assert_leaderboard_page, assert_partitions_describe_themselves  # noqa: E402
 
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.defs.runner import demo_root  # noqa: E402
@@ -263,6 +264,12 @@ def test_run_selection_narrows_forced_runs(home_copy, args, expected):
     assert main(["--home", str(home_copy), "run", "--force", *args]) == 0
     partitions = {p for (a, p) in materialisations(home_copy, before) if a in PER_REPORT_ASSETS}
     assert partitions == expected
+
+
+def test_the_ui_shows_each_partitions_figures_and_the_leaderboard(demo_home):
+    """Dagster UI metadata (tests/test_ui_metadata.py) on the demo's real multi-partition runs."""
+    assert_partitions_describe_themselves(demo_home)
+    assert_leaderboard_page(demo_home)
 
 
 def test_every_asset_check_ran_and_passed_on_the_demo(demo_home):

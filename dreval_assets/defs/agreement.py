@@ -10,7 +10,8 @@ CHECK = "figures_in_range_or_explained"
 
 
 @asset(deps=["metric_scores"], io_manager_key="dreval_io", group_name="scores",
-       check_specs=[AssetCheckSpec(CHECK, asset="agreement")])
+       check_specs=[AssetCheckSpec(CHECK, asset="agreement", description="Correlations lie in [-1, 1] and PAR in "
+                                   "[0, 1]; a figure that cannot be computed is NULL with a note saying why.")])
 def agreement(context: AssetExecutionContext, dreval: DrevalResource):
     """Per benchmark x metric x judge, where a system has our score and the published score for the
     same task: item-level Pearson r and Kendall tau-b, PAR, OPC, OSC and the mean difference."""

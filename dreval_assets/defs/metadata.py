@@ -17,7 +17,7 @@ from dagster import (
     TableSchema,
 )
 
-from ..leaderboard_summary import headline_records, suite_markdown
+from ..leaderboard_summary import headline_records, one_judge, suite_markdown
 from ..leaderboard_view import UNJUDGED, leaderboard_tables
 from ..plots import leaderboard_plots, save_plots
 from ..stages.checks import CHECKS, SHOWN_FAILURES, failing_keys
@@ -184,20 +184,15 @@ def leaderboard_metadata(board: pl.DataFrame, plots_dir: Path) -> dict:
                       "systems": MetadataValue.int(board.get_column("system").n_unique() if board.height else 0)}
     if not tables:
         return metadata | {"note": MetadataValue.text("no scores yet: run `dreval run`")}
+    plots = leaderboard_plots(board)  # first: what people read at a glance
+    for plot, path in zip(plots, save_plots(plots, plots_dir)):
+        data = base64.b64encode(plot.png).decode("ascii")
+        metadata[f"plot_{plot.name}"] = MetadataValue.md(f"![{plot.title}](data:image/png;base64,{data})")
     records = headline_records(tables)
     schema = TableSchema(columns=[TableColumn(name, "string") for name in records[0]])
     metadata["headline"] = MetadataValue.table([TableRecord(r) for r in records], schema=schema)
     for table in tables:
-        suffix = "" if table.judge == UNJUDGED or _one_judge(tables, table.suite) else f"_{table.judge}"
+        suffix = "" if table.judge == UNJUDGED or one_judge(tables, table.suite) else f"_{table.judge}"
         metadata[f"suite_{table.suite}{suffix}"] = MetadataValue.md(suite_markdown(table))
-    plots = leaderboard_plots(board)
-    paths = save_plots(plots, plots_dir)
-    for plot, path in zip(plots, paths):
-        data = base64.b64encode(plot.png).decode("ascii")
-        metadata[f"plot_{plot.name}"] = MetadataValue.md(f"![{plot.title}](data:image/png;base64,{data})")
     metadata["plots"] = MetadataValue.path(str(plots_dir))
     return metadata
-
-
-def _one_judge(tables, suite: str) -> bool:
-    return len({t.judge for t in tables if t.suite == suite}) == 1

@@ -1,0 +1,252 @@
+"""What the Dagster UI shows: the leaderboard's headline tables and plots (N/A never drawn as 0),
+each partition's own figures with the run's totals once, the judge's spend per system and template,
+and asset checks that describe themselves and name the rows they failed on.
+
+The same figures on a real multi-partition run are asserted on the demo home by
+`assert_partitions_describe_themselves` / `assert_leaderboard_page` (called from test_cli_e2e.py,
+which already runs the demo once)."""
+from __future__ import annotations
+
+import base64
+import io
+import math
+import uuid
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from PIL import Image
+
+from dreval_assets.defs.assets import ALL_ASSETS
+from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spend_figures, spend_markdown
+from dreval_assets.leaderboard_summary import headline_cell, headline_records, suite_markdown
+from dreval_assets.leaderboard_view import leaderboard_tables
+from dreval_assets.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
+from dreval_assets.stages import checks
+from dreval_assets.stages.figures import partition_figures, run_totals
+from dreval_assets.stages.frames import frame
+from dreval_assets.store.judge_calls import LedgerRow
+from dreval_assets.store.judge_spend import run_spend
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def board_row(system, suite, metric, mean, ci=(None, None), scored=4, tasks=4, rank=None, note="",
+              aggregation="mean: mean over scored tasks", judge="heuristic-v1"):
+    return {"system": system, "suite": suite, "metric": metric, "judge": judge, "scale": "0-100", "mean": mean,
+            "ci_low": ci[0], "ci_high": ci[1], "n_tasks": tasks, "n_scored": scored,
+            "coverage": scored / tasks, "shared_mean": mean, "n_shared": 3, "rank": rank, "coverage_note": note,
+            "aggregation": aggregation, "validity": 1.0, "adjusted_mean": mean, "computed_at": datetime(2026, 1, 1)}
+
+
+@pytest.fixture
+def board() -> pl.DataFrame:
+    """core: careful leads, quiet has no supported_ratio at all (N/A); dr3: the order flips, no CI."""
+    return frame("leaderboard", [
+        board_row("careful", "core", "supported_ratio", 90.0, (85.0, 95.0), rank=1),
+        board_row("loose", "core", "supported_ratio", 40.0, (30.0, 50.0), rank=2),
+        board_row("quiet", "core", "supported_ratio", None, scored=0, note="scored on 0 of 4 tasks"),
+        board_row("careful", "core", "contradicted_ratio", 1.0, (0.0, 2.0)),
+        board_row("loose", "core", "contradicted_ratio", 35.0, (30.0, 40.0)),
+        board_row("quiet", "core", "contradicted_ratio", 0.0, (0.0, 0.0)),
+        *(board_row(s, "dr3", "avg", v, rank=r, tasks=2, scored=2, aggregation="of_parts: the paper's formula")
+          for s, v, r in (("careful", 70.0, 2), ("loose", 80.0, 1), ("quiet", 50.0, 3))),
+    ])
+
+
+def test_headline_cells_say_na_and_coverage_never_zero(board):
+    core = leaderboard_tables(board)[0]
+    cells = {r["system"]: headline_cell(r) for r in core.rows.filter(pl.col("metric") == "supported_ratio")
+             .iter_rows(named=True)}
+    assert cells == {"careful": "90.0 [85.0, 95.0] (4/4)", "loose": "40.0 [30.0, 50.0] (4/4)",
+                     "quiet": "N/A (0/4) †"}
+    text = suite_markdown(core)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| rank | system | supported_ratio | contradicted_ratio")
+    assert [r.split(" | ")[1] for r in rows[1:]] == ["careful", "loose", "quiet"]  # rank order, N/A last
+    assert "| — | quiet | N/A (0/4) † | 0.0 [0.0, 0.0] (4/4) |" in text
+
+
+def test_headline_records_one_per_suite_and_system(board):
+    records = headline_records(leaderboard_tables(board))
+    assert [(r["suite"], r["system"], r["rank"], r["score"], r["ci_95"]) for r in records] == [
+        ("core", "careful", "1", "90.00", "[85.0, 95.0]"), ("core", "loose", "2", "40.00", "[30.0, 50.0]"),
+        ("core", "quiet", "—", "N/A", "—"),
+        ("dr3", "loose", "1", "80.00", "—"), ("dr3", "careful", "2", "70.00", "—"), ("dr3", "quiet", "3", "50.00", "—")]
+
+
+def test_plots_are_pngs_and_keep_na_out_of_the_numbers(board, tmp_path):
+    plots = leaderboard_plots(board)
+    assert [p.name for p in plots] == ["headline_ci", "heatmap", "rank_shifts"]
+    paths = save_plots(plots, tmp_path / "plots")
+    for plot, path in zip(plots, paths):
+        assert path.read_bytes() == plot.png and plot.png.startswith(PNG)
+        with Image.open(path) as image:
+            assert image.width > 300 and image.height > 150
+    tables = leaderboard_tables(board)
+    labels, systems, values = heatmap_matrix(tables)
+    assert labels == ["core.supported_ratio", "core.contradicted_ratio", "dr3.avg"]
+    assert math.isnan(values[0, systems.index("quiet")])  # grey N/A, not a dark 0
+    assert values[1, systems.index("quiet")] == 0.0  # a real 0 stays 0
+    ranks = {(r["system"], r["panel"]): r["rank"] for r in rank_table(tables).iter_rows(named=True)}
+    assert ranks[("quiet", "core\nsupported_ratio")] is None and ranks[("loose", "dr3\navg")] == 1
+
+
+def test_leaderboard_metadata_has_tables_and_embedded_plots(board, tmp_path):
+    metadata = leaderboard_metadata(board, tmp_path / "plots")
+    assert metadata["rows"].value == 9 and metadata["systems"].value == 3
+    assert {"headline", "suite_core", "suite_dr3", "plot_headline_ci", "plot_heatmap", "plot_rank_shifts"} <= set(metadata)
+    records = metadata["headline"].value.records
+    assert {r.data["system"]: r.data["score"] for r in records if r.data["suite"] == "core"}["quiet"] == "N/A"
+    for name in ("headline_ci", "heatmap", "rank_shifts"):
+        markdown = metadata[f"plot_{name}"].value
+        assert markdown.startswith("![") and "](data:image/png;base64," in markdown
+        embedded = base64.b64decode(markdown.split("base64,", 1)[1].rstrip(")"))
+        assert embedded == (tmp_path / "plots" / f"leaderboard_{name}.png").read_bytes()
+    empty = leaderboard_metadata(board.clear(), tmp_path / "none")
+    assert "no scores yet" in empty["note"].value and not (tmp_path / "none").exists()
+
+
+def verdict(system, task, claim, label, na_reason=None):
+    return {"system": system, "task": task, "claim_id": claim, "source": "u", "verdict": label, "score": None,
+            "evidence": "", "reason": "", "na_reason": na_reason, "judge": "j", "template": "x",
+            "template_hash": "h", "model": None, "temperature": None, "seed": None, "cache_key": None,
+            "batch_size": 1, "source_truncated": False, "origin": "cited", "search_query": None}
+
+
+def test_partition_figures_are_each_partitions_own():
+    verdicts = frame("claim_verdicts", [verdict("a", "t1", "c1", "supported"), verdict("a", "t1", "c2", "contradicted"),
+                                        verdict("a", "t1", "c3", "contradicted"), verdict("a", "t2", "c1", "partial")])
+    keys = [("a", "t1"), ("a", "t2"), ("a", "t3")]
+    figures = partition_figures("claim_verdicts", {"claim_verdicts": verdicts}, keys)
+    assert figures[("a", "t1")] == {"rows_claim_verdicts": 3, "n_supported": 1, "n_partial": 0, "n_unsupported": 0,
+                                    "n_contradicted": 2, "n_unknown": 0}
+    assert figures[("a", "t2")]["n_contradicted"] == 0 and figures[("a", "t2")]["n_partial"] == 1
+    assert set(figures[("a", "t3")].values()) == {0}  # wrote nothing: zeros, not the run's numbers
+    totals = run_totals(figures)
+    assert totals["partitions"] == 3 and totals["rows_claim_verdicts"] == 4 and totals["n_contradicted"] == 2
+
+
+def test_metric_score_figures_list_the_partitions_headline_scores():
+    def score(task, suite, metric, value, na_reason=None):
+        return {"system": "a", "task": task, "suite": suite, "metric": metric, "value": value, "scale": "0-100",
+                "n_items": 1, "na_reason": na_reason, "detail": "", "policy": "", "judge": "j"}
+
+    scores = frame("metric_scores", [score("t1", "core", "supported_ratio", 80.0),
+                                     score("t1", "dr3", "avg", None, "pipeline_failure"),
+                                     score("t2", "core", "supported_ratio", 20.0)])
+    figures = partition_figures("metric_scores", {"metric_scores": scores}, [("a", "t1"), ("a", "t2")])
+    assert figures[("a", "t1")]["na"] == 1 and figures[("a", "t1")]["suites"] == "core, dr3"
+    assert "| core | supported_ratio | 80.00 |  |" in figures[("a", "t1")]["scores"]
+    assert "| dr3 | avg | N/A | pipeline_failure |" in figures[("a", "t1")]["scores"]
+    assert "20.00" in figures[("a", "t2")]["scores"] and "80.00" not in figures[("a", "t2")]["scores"]
+
+
+def ledger(system, task, template, cache_hit=False, cost=0.01, run_id="r1", asset="claim_verdicts"):
+    return LedgerRow(call_id=str(uuid.uuid4()), called_at=datetime(2026, 1, 1), run_id=run_id, asset=asset,
+                     system=system, task=task, judge_id="j", model="m", template=template, template_hash="h",
+                     cache_key=str(uuid.uuid4()), cache_hit=cache_hit, outcome="cache_hit" if cache_hit else "ok",
+                     attempts=1, validation_retries=0, tokens_in=100, tokens_out=10,
+                     cost=0.0 if cache_hit else cost, latency_s=0.1, error="")
+
+
+def test_judge_spend_per_partition_system_and_template(calls):
+    calls.record([ledger("a", "t1", "claim_verdicts_batch"), ledger("a", "t1", "claim_verdicts_batch", cache_hit=True),
+                  ledger("b", "t1", "claim_verdicts_batch", cost=None), ledger(None, None, "same_statement"),
+                  ledger("a", "t1", "claim_verdicts_batch", run_id="other-run"),
+                  ledger("a", "t1", "checklist_items", asset="report_judgments")])
+    spend = run_spend(calls.store, "r1", "claim_verdicts")
+    assert spend.select("system", "task", "template", "requests", "calls", "cache_hits").rows() == [
+        ("", "", "same_statement", 1, 1, 0), ("a", "t1", "claim_verdicts_batch", 2, 1, 1),
+        ("b", "t1", "claim_verdicts_batch", 1, 1, 0)]
+    assert "core.supported_ratio" in spend.filter(pl.col("system") == "a").item(0, "metrics")
+    own = spend_figures(spend.filter((pl.col("system") == "a") & (pl.col("task") == "t1")))
+    assert own["judge_requests"] == 2 and own["judge_calls"] == 1 and own["judge_cache_hit_rate"] == 0.5
+    assert own["judge_cost"] == 0.01 and spend_figures(spend.filter(pl.col("system") == "b"))["judge_cost"] == "unpriced"
+    table = spend_markdown(spend)
+    assert "| (shared by systems) | same_statement |" in table and "| b | claim_verdicts_batch |" in table
+    assert "1 unpriced" in table
+
+
+def test_a_failing_check_names_its_rows():
+    verdicts = frame("claim_verdicts", [verdict("a", "t1", "c1", "supported"), verdict("a", "t2", "c7", "true"),
+                                        verdict("b", "t1", "c3", "unknown")])
+    failing = checks.invalid_verdicts(verdicts).vstack(checks.unknown_without_reason(verdicts))
+    result = check_result("verdict_labels_valid", failing, asset="claim_verdicts")
+    assert not result.passed and result.metadata["failures"].value == 2
+    rows = result.metadata["first_failing_rows"].value
+    assert "| a | t2 | c7 | u | true |" in rows and "| b | t1 | c3 | u | unknown |" in rows
+    assert "c1" not in rows
+    assert result.metadata["failing_partitions"].value == "a|t2, b|t1"
+    assert result.metadata["what"].value == checks.CHECKS["verdict_labels_valid"].description
+    passed = check_result("verdict_labels_valid", checks.invalid_verdicts(verdicts.head(1)), asset="claim_verdicts")
+    assert passed.passed and "first_failing_rows" not in passed.metadata
+
+
+def test_every_asset_check_carries_a_description():
+    specs = [spec for a in ALL_ASSETS for spec in getattr(a, "check_specs", [])]
+    assert len(specs) >= 8
+    for spec in specs:
+        assert spec.description and len(spec.description) > 30, spec.name
+
+
+# -- on a real demo home (called from test_cli_e2e.py, whose module fixture ran the demo once) -------------
+
+def materialisations(home: Path, asset: str) -> list:
+    from dagster import AssetKey, DagsterInstance
+
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    return instance.fetch_materializations(AssetKey(asset), limit=1000).records
+
+
+def assert_partitions_describe_themselves(home: Path) -> None:
+    """Each partition's materialisation carries its own rows' figures; each run's totals appear once."""
+    from dreval_assets.store.db import Store
+
+    store = Store(home / "dreval.duckdb")
+    expected = {
+        "claim_verdicts": "SELECT system, task, count(*) AS rows_claim_verdicts, "
+                          "count(*) FILTER (WHERE verdict = 'contradicted') AS n_contradicted FROM claim_verdicts GROUP BY ALL",
+        "report_judgments": "SELECT system, task, count(*) AS rows_report_judgments FROM report_judgments GROUP BY ALL",
+        "metric_scores": "SELECT system, task, count(*) AS rows_metric_scores, "
+                         "count(*) FILTER (WHERE value IS NULL) AS na FROM metric_scores GROUP BY ALL",
+    }
+    for asset, sql in expected.items():
+        counted = store.query(sql)
+        truth = {(r.pop("system"), r.pop("task")): r for r in counted.iter_rows(named=True)}
+        nothing = {name: 0 for name in counted.columns[2:]}  # a partition that wrote no row shows zeros
+        latest: dict = {}
+        for record in materialisations(home, asset):  # newest first
+            latest.setdefault(record.asset_materialization.partition, record)
+        shown = {}
+        for partition, record in latest.items():
+            system, task = str(partition).split("|")
+            metadata = record.asset_materialization.metadata
+            shown[(system, task)] = {name: metadata[name].value for name in nothing}
+        assert shown == {key: truth.get(key, nothing) for key in shown}, asset
+        assert set(truth) <= set(shown) and len(shown) == 24
+        figures = {tuple(v.values()) for v in shown.values()}
+        assert len(figures) > 3, f"{asset}: partitions should not all show the same figures"
+        runs: dict = {}
+        for record in latest.values():
+            runs.setdefault(record.run_id, []).append(record.asset_materialization.metadata)
+        for run_id, events in runs.items():
+            totals = [m["run_totals"].value for m in events if "run_totals" in m]
+            assert len(totals) == 1, f"{asset} run {run_id}: run totals on {len(totals)} partitions"
+            assert f"| partitions | {len(events)} |" in totals[0] and "Run totals" in totals[0]
+
+
+def assert_leaderboard_page(home: Path) -> None:
+    """The leaderboard's latest materialisation: headline table, per-suite tables, plots on disk."""
+    metadata = materialisations(home, "leaderboard")[0].asset_materialization.metadata
+    suites = {r.data["suite"] for r in metadata["headline"].value.records}
+    assert {"core", "tvir", "mmdr", "dr3", "wlc", "drb", "miroeval"} <= suites
+    assert all(f"suite_{s}" in metadata for s in suites)
+    mmdr = [r.data for r in metadata["headline"].value.records if r.data["suite"] == "mmdr"]
+    assert any(r["score"] == "N/A" and r["rank"] == "—" for r in mmdr)  # the demo's gated MMDR Overall
+    for name in ("headline_ci", "heatmap", "rank_shifts"):
+        path = home / "plots" / f"leaderboard_{name}.png"
+        with Image.open(io.BytesIO(path.read_bytes())) as image:
+            image.verify()
+        assert base64.b64encode(path.read_bytes()).decode() in metadata[f"plot_{name}"].value
