@@ -72,7 +72,19 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     assert llm.n_calls == first_calls + 1  # the CLI's preflight only: every answer came from the cache
     assert store.query("SELECT * FROM metric_scores ORDER BY ALL").equals(scores)
     meta = last_metadata(home, "claim_verdicts")
-    assert meta["judge_cache_hit_rate"] == 1.0 and meta["judge_calls"] == 0
+    assert meta["judge_calls"] == 0  # each partition's own figures (tests/test_ui_metadata.py) ...
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    latest = instance.fetch_materializations(AssetKey("claim_verdicts"), limit=24).records  # the forced runs
+    for record in latest:
+        shown = {k: v.value for k, v in record.asset_materialization.metadata.items()}
+        system, task = str(record.asset_materialization.partition).split("|")
+        asked = store.query("SELECT count(*) FROM judge_ledger WHERE run_id = ? AND asset = 'claim_verdicts' "
+                            "AND system = ? AND task = ?", [record.run_id, system, task]).item()
+        assert shown["judge_calls"] == 0 and shown["judge_requests"] == asked
+    totals = [m.value for r in latest for k, m in r.asset_materialization.metadata.items() if k == "run_totals"]
+    assert len(totals) == 3 and all("| judge_cache_hit_rate | 1.0 |" in t for t in totals)  # ... run totals once
+    spend = [m.value for r in latest for k, m in r.asset_materialization.metadata.items() if k == "run_judge_spend"]
+    assert len(spend) == 3 and all("| claim_verdict" in t and "tvir.cs" in t for t in spend)
 
     cost = store.query("SELECT system, calls, cache_hits, cost FROM judge_cost_by_system "
                        "WHERE system IS NOT NULL ORDER BY system")  # NULL: task-level calls shared by systems
