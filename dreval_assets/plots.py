@@ -28,7 +28,7 @@ class Plot:
 
 
 def panel_label(table: BoardTable, tables: list[BoardTable]) -> str:
-    """`tvir`, or `tvir (judge x)` when a suite has tables for several judges."""
+    """The suite, or `suite (judge)` when a suite has tables for several judges."""
     judges = {t.judge for t in tables if t.suite == table.suite}
     if len(judges) > 1 and table.judge != UNJUDGED:
         return f"{table.suite} ({table.judge})"

@@ -256,8 +256,9 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
 @asset(deps=[metric_scores], io_manager_key=IO, group_name="scores")
 def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.DataFrame:
     """Per system x suite x metric x judge: the system's number by the metric's aggregation rule, 95%
-    bootstrap CI, coverage. The page shows each suite's headline metrics and plots (also saved under
-    `<home>/plots/`)."""
+    bootstrap CI, coverage. Its page shows three plots (plot_*: "Show Markdown" opens each; the PNGs are
+    under `<home>/plots/`), the headline metric per suite and system, and each suite's headline metrics
+    as `mean [95% CI] (scored/tasks)`."""
     scores = dreval.store().query("SELECT * FROM metric_scores ORDER BY system, task")
     frame = build_leaderboard(scores, dreval.policy_map())
     context.add_output_metadata(leaderboard_metadata(frame, Path(dreval.home) / "plots"))
