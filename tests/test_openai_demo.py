@@ -98,8 +98,14 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     rubric = json.loads(store.query("SELECT rubric FROM task_rubrics WHERE task = 'miroeval.37' "
                                     "AND kind = 'miroeval_rubric'").item())
     assert rubric["weights"]["task_expertise"] == pytest.approx(0.20)  # the judge asked 0.6; the cap holds
-    facts = json.loads(store.query("SELECT rubric FROM task_rubrics WHERE kind = 'key_facts'").item())["facts"]
-    assert any("540,000 cubic metres" in f for f in facts)  # key facts of the attachment, from the judge
+    key_facts = [json.loads(r) for r in store.query("SELECT rubric FROM task_rubrics WHERE kind = 'key_facts' "
+                                                     "ORDER BY rubric").to_series()]
+    assert len(key_facts) == 2  # the ministry brief (a document) and the plant-capacity chart (an image)
+    facts = [f for artifact in key_facts for f in artifact["facts"]]
+    assert any("540,000 cubic metres" in f for f in facts)  # key facts of the attachments, from the judge
+    image_calls = store.query("SELECT count(*), sum(image_bytes) FROM judge_ledger "
+                              "WHERE template = 'miroeval/image_key_facts' AND NOT cache_hit").row(0)
+    assert image_calls[0] == 1 and image_calls[1] > 10_000  # one vision call for the chart, shared by all
 
     # a new system: its reports are judged, but the shared task rubrics are not generated again
     def task_level_calls():

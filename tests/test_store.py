@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from dreval_assets.stages.frames import frame
-from dreval_assets.store.db import SQL_DIR, MissingUpstreamError, Store, StoreError
+from dreval_assets.store.db import SQL_DIR, DatabaseLocked, MissingUpstreamError, Store, StoreError
 
 
 @pytest.fixture
@@ -120,7 +120,7 @@ def test_lock_held_too_long_raises(tmp_path):
     Store(path).ensure_schema()
     holder = hold_lock(path, 3)
     try:
-        with pytest.raises(duckdb.Error, match="lock"):
+        with pytest.raises(DatabaseLocked, match=rf"held by another process \(PID {holder.pid}\).*results.duckdb"):
             Store(path, base_delay_s=0.01, max_attempts=2).ensure_schema()
     finally:
         holder.kill()
