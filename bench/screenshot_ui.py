@@ -103,7 +103,8 @@ CLICK_SHOW_MARKDOWN = """(() => {
   link.click();
   return true;
 })()"""
-DIALOG_IMAGE_READY = """(() => { const img = document.querySelector('[role=dialog] img, .bp5-dialog img, .bp4-dialog img');
+DIALOG_IMAGE_READY = """(() => {
+  const img = document.querySelector('[role=dialog] img, .bp5-dialog img, .bp4-dialog img');
   return !!(img && img.complete && img.naturalWidth > 0); })()"""
 
 

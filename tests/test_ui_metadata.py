@@ -73,7 +73,8 @@ def test_headline_records_one_per_suite_and_system(board):
     assert [(r["suite"], r["system"], r["rank"], r["score"], r["ci_95"]) for r in records] == [
         ("core", "careful", "1", "90.00", "[85.0, 95.0]"), ("core", "loose", "2", "40.00", "[30.0, 50.0]"),
         ("core", "quiet", "—", "N/A", "—"),
-        ("dr3", "loose", "1", "80.00", "—"), ("dr3", "careful", "2", "70.00", "—"), ("dr3", "quiet", "3", "50.00", "—")]
+        ("dr3", "loose", "1", "80.00", "—"), ("dr3", "careful", "2", "70.00", "—"),
+        ("dr3", "quiet", "3", "50.00", "—")]
 
 
 def test_plots_are_pngs_and_keep_na_out_of_the_numbers(board, tmp_path):
@@ -96,7 +97,8 @@ def test_plots_are_pngs_and_keep_na_out_of_the_numbers(board, tmp_path):
 def test_leaderboard_metadata_has_tables_and_embedded_plots(board, tmp_path):
     metadata = leaderboard_metadata(board, tmp_path / "plots")
     assert metadata["rows"].value == 9 and metadata["systems"].value == 3
-    assert {"headline", "suite_core", "suite_dr3", "plot_headline_ci", "plot_heatmap", "plot_rank_shifts"} <= set(metadata)
+    assert {"headline", "suite_core", "suite_dr3", "plot_headline_ci", "plot_heatmap",
+            "plot_rank_shifts"} <= set(metadata)
     records = metadata["headline"].value.records
     assert {r.data["system"]: r.data["score"] for r in records if r.data["suite"] == "core"}["quiet"] == "N/A"
     for name in ("headline_ci", "heatmap", "rank_shifts"):
@@ -163,7 +165,8 @@ def test_judge_spend_per_partition_system_and_template(calls):
     assert "core.supported_ratio" in spend.filter(pl.col("system") == "a").item(0, "metrics")
     own = spend_figures(spend.filter((pl.col("system") == "a") & (pl.col("task") == "t1")))
     assert own["judge_requests"] == 2 and own["judge_calls"] == 1 and own["judge_cache_hit_rate"] == 0.5
-    assert own["judge_cost"] == 0.01 and spend_figures(spend.filter(pl.col("system") == "b"))["judge_cost"] == "unpriced"
+    assert own["judge_cost"] == 0.01
+    assert spend_figures(spend.filter(pl.col("system") == "b"))["judge_cost"] == "unpriced"
     table = spend_markdown(spend)
     assert "| (shared by systems) | same_statement |" in table and "| b | claim_verdicts_batch |" in table
     assert "1 unpriced" in table
@@ -207,7 +210,8 @@ def assert_partitions_describe_themselves(home: Path) -> None:
     store = Store(home / "dreval.duckdb")
     expected = {
         "claim_verdicts": "SELECT system, task, count(*) AS rows_claim_verdicts, "
-                          "count(*) FILTER (WHERE verdict = 'contradicted') AS n_contradicted FROM claim_verdicts GROUP BY ALL",
+                          "count(*) FILTER (WHERE verdict = 'contradicted') AS n_contradicted "
+                          "FROM claim_verdicts GROUP BY ALL",
         "report_judgments": "SELECT system, task, count(*) AS rows_report_judgments FROM report_judgments GROUP BY ALL",
         "metric_scores": "SELECT system, task, count(*) AS rows_metric_scores, "
                          "count(*) FILTER (WHERE value IS NULL) AS na FROM metric_scores GROUP BY ALL",

@@ -153,7 +153,8 @@ def check_result(name: str, failing: pl.DataFrame | int, what: str | None = None
     """Passed when no row fails; otherwise how many, and the first failing rows by their keys."""
     info = CHECKS.get(name)
     count = failing if isinstance(failing, int) else failing.height
-    metadata = {"failures": MetadataValue.int(count), "what": MetadataValue.text(what or (info.description if info else ""))}
+    what = what or (info.description if info else "")
+    metadata = {"failures": MetadataValue.int(count), "what": MetadataValue.text(what)}
     if isinstance(failing, pl.DataFrame) and failing.height:
         keys = failing_keys(failing)
         metadata["first_failing_rows"] = MetadataValue.md(_rows_markdown(keys, failing.height))

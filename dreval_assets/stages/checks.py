@@ -31,7 +31,8 @@ CHECKS: dict[str, CheckInfo] = {
                           "verdict says why (an N/A reason or the judge's reason)."),
     "credits_valid": CheckInfo(
         "report_judgments", "Checklist credits are 0, 0.5 or 1; rubric scores 1-10; pairwise outcomes 0, 0.5 or 1; "
-                            "contradiction counts not negative; a row with neither credit nor score has an N/A reason."),
+                            "contradiction counts not negative; a row with neither credit nor score has an N/A "
+                            "reason."),
     "scores_within_range": CheckInfo(
         "metric_scores", "0-100 metrics lie in [0, 100]; counts and ratios are not negative."),
     "na_has_reason": CheckInfo(
