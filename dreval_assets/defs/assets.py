@@ -26,7 +26,7 @@ from ..stages.parse import PARSER_VERSION, parse_reports, with_statements
 from ..stages.statements import extract_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
-from ..stages.report_images import find_report_images, image_counts, image_roots, judgment_figures
+from ..stages.report_images import find_report_images, image_roots, judgment_figures
 from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
@@ -156,7 +156,7 @@ def report_images(context: AssetExecutionContext, dreval: DrevalResource, report
     fetcher), checked, measured and stored once by hash; or why it is invalid."""
     frames = find_report_images(reports, parsed_reports["parsed_reports"],
                                 image_roots(dreval.store(), reports, tasks["tasks"]), dreval.remote_images())
-    context.add_output_metadata(image_counts(frames["report_images"]))
+    record_partitions(context, "report_images", frames)
     return frames
 
 

@@ -56,6 +56,13 @@ def _trace_steps(frames) -> dict[Key, Figures]:
     return _grouped(frames["trace_steps"], steps=pl.len(), shape=pl.col("shape").first())
 
 
+def _report_images(frames) -> dict[Key, Figures]:
+    ok = pl.col("status") == "ok"
+    return _grouped(frames["report_images"], figures=pl.len(), valid_images=ok.sum().cast(pl.Int64),
+                    invalid_images=(~ok).sum().cast(pl.Int64),
+                    duplicate_figures=pl.col("duplicate_of").is_not_null().sum().cast(pl.Int64))
+
+
 def _parsed_reports(frames) -> dict[Key, Figures]:
     return _grouped(frames["parsed_reports"], sentences=pl.col("n_sentences").first(),
                     references=pl.col("n_references").first(), extraction=pl.col("extraction").first(),
@@ -107,6 +114,7 @@ def _task_rubrics(frames) -> dict[Key, Figures]:
 
 FIGURES: dict[str, Callable[[Mapping[str, pl.DataFrame]], dict[Key, Figures]]] = {
     "reports": _reports, "trace_steps": _trace_steps, "parsed_reports": _parsed_reports,
+    "report_images": _report_images,
     "fetched_references": _fetched_references, "claim_verdicts": _claim_verdicts,
     "report_judgments": _report_judgments, "metric_scores": _metric_scores, "task_rubrics": _task_rubrics,
 }

@@ -296,14 +296,6 @@ def judgment_figures(store: Store, report_images: pl.DataFrame) -> dict[tuple[st
     return figure_images(report_images, image_blobs(store, hashes))
 
 
-def image_counts(report_images: pl.DataFrame) -> dict[str, int]:
-    """Materialisation metadata: figures, valid, invalid, duplicates."""
-    ok = report_images.filter(pl.col("status") == "ok")
-    return {"figures": report_images.height, "valid_images": ok.height,
-            "invalid_images": report_images.height - ok.height,
-            "duplicate_figures": report_images.filter(pl.col("duplicate_of").is_not_null()).height}
-
-
 # -- the planner: has an image file beside a folder system's report changed? ---------------------
 
 def changed_local_images(stored: pl.DataFrame) -> set[tuple[str, str]]:
