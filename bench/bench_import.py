@@ -105,7 +105,8 @@ def main() -> None:
 
 def time_partitions(home: Path) -> None:
     from dreval_assets.config import Settings
-    from dreval_assets.defs.runner import Selection, open_instance, plan, sync_partitions
+    from dreval_assets.defs.runner import open_instance, sync_partitions
+    from dreval_assets.planner import Selection, plan
     from dreval_assets.store.db import Store
 
     store = Store(home / "dreval.duckdb")

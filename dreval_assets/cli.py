@@ -223,25 +223,31 @@ def _add_endpoint_system(args, settings: Settings) -> int:
 
 
 def cmd_run(args, settings: Settings) -> int:
-    from .defs.definitions import build_definitions
-    from .defs.runner import Selection, execute, na_summary, open_instance, plan, sync_partitions
+    from .planner import Selection, na_summary, plan
+    from .run_markers import running, someone_died
 
     store = _store(settings)
-    _mark_orphaned_runs(settings)
     refetch = getattr(args, "refetch_failed", False)
     selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force,
                           refetch_failed=refetch)
-    the_plan = plan(store, selection, settings)
+    the_plan = plan(store, selection, settings)  # Dagster is imported only when something runs
     if the_plan.empty:
+        if someone_died(settings.dagster_home):
+            _mark_orphaned_runs(settings)
         print("nothing to do: every selected partition is up to date")
         return 0
+    _mark_orphaned_runs(settings)
     if the_plan.tasks or the_plan.per_system:
         _preflight_judge(settings, store)
     print(f"plan: {len(the_plan.tasks)} task partition(s), {the_plan.n_system_task} system x task partition(s)"
           f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}")
+    from .defs.definitions import build_definitions
+    from .defs.runner import execute, open_instance, sync_partitions
+
     instance = open_instance(settings)
     sync_partitions(instance, store)
-    outcomes = execute(build_definitions(replace(settings, refetch_failed=refetch)), instance, the_plan)
+    with running(settings.dagster_home):
+        outcomes = execute(build_definitions(replace(settings, refetch_failed=refetch)), instance, the_plan)
     failed = [o for o in outcomes if not o.success]
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
     for line in na_summary(store, the_plan):
@@ -255,8 +261,10 @@ def _mark_orphaned_runs(settings: Settings) -> None:
         return  # no instance yet: no run can be orphaned
     from .defs.orphans import mark_orphaned_runs
     from .defs.runner import open_instance
+    from .run_markers import forget_the_dead
 
     orphaned = mark_orphaned_runs(open_instance(settings))
+    forget_the_dead(settings.dagster_home)
     if orphaned:
         print(f"marked {len(orphaned)} orphaned run(s) failed (their dreval process was killed or interrupted): "
               + ", ".join(run_id[:8] for run_id in orphaned))

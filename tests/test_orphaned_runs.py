@@ -1,5 +1,6 @@
-"""A run whose dreval process was killed is marked failed at the next `dreval run`, with the reason;
-runs of live processes, and runs of other hosts, are left alone."""
+"""A run whose dreval process was killed is marked failed at the next `dreval run`, with the reason
+(even one with nothing to do: the dead process's marker says to look); runs of live processes, and
+runs of other hosts, are left alone."""
 import subprocess
 import sys
 
@@ -9,6 +10,7 @@ from dreval_assets.cli import main
 from dreval_assets.config import Settings
 from dreval_assets.defs.orphans import HOST_TAG, PID_TAG, mark_orphaned_runs, run_tags
 from dreval_assets.defs.runner import open_instance
+from dreval_assets.run_markers import someone_died
 
 
 @op
@@ -34,7 +36,10 @@ def started_run(instance, tags):
 
 def test_killed_runs_are_marked_failed_at_the_next_run(home, capsys):
     instance = open_instance(Settings(home))
-    killed = started_run(instance, {**run_tags(), PID_TAG: str(dead_pid())})
+    gone = dead_pid()
+    killed = started_run(instance, {**run_tags(), PID_TAG: str(gone)})
+    (home / "dagster" / "running").mkdir()
+    (home / "dagster" / "running" / str(gone)).touch()  # the killed process's marker, left behind
     alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     try:
         running = started_run(instance, {**run_tags(), PID_TAG: str(alive.pid)})
@@ -48,6 +53,7 @@ def test_killed_runs_are_marked_failed_at_the_next_run(home, capsys):
         reason = [e for e in instance.all_logs(killed) if e.dagster_event and e.dagster_event.is_run_failure]
         assert reason and "orphaned" in reason[0].message + str(reason[0].dagster_event.event_specific_data)
         assert mark_orphaned_runs(instance) == []  # said once
+        assert not someone_died(home / "dagster")  # its marker is cleared: later no-op runs skip Dagster
     finally:
         alive.stdin.close()
         alive.wait(timeout=10)

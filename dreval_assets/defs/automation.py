@@ -28,7 +28,7 @@ from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
-from .runner import Selection, contiguous_ranges, plan
+from ..planner import Selection, contiguous_ranges, plan
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30

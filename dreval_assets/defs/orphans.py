@@ -12,6 +12,8 @@ import socket
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
+from ..run_markers import process_alive
+
 PID_TAG = "dreval/pid"
 HOST_TAG = "dreval/host"
 LIVE_STATUSES = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
@@ -19,16 +21,6 @@ LIVE_STATUSES = [DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, Dagste
 
 def run_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 def mark_orphaned_runs(instance: DagsterInstance) -> list[str]:

@@ -5,24 +5,19 @@ launches one run per contiguous range of partitions, so each system is one run, 
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from dagster import DagsterInstance, Definitions
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from ..config import Settings
-from ..stages.parse import PARSER_VERSION
-from ..stages.report_images import changed_image_partitions
-from ..stages.reports import report_source_hash, trace_source_hash
+from ..planner import Plan, contiguous_ranges
 from ..store.db import Store
-from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
-from ..store.published import last_published_import
-from ..store.registry import load_systems, load_tasks, task_hashes
+from ..store.registry import load_systems, task_hashes
 from .orphans import run_tags
 from .partitions import system_task_key
 
@@ -81,169 +76,6 @@ def add_missing_partitions(instance: DagsterInstance, name: str, keys: list[str]
     new = [k for k in keys if k not in known]
     if new:
         instance.add_dynamic_partitions(name, new)
-
-
-@dataclass
-class Selection:
-    systems: Sequence[str] | None = None
-    task_glob: str | None = None
-    benchmark: str | None = None
-    force: bool = False
-    refetch_failed: bool = False
-
-
-@dataclass
-class Plan:
-    tasks: list[str] = field(default_factory=list)
-    per_system: dict[str, list[str]] = field(default_factory=dict)
-    leaderboard: bool = False
-
-    @property
-    def n_system_task(self) -> int:
-        return sum(len(v) for v in self.per_system.values())
-
-    @property
-    def empty(self) -> bool:
-        return not (self.tasks or self.per_system or self.leaderboard)
-
-
-# Judgments that failed on the provider's side are transient: their partitions are due again (what
-# succeeded comes back from the judge cache, so a retry pays only for what failed).
-PROVIDER_FAILED_REPORTS = " UNION ".join(
-    f"SELECT DISTINCT system, task FROM {table} WHERE {column} = 'provider_failure'"
-    for table, column in (("reports", "na_reason"), ("parsed_reports", "extraction_na_reason"),
-                          ("claim_verdicts", "na_reason"), ("report_judgments", "na_reason"),
-                          ("metric_scores", "na_reason")))
-PROVIDER_FAILED_TASKS = "SELECT DISTINCT task FROM task_rubrics WHERE na_reason = 'provider_failure'"
-
-
-def plan(store: Store, selection: Selection, settings: Settings | None = None) -> Plan:
-    """What is due: never materialised, changed inputs or parser, provider failures, and (with
-    `settings`) partitions made under other settings (judge, model, suites, policies)."""
-    tasks = load_tasks(store)
-    systems = load_systems(store)
-    unknown = [s for s in selection.systems or [] if s not in systems]
-    if unknown:
-        raise KeyError(f"unknown system(s): {', '.join(unknown)}; registered: {', '.join(systems) or 'none'}")
-    chosen_tasks = [k for k, t in tasks.items() if _task_selected(k, t.original_id, t.benchmark, selection)]
-    chosen_systems = [s for s in systems if not selection.systems or s in selection.systems]
-
-    done_tasks = store.materialised("tasks")
-    done_rubrics = store.materialised("task_rubrics")
-    stored_task_hash = dict(store.query("SELECT task, content_hash FROM tasks").iter_rows())
-    registry_hash = task_hashes(store)
-    result = Plan()
-    # --force re-runs task partitions only when no system is named: re-materialising a task
-    # makes every system's partitions of it stale, which `--system S --force` must not do.
-    force_tasks = selection.force and not selection.systems
-    rubric_settings = _made_under_other_settings(store, "task_rubrics", settings)
-    rubric_failed = {t for (t,) in store.query(PROVIDER_FAILED_TASKS).iter_rows()}
-    result.tasks = [k for k in chosen_tasks if force_tasks or ("", k) not in done_tasks
-                    or ("", k) not in done_rubrics or stored_task_hash.get(k) != registry_hash[k]
-                    or ("", k) in rubric_settings or k in rubric_failed]
-
-    done_scores = store.materialised("metric_scores")
-    stored_report_hash = {(s, t): h for s, t, h in store.query(
-        "SELECT system, task, content_hash FROM reports").iter_rows()}
-    images_changed = changed_image_partitions(store)  # a folder system's image file changed, appeared or went
-    done_images = store.materialised("report_images")  # a home from before report_images has none
-    stored_trace_hash = {(s, t): h for s, t, h in store.query(  # a folder system's trace beside its report
-        "SELECT system, task, sha256(trace) FROM reports").iter_rows()}
-    parser_versions = {(s, t): v for s, t, v in store.query(
-        "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
-    provider_failed = {(s, t) for s, t in store.query(PROVIDER_FAILED_REPORTS).iter_rows()}
-    other_settings = (_made_under_other_settings(store, "metric_scores", settings)
-                      | _made_under_other_settings(store, "parsed_reports", settings))
-    fetch_failed = {(s, t) for s, t in store.query(
-        "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
-    ).iter_rows()} if selection.refetch_failed else set()
-    imported_hashes, scope = imported_report_hashes(store), imported_benchmarks(store)
-    benchmark_of = {key: task.benchmark for key, task in tasks.items()}
-    for system in chosen_systems:
-        todo = []
-        for task in tasks_in_scope(systems[system], chosen_tasks, benchmark_of, scope):
-            key = (system, task)
-            stale = (
-                selection.force or task in result.tasks or key not in done_scores
-                or done_scores[key] < done_tasks.get(("", task), done_scores[key])
-                or parser_versions.get(key) != PARSER_VERSION
-                or key in provider_failed
-                or key in other_settings
-                or key in fetch_failed
-                or key in images_changed or key not in done_images
-                or (systems[system].kind != "endpoint"  # its report is written in the run: nothing to compare
-                    and stored_report_hash.get(key) != report_source_hash(systems[system], task,
-                                                                          tasks[task].original_id, imported_hashes))
-                or (systems[system].kind == "folder"
-                    and stored_trace_hash.get(key) != trace_source_hash(systems[system], task, tasks[task].original_id))
-            )
-            if stale:
-                todo.append(task)
-        if todo:
-            result.per_system[system] = todo
-    has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
-    result.leaderboard = (bool(result.tasks or result.per_system) or not has_board or selection.force
-                          or _published_since_agreement(store))
-    return result
-
-
-def _published_since_agreement(store: Store) -> bool:
-    """Published scores were imported after the agreement figures were last built."""
-    imported = last_published_import(store)
-    built = store.materialised("agreement").get(("", ""))
-    return imported is not None and built is not None and imported > built
-
-
-def _made_under_other_settings(store: Store, asset: str, settings: Settings | None) -> set[tuple[str, str]]:
-    if settings is None:
-        return set()
-    current = settings.shaping_version(asset)
-    return {key for key, version in store.settings_versions(asset).items() if version != current}
-
-
-def na_summary(store: Store, the_plan: Plan) -> list[str]:
-    """After a run: its N/A metric rows by reason, and how many of its partitions the next run retries."""
-    keys = [(system, task) for system, tasks in the_plan.per_system.items() for task in tasks]
-    if not keys:
-        return []
-    ran = "ran AS (SELECT unnest(?) AS system, unnest(?) AS task)"
-    params = [[k[0] for k in keys], [k[1] for k in keys]]
-    counts = store.query(
-        f"WITH {ran} SELECT m.na_reason, count(*) AS n FROM metric_scores m SEMI JOIN ran USING (system, task) "
-        "WHERE m.na_reason IS NOT NULL GROUP BY ALL ORDER BY n DESC, 1", params)
-    retried = store.query(f"WITH {ran}, failed AS ({PROVIDER_FAILED_REPORTS}) "
-                          "SELECT count(*) FROM failed SEMI JOIN ran USING (system, task)", params).item()
-    lines = []
-    if counts.height:
-        lines.append("N/A metric rows by reason: " + ", ".join(f"{r} {n}" for r, n in counts.iter_rows())
-                     + ' (dreval sql "SELECT * FROM na_scores")')
-    if retried:
-        lines.append(f"{retried} partition(s) had provider failures and will be retried by the next `dreval run`")
-    return lines
-
-
-def _task_selected(key: str, original_id: str, benchmark: str, selection: Selection) -> bool:
-    if selection.benchmark and benchmark != selection.benchmark:
-        return False
-    if selection.task_glob:
-        return fnmatch.fnmatch(key, selection.task_glob) or fnmatch.fnmatch(original_id, selection.task_glob)
-    return True
-
-
-def contiguous_ranges(wanted: Sequence[str], order: Sequence[str]) -> list[tuple[str, str]]:
-    """Split `wanted` into (first, last) runs that are contiguous in `order`."""
-    wanted_set = set(wanted)
-    ranges, start, prev = [], None, None
-    for key in order:
-        if key in wanted_set:
-            start = start or key
-            prev = key
-        elif start:
-            ranges.append((start, prev))
-            start = None
-    if start:
-        ranges.append((start, prev))
-    return ranges
 
 
 @dataclass
