@@ -43,7 +43,9 @@ def test_a_client_holds_the_published_copy_through_a_full_run(home):
     try:
         assert int(client.first_line) > 300
         old_file = copy.stat().st_ino
-        assert main(["--home", str(home), "run", "--force"]) == 0  # every partition again, with the copy open
+        extra = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo" / "extra_systems" / "steady-analyst"
+        assert main(["--home", str(home), "add-system", "steady-analyst", "--reports", str(extra)]) == 0
+        assert main(["--home", str(home), "run"]) == 0  # a whole run (a new system, the leaderboard), copy open
         assert ask(client) == "1"  # the client kept its connection and still reads
         assert copy.stat().st_ino != old_file  # a new copy was renamed into place
     finally:
