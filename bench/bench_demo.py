@@ -51,7 +51,7 @@ class StageClock:
 
     def __init__(self) -> None:
         self.seconds = 0.0
-        self.originals = {name: getattr(asset_module, name) for name in STAGES}
+        self.originals = {name: getattr(asset_module, name) for name in STAGES if hasattr(asset_module, name)}
 
     def __enter__(self) -> "StageClock":
         for name, function in self.originals.items():
