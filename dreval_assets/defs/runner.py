@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -43,8 +44,15 @@ POSTGRES_YAML = f"""storage:
 """
 
 
+# One machine: the stock per-run SQLite event log, with its connections kept open (defs/event_log.py).
+POOLED_EVENT_LOG_YAML = """event_log_storage:
+  module: dreval_assets.defs.event_log
+  class: PooledSqliteEventLogStorage
+"""
+
+
 def instance_yaml(postgres: bool) -> str:
-    return DAGSTER_YAML + (POSTGRES_YAML if postgres else "")
+    return DAGSTER_YAML + (POSTGRES_YAML if postgres else POOLED_EVENT_LOG_YAML)
 
 
 OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
@@ -88,28 +96,31 @@ class RunOutcome:
 
 
 def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
-            echo: Callable[[str], None] = print) -> list[RunOutcome]:
+            echo: Callable[[str], None] = print, store: Store | None = None) -> list[RunOutcome]:
     outcomes: list[RunOutcome] = []
     task_order = list(instance.get_dynamic_partitions("task"))
     for first, last in contiguous_ranges(the_plan.tasks, task_order):
-        outcomes.append(_launch(defs, instance, "tasks_job", first, last, f"tasks {first}..{last}", echo))
+        outcomes.append(_launch(defs, instance, "tasks_job", first, last, f"tasks {first}..{last}", echo, store))
     for system, task_keys in the_plan.per_system.items():
         for first, last in contiguous_ranges(task_keys, task_order):
             outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(system, first)),
-                                    str(system_task_key(system, last)), f"{system}: {first}..{last}", echo))
+                                    str(system_task_key(system, last)), f"{system}: {first}..{last}", echo,
+                                    store))
     if the_plan.leaderboard and all(o.success for o in outcomes):
-        outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo))
+        outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo, store))
     return outcomes
 
 
-def _launch(defs, instance, job_name, first, last, description, echo) -> RunOutcome:
+def _launch(defs, instance, job_name, first, last, description, echo, store: Store | None = None) -> RunOutcome:
     tags = run_tags()
     if first is not None:
         tags |= {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
     echo(f"run {job_name}: {description}")
     started = time.monotonic()
-    result = defs.resolve_job_def(job_name).execute_in_process(
-        run_config=QUIET_LOGS, instance=instance, tags=tags, raise_on_error=False)
+    # the database stays open for the run: each step's connections cost ~1 ms, not ~30
+    with store.session() if store else nullcontext():
+        result = defs.resolve_job_def(job_name).execute_in_process(
+            run_config=QUIET_LOGS, instance=instance, tags=tags, raise_on_error=False)
     error = ""
     if result.success:
         n = len(result.get_asset_materialization_events())
