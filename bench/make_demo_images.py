@@ -131,13 +131,20 @@ class LineChart:
         return f"Line chart titled '{self.title}'. {self.heading}: {values}. Source line: {self.source}."
 
 
+def _canvas(size: tuple[int, int], title: str, heading: str, source: str) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    """A white chart canvas with its title, heading and source line drawn."""
+    width, height = size
+    image = Image.new("RGB", size, "white")
+    draw = ImageDraw.Draw(image)
+    _centred(draw, (width / 2, 14), title, 19)
+    _centred(draw, (width / 2, 42), heading, 14, AXIS)
+    draw.text((14, height - 10), source, font=font(12), fill=AXIS, anchor="ls")
+    return image, draw
+
+
 def draw_line(chart: LineChart) -> Image.Image:
     width, height = chart.size
-    image = Image.new("RGB", chart.size, "white")
-    draw = ImageDraw.Draw(image)
-    _centred(draw, (width / 2, 14), chart.title, 19)
-    _centred(draw, (width / 2, 42), chart.heading, 14, AXIS)
-    draw.text((14, height - 10), chart.source, font=font(12), fill=AXIS, anchor="ls")
+    image, draw = _canvas(chart.size, chart.title, chart.heading, chart.source)
     box = (70, 80, width - 24, height - 74)
     top, step = nice_top(max(v for _, v in chart.points))
     _value_axis(draw, box, top, step)
@@ -155,11 +162,7 @@ def draw_horizontal(chart: BarChart) -> Image.Image:
     """One panel of horizontal bars (long category names), values at the bar ends."""
     (panel,) = chart.panels
     width, height = chart.size
-    image = Image.new("RGB", chart.size, "white")
-    draw = ImageDraw.Draw(image)
-    _centred(draw, (width / 2, 14), chart.title, 19)
-    _centred(draw, (width / 2, 42), panel.heading, 14, AXIS)
-    draw.text((14, height - 10), chart.source, font=font(12), fill=AXIS, anchor="ls")
+    image, draw = _canvas(chart.size, chart.title, panel.heading, chart.source)
     box = (150, 78, width - 60, height - 62)
     top, step = nice_top(max(v for _, v in panel.bars))
     _value_axis(draw, box, top, step, horizontal=True)

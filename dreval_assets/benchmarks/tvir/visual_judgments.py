@@ -233,15 +233,9 @@ def _chart_check_rows(plan: Plan, figure: FigureImage, judgment: Judgment, out: 
 
 
 def _caption_rows(plan: Plan, figure: FigureImage, judgment: Judgment, out: Rows) -> None:
+    _dimension_rows(plan, judgment, out, CaptionQuality, "caption_quality", f"fcq.{fid(figure)}",
+                    CAPTION_DIMENSIONS, CAPTION_TEMPLATE)
     answer = judgment.answer if isinstance(judgment.answer, CaptionQuality) else None
-    for dim, what in CAPTION_DIMENSIONS:
-        item_id = f"fcq.{fid(figure)}.{dim}"
-        if answer is None:
-            out.failed(plan, "caption_quality", item_id, what, CAPTION_TEMPLATE, judgment)
-            continue
-        got = getattr(answer, dim)
-        out.add(plan, "caption_quality", item_id, what, score=float(got.score), reason=got.reason,
-                template=CAPTION_TEMPLATE, judgment=judgment)
     if answer is None:
         return
     lowest = min(getattr(answer, dim).score for dim, _ in CAPTION_DIMENSIONS)
