@@ -254,3 +254,14 @@ def assert_leaderboard_page(home: Path) -> None:
         with Image.open(io.BytesIO(path.read_bytes())) as image:
             image.verify()
         assert base64.b64encode(path.read_bytes()).decode() in metadata[f"plot_{name}"].value
+
+
+def test_a_run_whose_partitions_wrote_no_row_still_shows_every_figure_at_zero():
+    from dreval_assets.stages.figures import partition_figures
+    from dreval_assets.stages.frames import frame
+
+    shown = partition_figures("claim_verdicts", {"claim_verdicts": frame("claim_verdicts", [])},
+                              [("careful-scholar", "tvir.100001")])
+    assert shown[("careful-scholar", "tvir.100001")] == {
+        "rows_claim_verdicts": 0, "n_supported": 0, "n_partial": 0, "n_unsupported": 0, "n_contradicted": 0,
+        "n_unknown": 0}

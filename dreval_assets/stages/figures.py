@@ -36,10 +36,14 @@ def row_counts(frames: Mapping[str, pl.DataFrame], keys: Iterable[Key]) -> dict[
     return counts
 
 
+NO_ROWS: Key = ("",)  # the figures' names when no partition of the run wrote a row
+
+
 def _grouped(frame: pl.DataFrame, *aggregations: pl.Expr, **named: pl.Expr) -> dict[Key, Figures]:
-    """Figures per partition key from aggregations over that partition's rows."""
+    """Figures per partition key from aggregations over that partition's rows (with no row at all, the
+    aggregations over nothing under NO_ROWS, so every partition still shows every figure's name)."""
     if frame.height == 0:
-        return {}
+        return {NO_ROWS: frame.select(*aggregations, **named).row(0, named=True)}
     columns = key_columns(frame)
     out = {}
     for row in frame.group_by(columns).agg(*aggregations, **named).iter_rows(named=True):
@@ -127,7 +131,7 @@ def partition_figures(asset: str, frames: Mapping[str, pl.DataFrame], keys: Iter
     keys = list(keys)
     figures = row_counts(frames, keys)
     own = FIGURES[asset](frames) if asset in FIGURES else {}
-    blank = _blank(next(iter(own.values()), {}))
+    blank = _blank(own.pop(NO_ROWS, None) or next(iter(own.values()), {}))
     for k in keys:
         figures[k].update(own.get(k, blank))
     return figures
