@@ -248,7 +248,8 @@ def cmd_run(args, settings: Settings) -> int:
     instance = open_instance(settings)
     sync_partitions(instance, store)
     with running(settings.dagster_home):
-        outcomes = execute(build_definitions(replace(settings, refetch_failed=refetch)), instance, the_plan, store=store)
+        defs = build_definitions(replace(settings, refetch_failed=refetch))
+        outcomes = execute(defs, instance, the_plan, store=store)
     failed = [o for o in outcomes if not o.success]
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
     for line in na_summary(store, the_plan):
