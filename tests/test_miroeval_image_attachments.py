@@ -20,7 +20,7 @@ from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 from dreval_assets.judges.openai_judge import OpenAIJudge
 from dreval_assets.releases import generic_layout
-from dreval_assets.releases.attachment_images import from_data_url
+from dreval_assets.core.images import from_data_url
 from dreval_assets.releases.generic import load_generic
 from dreval_assets.releases.records import ImportLog
 from dreval_assets.stages.attachment_images import image_fact_pages, with_image_attachments, with_image_facts

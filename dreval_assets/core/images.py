@@ -10,6 +10,7 @@
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 from dataclasses import asdict, dataclass
@@ -159,3 +160,16 @@ def for_judge(data: bytes, max_side: int = JUDGE_MAX_SIDE, max_bytes: int = JUDG
     out = io.BytesIO()
     image.convert("RGB").save(out, "JPEG", quality=85)
     return out.getvalue(), "image/jpeg"
+
+
+def data_url(data: bytes, mime: str) -> str:
+    """`data:<mime>;base64,...`: how an image travels in a prompt, a task record or Markdown."""
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def from_data_url(url: str) -> tuple[bytes, str]:
+    """(bytes, mime) of a `data:<mime>;base64,...` URL; ValueError for anything else."""
+    head, sep, body = url.partition(",")
+    if not (sep and head.startswith("data:") and head.endswith(";base64")):
+        raise ValueError("not a base64 data URL")
+    return base64.b64decode(body, validate=True), head[len("data:"):-len(";base64")]

@@ -3,7 +3,6 @@ the run's totals once, on the run's first partition), the judge's spend per syst
 leaderboard's tables and plots, and asset checks that name the rows they failed on."""
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 from typing import Mapping
 
@@ -17,6 +16,7 @@ from dagster import (
     TableSchema,
 )
 
+from ..core.images import data_url
 from ..leaderboard_summary import headline_records, one_judge, suite_markdown
 from ..leaderboard_view import UNJUDGED, leaderboard_tables
 from ..plots import leaderboard_plots, save_plots
@@ -186,9 +186,9 @@ def leaderboard_metadata(board: pl.DataFrame, plots_dir: Path) -> dict:
     if not tables:
         return metadata | {"note": MetadataValue.text("no scores yet: run `dreval run`")}
     plots = leaderboard_plots(board)  # first: what people read at a glance
-    for plot, path in zip(plots, save_plots(plots, plots_dir)):
-        data = base64.b64encode(plot.png).decode("ascii")
-        metadata[f"plot_{plot.name}"] = MetadataValue.md(f"![{plot.title}](data:image/png;base64,{data})")
+    save_plots(plots, plots_dir)
+    for plot in plots:
+        metadata[f"plot_{plot.name}"] = MetadataValue.md(f"![{plot.title}]({data_url(plot.png, 'image/png')})")
     records = headline_records(tables)
     schema = TableSchema(columns=[TableColumn(name, "string") for name in records[0]])
     metadata["headline"] = MetadataValue.table([TableRecord(r) for r in records], schema=schema)

@@ -3,7 +3,6 @@ layer (openai `max_retries=0`), a concurrency limit, a rate limiter, a call cach
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import json
 import logging
@@ -20,6 +19,7 @@ from instructor.core.exceptions import IncompleteOutputException, InstructorRetr
 from instructor.v2.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
+from ..core.images import data_url
 from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
@@ -341,8 +341,7 @@ def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:
         return {"role": "user", "content": text}
     parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
     for image in request.images:
-        encoded = base64.b64encode(image.data).decode("ascii")
-        parts.append({"type": "image_url", "image_url": {"url": f"data:{image.mime};base64,{encoded}"}})
+        parts.append({"type": "image_url", "image_url": {"url": data_url(image.data, image.mime)}})
     return {"role": "user", "content": parts}
 
 

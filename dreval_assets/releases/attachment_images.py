@@ -7,12 +7,11 @@ means a changed image changes the task's hash, so only that task's facts are ask
 """
 from __future__ import annotations
 
-import base64
 import mimetypes
 import re
 from pathlib import Path
 
-from ..core.images import UnreadableImage, for_judge
+from ..core.images import UnreadableImage, data_url, for_judge
 from .records import ImportLog
 
 
@@ -21,18 +20,6 @@ _OBJECT_REPR_RE = re.compile(r" <[^<>]* at 0x[0-9a-fA-F]+>")  # Pillow names its
 
 def is_image(name: str) -> bool:
     return (mimetypes.guess_type(name)[0] or "").startswith("image/")
-
-
-def data_url(data: bytes, mime: str) -> str:
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-
-
-def from_data_url(url: str) -> tuple[bytes, str]:
-    """(bytes, mime) of a `data:<mime>;base64,...` URL; ValueError for anything else."""
-    head, sep, body = url.partition(",")
-    if not (sep and head.startswith("data:") and head.endswith(";base64")):
-        raise ValueError("not a base64 data URL")
-    return base64.b64decode(body, validate=True), head[len("data:"):-len(";base64")]
 
 
 def read_attachment_images(folder: Path, names: list[str]) -> tuple[dict[str, str], dict[str, str]]:

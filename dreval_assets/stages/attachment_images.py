@@ -19,7 +19,7 @@ from ..benchmarks.judging import task_artifacts
 from ..core.images import content_hash
 from ..core.models import SandboxPage, Task
 from ..judges.base import ImageInput
-from ..releases.attachment_images import from_data_url
+from ..core.images import from_data_url
 
 KEY_FACTS_KIND = "key_facts"
 
