@@ -7,7 +7,7 @@ import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 import duckdb
 import polars as pl
@@ -281,15 +281,18 @@ class Store:
                                [asset]).fetchall()
         return {(s, t): value for s, t, value in rows}
 
-    def texts(self, hashes: Sequence[str]) -> dict[str, str]:
-        wanted = sorted({h for h in hashes if h})
+    def rows_for_keys(self, sql: str, keys: Iterable, params: Sequence = ()) -> list[tuple]:
+        """Rows of `sql`, whose last parameter is the distinct `keys` as a list (`... IN (SELECT
+        unnest(?))`), after `params`; no query at all when there is no key."""
+        wanted = sorted(set(keys))
         if not wanted:
-            return {}
+            return []
         with self.connect() as con:
-            rows = con.execute(
-                "SELECT text_hash, text FROM page_texts WHERE text_hash IN (SELECT unnest(?))", [wanted]
-            ).fetchall()
-        return dict(rows)
+            return con.execute(sql, [*params, wanted]).fetchall()
+
+    def texts(self, hashes: Sequence[str]) -> dict[str, str]:
+        return dict(self.rows_for_keys("SELECT text_hash, text FROM page_texts WHERE text_hash IN (SELECT unnest(?))",
+                                       (h for h in hashes if h)))
 
     def query(self, sql: str, params: Sequence | None = None, read_only: bool = False) -> pl.DataFrame:
         with self.connect(read_only=read_only) as con:

@@ -25,12 +25,8 @@ def blob_frame(images: Iterable[tuple[bytes, str]]) -> pl.DataFrame:
 
 def image_blobs(store: Store, hashes: Sequence[str]) -> dict[str, tuple[str, bytes]]:
     """image hash -> (mime, bytes) of the stored images among `hashes`."""
-    wanted = sorted({h for h in hashes if h})
-    if not wanted:
-        return {}
-    with store.connect() as con:
-        rows = con.execute("SELECT image_hash, mime, data FROM image_blobs WHERE image_hash IN (SELECT unnest(?))",
-                           [wanted]).fetchall()
+    rows = store.rows_for_keys("SELECT image_hash, mime, data FROM image_blobs WHERE image_hash IN (SELECT unnest(?))",
+                               (h for h in hashes if h))
     return {h: (mime, bytes(data)) for h, mime, data in rows}
 
 
@@ -42,14 +38,10 @@ class RemoteImageStore:
         self.store = store
 
     def get(self, url_norms: Sequence[str]) -> dict[str, RemoteImage]:
-        wanted = sorted(set(url_norms))
-        if not wanted:
-            return {}
-        with self.store.connect() as con:
-            rows = con.execute(
-                "SELECT r.url_norm, r.url, r.status, r.content_type, r.http_status, r.detail, r.na_reason, b.data "
-                "FROM remote_images r LEFT JOIN image_blobs b USING (image_hash) "
-                "WHERE r.url_norm IN (SELECT unnest(?))", [wanted]).fetchall()
+        rows = self.store.rows_for_keys(
+            "SELECT r.url_norm, r.url, r.status, r.content_type, r.http_status, r.detail, r.na_reason, b.data "
+            "FROM remote_images r LEFT JOIN image_blobs b USING (image_hash) "
+            "WHERE r.url_norm IN (SELECT unnest(?))", url_norms)
         return {key: RemoteImage(url, status, bytes(data) if data is not None else None, content_type, http_status,
                                  detail or "", na_reason, backend="cache")
                 for key, url, status, content_type, http_status, detail, na_reason, data in rows

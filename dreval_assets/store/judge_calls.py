@@ -60,13 +60,8 @@ class JudgeCallStore:
         self.store = store
 
     def cached(self, keys: Sequence[str]) -> dict[str, CachedAnswer]:
-        wanted = sorted(set(keys))
-        if not wanted:
-            return {}
-        with self.store.connect() as con:
-            rows = con.execute(
-                "SELECT cache_key, answer, tokens_in, tokens_out FROM judge_cache "
-                "WHERE cache_key IN (SELECT unnest(?))", [wanted]).fetchall()
+        rows = self.store.rows_for_keys("SELECT cache_key, answer, tokens_in, tokens_out FROM judge_cache "
+                                        "WHERE cache_key IN (SELECT unnest(?))", keys)
         return {key: CachedAnswer(answer, tin, tout) for key, answer, tin, tout in rows}
 
     def remember(self, entry: CacheEntry) -> None:

@@ -20,13 +20,9 @@ class PageStore:
 
     def get(self, url_norms: Sequence[str]) -> dict[str, FetchResult]:
         """Stored outcomes by normalised URL, with their text when it was readable."""
-        wanted = sorted(set(url_norms))
-        if not wanted:
-            return {}
-        with self.store.connect() as con:
-            rows = con.execute(
-                f"SELECT {', '.join('p.' + c for c in _COLUMNS)}, t.text FROM pages p "
-                "LEFT JOIN page_texts t USING (text_hash) WHERE p.url_norm IN (SELECT unnest(?))", [wanted]).fetchall()
+        rows = self.store.rows_for_keys(
+            f"SELECT {', '.join('p.' + c for c in _COLUMNS)}, t.text FROM pages p "
+            "LEFT JOIN page_texts t USING (text_hash) WHERE p.url_norm IN (SELECT unnest(?))", url_norms)
         found = {}
         for row in rows:
             r = dict(zip(_COLUMNS + ("text",), row))

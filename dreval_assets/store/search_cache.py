@@ -15,12 +15,8 @@ class StoredSearchCache:
         self.store = store
 
     def get(self, endpoint: str, queries: Sequence[str]) -> dict[str, list[dict]]:
-        wanted = sorted(set(queries))
-        if not wanted:
-            return {}
-        with self.store.connect() as con:
-            rows = con.execute("SELECT query, results FROM search_results WHERE endpoint = ? "
-                               "AND query IN (SELECT unnest(?))", [endpoint, wanted]).fetchall()
+        rows = self.store.rows_for_keys("SELECT query, results FROM search_results WHERE endpoint = ? "
+                                        "AND query IN (SELECT unnest(?))", queries, [endpoint])
         return {query: json.loads(results) for query, results in rows}
 
     def put(self, endpoint: str, answers: Mapping[str, list[dict]]) -> None:
