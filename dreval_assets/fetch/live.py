@@ -15,8 +15,8 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Mapping, Sequence
 from urllib.parse import urljoin
 
 import httpx
@@ -62,6 +62,8 @@ class LiveFetchConfig:
             max_bytes=env_int("DREVAL_FETCH_MAX_BYTES", 10_000_000, minimum=1024),
             max_redirects=env_int("DREVAL_FETCH_MAX_REDIRECTS", 5, minimum=0),
             max_attempts=env_int("DREVAL_FETCH_MAX_ATTEMPTS", 3, minimum=1),
+            # Wikimedia's policy asks for a way to reach the operator: set one with a URL or e-mail in it
+            user_agent=os.environ.get("DREVAL_FETCH_USER_AGENT") or USER_AGENT,
         )
 
 
@@ -101,6 +103,7 @@ class RawBody:
     content_type: str | None
     data: bytes
     detail: str
+    headers: Mapping[str, str] = field(default_factory=dict)  # of the final answer (Retry-After, MediaWiki-API-Error)
 
     @property
     def ok(self) -> bool:
@@ -115,17 +118,23 @@ class _Body:
     data: bytes = b""
     truncated: bool = False
     location: str | None = None  # where a redirect points
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class LiveFetcher:
     name = "live"
 
     def __init__(self, config: LiveFetchConfig = LiveFetchConfig(), allow: AllowList = AllowList(),
-                 resolver: Resolver = system_resolver):
+                 resolver: Resolver = system_resolver, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         self.config = config
         self.allow = allow
         self.resolver = resolver
         self.requests_sent = 0
+        # When each host may next be asked. Kept by the fetcher, not per batch of URLs: a client that
+        # asks one URL at a time (a MediaWiki refresh) must keep the gap between its calls too.
+        self._next_start: dict[str, float] = {}
+        self._clock, self._sleep = clock, sleep  # injectable, so tests check the gaps without waiting
 
     def fetch_many(self, urls: Sequence[str], sandbox: Sequence[SandboxPage] = ()) -> list[FetchResult]:
         return asyncio.run(self.fetch_all(urls)) if urls else []
@@ -166,7 +175,7 @@ class LiveFetcher:
         if body.truncated:
             return RawBody(url, body.status, body.content_type, b"", f"answer larger than {self.config.max_bytes} bytes")
         detail = "" if 200 <= body.status < 300 else f"HTTP {body.status}"
-        return RawBody(url, body.status, body.content_type, body.data, detail)
+        return RawBody(url, body.status, body.content_type, body.data, detail, body.headers)
 
     @contextlib.asynccontextmanager
     async def _client(self):
@@ -176,7 +185,6 @@ class LiveFetcher:
         limits = httpx.Limits(max_connections=c.global_concurrency, max_keepalive_connections=c.global_concurrency)
         self._global = asyncio.Semaphore(c.global_concurrency)
         self._hosts: dict[str, tuple[asyncio.Semaphore, asyncio.Lock]] = {}
-        self._next_start: dict[str, float] = {}
         async with httpx.AsyncClient(timeout=timeout, limits=limits, follow_redirects=False, trust_env=False) as client:
             yield client
 
@@ -236,7 +244,7 @@ class LiveFetcher:
                     raise _Retryable(f"{exc}; server asked to wait {wait:.0f}s", status=exc.status) from exc
                 if wait >= deadline.remaining():
                     raise _DeadlineExceeded() from exc
-                await asyncio.sleep(wait)
+                await self._sleep(wait)
         raise AssertionError("unreachable")
 
     async def _get(self, client: httpx.AsyncClient, target: Target, deadline: _Deadline) -> _Body:
@@ -282,15 +290,16 @@ class LiveFetcher:
                 truncated = True
                 break
             data += chunk
-        return _Body(target.url, status, response.headers.get("content-type"), bytes(data), truncated)
+        return _Body(target.url, status, response.headers.get("content-type"), bytes(data), truncated,
+                     headers=dict(response.headers))
 
     async def _wait_politely(self, host: str, gap_lock: asyncio.Lock) -> None:
         async with gap_lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next_start.get(host, now))
             self._next_start[host] = start + self.config.politeness_s
         if start > now:
-            await asyncio.sleep(start - now)
+            await self._sleep(start - now)
 
 
 def _unknown(url: str, detail: str, attempts: int, status: int | None = None, final_url: str | None = None) -> FetchResult:
