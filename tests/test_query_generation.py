@@ -59,6 +59,7 @@ def api(web):
 
 def run(api, endpoints, judge, **kwargs):
     kwargs.setdefault("headlines_per_subtopic", 1)
+    kwargs.setdefault("queries_per_headline", 2)
     return generate_queries(api, endpoints.news_url, api, endpoints.search_url, judge, TOPICS, **kwargs)
 
 
@@ -96,8 +97,13 @@ def test_every_candidate_is_kept_with_its_filter_outcomes(api, endpoints, judge)
     assert "missing names council, lowmarsh, saltcote; missing figures 41" in tram_specific.adequacy_reason
     assert "12,400" in hospital_specific.query and "12,400" not in hospital_specific.closed_book_answer
 
-    assert result.counts() == {"candidates": 6, "accepted": 2, "problems": 0, "rejected_search": 2,
-                               "rejected_necessity": 1, "rejected_inverse_quality": 1}
+    assert result.counts() == {"candidates": 6, "accepted": 2, "kept": 2, "chosen": 2, "problems": 0,
+                               "rejected_search": 2, "rejected_necessity": 1, "rejected_inverse_quality": 1}
+    assert tram_background.selection_reason == "rejected by search: 2 result(s) from 2 domain(s)"
+    assert rail_background.selection_reason.startswith("rejected by necessity: the request names no figure")
+    assert rail_specific.selection_reason.startswith("rejected by inverse_quality: the closed-book answer is adequate")
+    assert tram_specific.chosen and tram_specific.selection_reason.startswith("chosen: topic transport, persona "
+                                                                              "transport planner (new), round 1")
     row = tram_background.as_row()
     assert row["rejected_by"] == "search" and len(row["search_results"]) == 2 and "task" not in row
     assert {"url", "title", "content"} == set(row["search_results"][0])
@@ -135,7 +141,8 @@ def test_a_rerun_with_known_keys_makes_no_duplicate_tasks(api, endpoints, judge)
 
 
 def test_the_same_query_twice_in_one_run_is_one_candidate_task(api, endpoints, judge):
-    result = run(api, endpoints, judge, headlines_per_subtopic=2)  # rail fares has two headlines
+    # rail fares has two headlines; with five queries each, both are asked from all five personas
+    result = run(api, endpoints, judge, headlines_per_subtopic=2, queries_per_headline=5)
     background = [c for c in result.candidates if c.subtopic == "rail fares" and "what shapes" in c.query]
     assert [c.rejected_by for c in background] == ["necessity", "duplicate"]
     assert len({t.key for t in result.tasks}) == len(result.tasks)
@@ -271,8 +278,13 @@ def test_offline_handlers_are_a_deterministic_baseline():
                  "published_at": "2025-03-02T06:15:00Z", "description": ""}
     answer, _ = answer_persona_queries(variables)
     assert answer == answer_persona_queries(variables)[0] and len(answer.queries) == 4
+    # no persona list: the topic's row in turn
     assert [q.persona for q in answer.queries] == ["clinician", "public health researcher", "hospital administrator",
-                                                   "clinician"]
+                                                   "health economist"]
+    listed, _ = answer_persona_queries({**variables, "count": 2, "personas": "- patient advocate\n- clinician"})
+    assert [q.persona for q in listed.queries] == ["patient advocate", "clinician"]
+    assert "what shapes" not in listed.queries[1].query  # the row's first persona asks about the headline
+    assert "usually works" in listed.queries[0].query  # the fifth asks for background
     assert "Coast Gazette" not in answer.queries[0].query and "on 2 March 2025" in answer.queries[0].query
     closed, _ = answer_closed_book_answer({"query": answer.queries[3].query})
     assert "12,400" not in closed.answer and "Estuary" not in closed.answer

@@ -117,7 +117,7 @@ def _refresh_op(source: str):
         for line in summary.lines():
             context.log.info(line)
         context.add_output_metadata({"new_tasks": len(summary.new_tasks), "skipped": len(summary.skipped),
-                                     **{k: v for k, v in summary.counts.items() if isinstance(v, int)}})
+                                     **summary.metadata()})
     return refresh_op
 
 

@@ -35,8 +35,11 @@ class LiveConfig:
     news_key: str = field(default="", repr=False)
     search_url: str | None = None
     topics: dict[str, list[str]] = field(default_factory=lambda: dict(DEFAULT_TOPICS))
-    headlines_per_subtopic: int = 2
-    queries_per_headline: int = 2
+    # the paper's scale: 36 subtopics x 5 headlines x 1 query = 180 candidates, then 50 kept, 35 chosen
+    headlines_per_subtopic: int = 5
+    queries_per_headline: int = 1
+    keep: int = 50
+    choose: int = 35
 
     @classmethod
     def from_env(cls) -> "LiveConfig":
@@ -50,8 +53,10 @@ class LiveConfig:
             news_key=env.get("DREVAL_NEWS_API_KEY", ""),
             search_url=env.get("DREVAL_SEARCH_URL") or None,
             topics=load_topics(env.get("DREVAL_LIVE_TOPICS")),
-            headlines_per_subtopic=env_int("DREVAL_LIVE_HEADLINES", 2, minimum=1),
-            queries_per_headline=env_int("DREVAL_LIVE_QUERIES", 2, minimum=1),
+            headlines_per_subtopic=env_int("DREVAL_LIVE_HEADLINES", 5, minimum=1),
+            queries_per_headline=env_int("DREVAL_LIVE_QUERIES", 1, minimum=1),
+            keep=env_int("DREVAL_LIVE_KEEP", 50, minimum=1),
+            choose=env_int("DREVAL_LIVE_CHOOSE", 35, minimum=1),
         )
 
 

@@ -2,8 +2,8 @@
 
 The handlers (`answer_persona_queries`, `answer_research_necessity`,
 `answer_closed_book_answer`, `answer_answer_adequacy`) are a deterministic lexical *baseline*
-(`heuristic` judge), not a language model: personas from a fixed per-topic list and question patterns
-around the headline; necessity = the query names a figure, date, name or a run of words of its
+(`heuristic` judge), not a language model: one question per persona it is given (`personas.py`), from
+fixed patterns around the headline; necessity = the query names a figure, date, name or a run of words of its
 headline; the closed-book "model" knows no recent specifics, so it restates the query's general words
 and says it cannot confirm names, figures or dates; adequacy = the answer carries all the headline's
 names and figures and at least half its key words.
@@ -18,23 +18,7 @@ from pydantic import BaseModel
 
 from ..core.checklist_match import key_words
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries, PersonaQuery
-
-PERSONAS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
-    (("tech", "software", "computing", "ai"), ("software engineer", "technology policy analyst", "venture investor")),
-    (("financ", "econom", "market", "bank"), ("equity analyst", "central bank economist", "small business owner")),
-    (("business", "industr", "compan"), ("strategy consultant", "supply chain manager", "equity analyst")),
-    (("health", "medic", "pharma"), ("clinician", "public health researcher", "hospital administrator")),
-    (("climate", "environment", "weather"), ("climate scientist", "environmental regulator", "insurance risk analyst")),
-    (("energy", "power", "oil"), ("grid operator engineer", "energy economist", "utility regulator")),
-    (("politic", "government", "election", "policy"), ("policy analyst", "political journalist", "civil servant")),
-    (("law", "legal", "court", "justice"), ("litigation lawyer", "legal scholar", "compliance officer")),
-    (("science", "research", "space"), ("research scientist", "science journalist", "research funder")),
-    (("education", "school", "universit"), ("school teacher", "education researcher", "university administrator")),
-    (("sport",), ("sports analyst", "club administrator", "sports journalist")),
-    (("transport", "travel", "mobility"), ("transport planner", "transport economist", "commuter advocate")),
-    (("culture", "entertainment", "media", "art"), ("media analyst", "arts programmer", "cultural critic")),
-)
-DEFAULT_PERSONAS = ("policy analyst", "industry researcher", "investigative journalist")
+from .personas import personas_for
 
 # `background` names no specific of the headline: the necessity filter is there to drop such queries.
 QUERY_PATTERNS = (
@@ -47,6 +31,8 @@ QUERY_PATTERNS = (
                  "disagree?"),
     ("specific", "As a {persona}, I need a briefing on \"{headline}\" ({when}): who is affected, what have the "
                  "organisations involved said or decided, and what figures have been reported?"),
+    ("background", "As a {persona}, I'd like an overview of how {subtopic} usually works: who the main actors "
+                   "are, and which terms a newcomer should know."),
 )
 
 _MONTHS = ("january february march april may june july august september october november december "
@@ -59,18 +45,29 @@ not no but than more most i'm""".split())
 
 
 def answer_persona_queries(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`persona_queries`: personas from a fixed per-topic list, questions from fixed patterns around the
-    headline (its wording, date and subtopic)."""
-    personas = personas_for(str(variables.get("topic") or ""))
+    """`persona_queries`: one question per persona the prompt lists (`personas`, one `- role` a line),
+    from a fixed pattern around the headline (its wording, date and subtopic). The pattern is the
+    persona's place in its topic's row (`personas.py`), so two of a topic's five personas ask for
+    general background, which the necessity filter is there to drop."""
+    topic = str(variables.get("topic") or "")
+    row = personas_for(topic)
+    asked = listed_personas(str(variables.get("personas") or ""))
+    if not asked:  # no list given: the topic's row, in turn
+        asked = [row[number % len(row)] for number in range(int(variables.get("count") or 1))]
     headline = _clean_headline(str(variables["headline"]))
     values = {"headline": headline, "subtopic": str(variables.get("subtopic") or "this area"),
               "when": _when(str(variables.get("published_at") or ""))}
     queries = []
-    for number in range(int(variables.get("count") or 1)):
-        persona = personas[number % len(personas)]
-        _, pattern = QUERY_PATTERNS[number % len(QUERY_PATTERNS)]
+    for number, persona in enumerate(asked):
+        place = row.index(persona) if persona in row else number
+        _, pattern = QUERY_PATTERNS[place % len(QUERY_PATTERNS)]
         queries.append(PersonaQuery(persona=persona, query=pattern.format(persona=persona, **values)))
     return PersonaQueries(queries=queries), {"fallback": True}
+
+
+def listed_personas(text: str) -> list[str]:
+    """The personas of the prompt's list: lines `- role` (the generator's format)."""
+    return [line[2:].strip() for line in text.splitlines() if line.startswith("- ") and line[2:].strip()]
 
 
 def answer_research_necessity(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
@@ -124,14 +121,6 @@ def answer_answer_adequacy(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
               + (f"; missing names {', '.join(missing_names)}" if missing_names else "")
               + (f"; missing figures {', '.join(missing_figures)}" if missing_figures else ""))
     return Adequacy(adequate=adequate, reason=reason), {"key_word_share": round(share, 4)}
-
-
-def personas_for(topic: str) -> tuple[str, ...]:
-    lower = topic.lower()
-    for stems, personas in PERSONAS:
-        if any(re.search(rf"\b{stem}", lower) for stem in stems):
-            return personas
-    return DEFAULT_PERSONAS
 
 
 def headline_names(headline: str, description: str = "") -> set[str]:

@@ -1,8 +1,13 @@
 """MiroEval-style live query generation (methods/miroeval.md section 4), without Dagster.
 
 Pipeline: topics x subtopics -> recent headlines from a news endpoint -> the judge writes candidate
-research queries in domain personas -> three filters, in order -> accepted candidates become
-`Task`s of benchmark `miroeval` (`miroeval.live-<hash of the query>`).
+research queries in domain personas (`personas.py`: we assign them) -> three filters, in order ->
+the paper's selection (`query_selection.py`: keep 50, choose 35 by diversity of topic and persona)
+-> chosen candidates become `Task`s of benchmark `miroeval` (`miroeval.live-<hash of the query>`).
+
+Scale: the paper makes 180 candidates from 12 topics x 3 subtopics. Our default is the same
+arithmetic: 36 subtopics x 5 headlines x 1 query per headline = 180 candidates, each headline of a
+subtopic asked from another of its topic's five personas.
 
 Filters (a candidate failing one is not sent to the next; `Candidate.rejected_by` says which):
 1. `search`: the search endpoint returns >= 3 results from >= 2 distinct registered domains;
@@ -11,7 +16,8 @@ Filters (a candidate failing one is not sent to the next; `Candidate.rejected_by
    judgment (`answer_adequacy`) finds that answer inadequate; an adequate closed-book answer rejects.
 Other outcomes: `judge_failure` (an N/A or unusable judgment for this candidate), `endpoint_failure`
 (the search endpoint failed or answered in the wrong shape for this candidate), `known` (its task key
-is in `known_keys`: an earlier run made it; no filter is run again) and `duplicate` (the same query,
+is in `known_keys`: an earlier refresh registered it or decided it; no filter is run again, so a
+re-run registers nothing twice and asks the judge nothing new) and `duplicate` (the same query,
 up to case and spacing, came earlier in this run). Every candidate is returned with whatever outcomes
 it reached; failures that happen before there is a candidate (the news endpoint for a subtopic, the
 persona-query judgment for a headline) are `GenerationProblem`s of the `GenerationResult`.
@@ -52,7 +58,10 @@ from ..fetch.api import ApiError, JsonApi, with_params
 from ..core.models import Task
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.prompts import fence_untrusted
+from .filter_rates import FilterRate, filter_rates
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries
+from .personas import assign_personas
+from .query_selection import DEFAULT_CHOOSE, DEFAULT_KEEP, select
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +97,7 @@ class Headline:
     url: str
     published_at: str
     description: str = ""
+    number: int = 0  # its place among the subtopic's headlines (which personas it is asked from)
 
 
 @dataclass
@@ -112,9 +122,12 @@ class Candidate:
     closed_book_answer: str | None = None
     adequate: bool | None = None
     adequacy_reason: str = ""
-    accepted: bool = False
+    accepted: bool = False  # passed all three filters
     rejected_by: RejectedBy | None = None
-    rejection_detail: str = ""  # why, beyond rejected_by: the failure text, counts, the earlier duplicate
+    rejection_detail: str = ""  # why, beyond rejected_by: the failure text, counts, the judge's reason
+    kept: bool = False  # among the `keep` best accepted (query_selection)
+    chosen: bool = False  # among the `choose` picked for diversity: only these become tasks
+    selection_reason: str = ""  # why chosen, kept or not, or what stopped it
     task: Task | None = None
 
     @property
@@ -153,9 +166,14 @@ class GenerationResult:
     def tasks(self) -> list[Task]:
         return [c.task for c in self.candidates if c.task is not None]
 
+    def filter_rates(self) -> list[FilterRate]:
+        return filter_rates(self.candidates)
+
     def counts(self) -> dict[str, int]:
-        """Candidates, accepted ones, rejections per reason and problems (for run metadata)."""
+        """Candidates, accepted, kept and chosen ones, rejections per reason and problems (for run
+        metadata)."""
         counts = {"candidates": len(self.candidates), "accepted": sum(c.accepted for c in self.candidates),
+                  "kept": sum(c.kept for c in self.candidates), "chosen": sum(c.chosen for c in self.candidates),
                   "problems": len(self.problems)}
         for candidate in self.candidates:
             if candidate.rejected_by:
@@ -166,14 +184,16 @@ class GenerationResult:
 # --- the pipeline ----------------------------------------------------------------------------------
 
 def generate_queries(news: JsonApi, news_url: str, search: JsonApi, search_url: str, judge: Judge,
-                     topics: Mapping[str, Sequence[str]], headlines_per_subtopic: int = 2,
-                     queries_per_headline: int = 2, known_keys: Collection[str] = frozenset(), *,
-                     news_key: ApiKey | None = None, search_key: ApiKey | None = None,
-                     labels: Mapping[str, str] | None = None) -> GenerationResult:
-    """Headlines for every (topic, subtopic), candidate queries from the judge, the three filters.
+                     topics: Mapping[str, Sequence[str]], headlines_per_subtopic: int = 5,
+                     queries_per_headline: int = 1, known_keys: Collection[str] | Mapping[str, str] = frozenset(),
+                     *, keep: int = DEFAULT_KEEP, choose: int = DEFAULT_CHOOSE, news_key: ApiKey | None = None,
+                     search_key: ApiKey | None = None, labels: Mapping[str, str] | None = None) -> GenerationResult:
+    """Headlines for every (topic, subtopic), candidate queries from the judge, the three filters,
+    then the selection (`keep`, `choose`).
 
     Never raises for one bad endpoint answer or judgment; see the module docstring for what each
     outcome means. Judge calls are batched per stage (`judge.judge_many`); `labels` go to the ledger.
+    `known_keys` may map each key to what an earlier refresh did with it (the `known` detail).
     """
     if headlines_per_subtopic < 1 or queries_per_headline < 1:
         raise ValueError("headlines_per_subtopic and queries_per_headline must be at least 1")
@@ -188,6 +208,9 @@ def generate_queries(news: JsonApi, news_url: str, search: JsonApi, search_url: 
     for candidate in candidates:
         if candidate.pending:
             candidate.accepted = True
+    select(candidates, keep, choose)
+    for candidate in candidates:
+        if candidate.chosen:
             candidate.task = task_for(candidate, judge.judge_id)
     result = GenerationResult(candidates, problems)
     log.info("live query generation: %s", result.counts())
@@ -210,22 +233,25 @@ def fetch_headlines(news: JsonApi, news_url: str, topics: Mapping[str, Sequence[
 
 def write_candidates(judge: Judge, headlines: Sequence[Headline], per_headline: int,
                      problems: list[GenerationProblem], labels: Mapping[str, str]) -> list[Candidate]:
+    assigned = [assign_personas(h.topic, h.number, per_headline) for h in headlines]
     requests = [JudgmentRequest("miroeval/persona_queries", {
         "topic": h.topic, "subtopic": h.subtopic, "headline": fence_untrusted(h.title),
         "description": fence_untrusted(h.description or "(none)"), "published_at": h.published_at or "unknown",
-        "count": per_headline}, PersonaQueries, labels) for h in headlines]
+        "count": per_headline, "personas": "\n".join(f"- {p}" for p in personas)}, PersonaQueries, labels)
+        for h, personas in zip(headlines, assigned)]
     candidates = []
-    for headline, outcome in zip(headlines, _judge_all(judge, requests)):
+    for headline, personas, outcome in zip(headlines, assigned, _judge_all(judge, requests)):
         if isinstance(outcome, str):
             problems.append(GenerationProblem(headline.topic, headline.subtopic, "persona_queries", outcome,
                                               headline.title))
             continue
         seen: set[str] = set()
-        for item in outcome.queries:
-            query, persona = " ".join(item.query.split()), " ".join(item.persona.split())
+        for number, item in enumerate(outcome.queries):
+            query = " ".join(item.query.split())
             if not query or _normal(query) in seen:
                 continue
             seen.add(_normal(query))
+            persona = _persona_of(item.persona, personas, number)
             candidates.append(Candidate(
                 topic=headline.topic, subtopic=headline.subtopic, headline=headline.title,
                 headline_url=headline.url, published_at=headline.published_at, persona=persona, query=query,
@@ -270,7 +296,7 @@ def necessity_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapp
             continue
         candidate.needs_external, candidate.necessity_reason = outcome.needs_external_sources, outcome.reason
         if not outcome.needs_external_sources:
-            candidate.reject("necessity")
+            candidate.reject("necessity", outcome.reason)
 
 
 def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
@@ -291,7 +317,7 @@ def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels
             continue
         candidate.adequate, candidate.adequacy_reason = outcome.adequate, outcome.reason
         if outcome.adequate:
-            candidate.reject("inverse_quality")
+            candidate.reject("inverse_quality", f"the closed-book answer is adequate: {outcome.reason}")
 
 
 def live_task_id(query: str) -> str:
@@ -369,7 +395,7 @@ def _parse_articles(answer: Any, topic: str, subtopic: str, limit: int) -> tuple
         if not title or not registered_domain(url):
             continue
         headlines.append(Headline(topic, subtopic, title, url, str(article.get("publishedAt") or ""),
-                                  " ".join(str(article.get("description") or "").split())))
+                                  " ".join(str(article.get("description") or "").split()), len(headlines)))
         if len(headlines) == limit:
             break
     return headlines, "" if headlines else "no usable headlines (each needs a title and an http(s) url)"
@@ -416,12 +442,23 @@ def _normal(query: str) -> str:
     return " ".join(query.split()).casefold()
 
 
-def _skip_known_and_duplicates(candidates: Sequence[Candidate], known_keys: Collection[str]) -> None:
+def _persona_of(written: str, assigned: Sequence[str], number: int) -> str:
+    """The assigned persona the judge wrote for: the one it names, else the one in its place in the
+    list (the prompt asks for that order); what it wrote only when it wrote more than it was asked."""
+    named = next((p for p in assigned if _normal(p) == _normal(written)), None)
+    if named is not None:
+        return named
+    return assigned[number] if number < len(assigned) else " ".join(written.split())
+
+
+def _skip_known_and_duplicates(candidates: Sequence[Candidate],
+                              known_keys: Collection[str] | Mapping[str, str]) -> None:
+    details = known_keys if isinstance(known_keys, Mapping) else {}
     known = set(known_keys)
     first_of: dict[str, int] = {}
     for number, candidate in enumerate(candidates):
         if candidate.task_key in known:
-            candidate.reject("known", "an earlier run already made this task")
+            candidate.reject("known", details.get(candidate.task_key) or "an earlier run already made this task")
         elif candidate.task_key in first_of:
             candidate.reject("duplicate", f"the same query as candidate {first_of[candidate.task_key]}")
         else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..fetch.api import JsonApi
 from ..judges.base import Judge
 from ..store.db import Store
-from ..store.refresh import cursor, save_refresh, write_candidates
+from ..store.refresh import cursor, decided_candidates, save_refresh, write_candidates
 from ..store.registry import register_tasks
 from .config import LiveConfig
 
@@ -29,18 +29,39 @@ class RefreshSummary:
     counts: dict = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
     cursor: str | None = None
+    filter_rates: dict = field(default_factory=dict)  # generation: filter -> entered, passed, rate, not_judged, paper
 
     def lines(self, shown: int = 20) -> list[str]:
         out = [f"refresh {self.source}: {len(self.new_tasks)} new task(s)"
                + (f", {len(self.changed_tasks)} changed" if self.changed_tasks else "")]
         out += [f"  {key}" for key in self.new_tasks[:shown]]
         out += [f"  {name}: {value}" for name, value in self.counts.items()]
+        if self.filter_rates:
+            out.append("filter pass rates (passed/decided; N/A judgments and answers are not in the rate):")
+            out += [f"  {line}" for line in _rate_lines(self.filter_rates)]
         if self.skipped:
             out.append(f"skipped: {len(self.skipped)}")
             out += [f"  {reason}" for reason in self.skipped[:shown]]
         if self.cursor:
             out.append(f"next refresh starts after {self.cursor}")
         return out
+
+
+    def metadata(self) -> dict:
+        """Numbers for the refresh op's metadata: counts, and each filter's pass rate and its parts."""
+        found = {k: v for k, v in self.counts.items() if isinstance(v, int)}
+        for name, rate in self.filter_rates.items():
+            found.update({f"{name}_{part}": value for part, value in rate.items() if value is not None})
+        return found
+
+
+def _rate_lines(rates: dict) -> list[str]:
+    lines = []
+    for name, r in rates.items():
+        shown = "n/a" if r["rate"] is None else f"{r['rate']:.1f} %"
+        na = f"; {r['not_judged']} N/A" if r["not_judged"] else ""
+        lines.append(f"{name}: {r['passed']}/{r['entered']} = {shown} (paper {r['paper']:.1f} %){na}")
+    return lines
 
 
 def make_api() -> JsonApi:
@@ -88,14 +109,19 @@ def _generated(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> 
         raise RefreshFailed("MiroEval-style generation needs DREVAL_NEWS_URL (a NewsAPI-compatible endpoint) "
                             "and DREVAL_SEARCH_URL (a SearXNG-compatible JSON search endpoint)")
     news_key = ApiKey(config.news_key_param, config.news_key) if config.news_key else None
+    # known: registered tasks, and queries an earlier refresh decided (kept or not), so a re-run
+    # registers nothing twice and sends nothing to the filters again
+    known = {**decided_candidates(store),
+             **dict.fromkeys(_known_keys(store, "miroeval.live-"), "an earlier refresh registered this task")}
     result = generate_queries(api, config.news_url, api, config.search_url, judge, config.topics,
-                              config.headlines_per_subtopic, config.queries_per_headline,
-                              known_keys=_known_keys(store, "miroeval.live-"), news_key=news_key,
+                              config.headlines_per_subtopic, config.queries_per_headline, known_keys=known,
+                              keep=config.keep, choose=config.choose, news_key=news_key,
                               labels={"asset": "miroeval_refresh"})
     refresh_id = uuid.uuid4().hex[:12]
     write_candidates(store, refresh_id, [c.as_row() for c in result.candidates])
     new, changed = register_tasks(store, result.tasks, source="refresh:miroeval")
     problems = [f"{p.topic}/{p.subtopic} ({p.stage}): {p.detail}" for p in result.problems]
-    summary = RefreshSummary("miroeval", new, changed, result.counts(), problems)
-    save_refresh(store, "miroeval", None, {"refresh_id": refresh_id, **result.counts()})
+    rates = {rate.name: rate.as_dict() for rate in result.filter_rates()}
+    summary = RefreshSummary("miroeval", new, changed, result.counts(), problems, filter_rates=rates)
+    save_refresh(store, "miroeval", None, {"refresh_id": refresh_id, **result.counts(), "filter_rates": rates})
     return summary

@@ -17,7 +17,10 @@ CANDIDATE_COLUMNS = {
     "passed_search": pl.Boolean, "needs_external": pl.Boolean, "necessity_reason": pl.String,
     "closed_book_answer": pl.String, "adequate": pl.Boolean, "adequacy_reason": pl.String,
     "accepted": pl.Boolean, "rejected_by": pl.String, "rejection_detail": pl.String,
+    "kept": pl.Boolean, "chosen": pl.Boolean, "selection_reason": pl.String,  # migration 026
 }
+# Outcomes a later refresh keeps: the filters' verdicts and the selection. Failures are retried.
+DECIDED = ("search", "necessity", "inverse_quality")
 
 
 def cursor(store: Store, source: str) -> str | None:
@@ -42,3 +45,15 @@ def write_candidates(store: Store, refresh_id: str, rows: Sequence[dict]) -> Non
     def work(con):
         Store.insert_by_name(con, "generated_candidates", frame)
     store.write(work)
+
+
+def decided_candidates(store: Store) -> dict[str, str]:
+    """Task key -> what an earlier refresh decided about that generated query (its latest decision),
+    for candidates accepted or rejected by a filter; judge and endpoint failures are not decisions."""
+    found = store.query(
+        "SELECT task_key, refresh_id, coalesce(selection_reason, CASE WHEN accepted THEN 'accepted' "
+        "ELSE 'rejected by ' || rejected_by END) AS outcome FROM generated_candidates "
+        "WHERE accepted OR rejected_by IN (SELECT unnest(?)) "
+        "QUALIFY row_number() OVER (PARTITION BY task_key ORDER BY generated_at DESC) = 1", [list(DECIDED)])
+    return {key: f"decided by refresh {refresh}: {outcome}"
+            for key, refresh, outcome in found.select("task_key", "refresh_id", "outcome").iter_rows()}
