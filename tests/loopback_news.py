@@ -6,9 +6,15 @@
         endpoints.search_rule("how does tram lines", results(2))   # fewer than 3 results
 
 Every request's query parameters are kept in `news_requests` / `search_requests`.
+
+At the paper's scale (`NewsAndSearch(web).paper_scale(DEFAULT_TOPICS)`): five invented headlines for
+every subtopic (`paper_scale_articles`), about half of them plain (no names or figures, so a closed-book
+answer covers them) and half naming an invented place, organisation and figure; and a share of queries
+(`thin_share`, by a hash of the query) answered with too few search results.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from http.server import BaseHTTPRequestHandler
@@ -44,6 +50,41 @@ ARTICLES: dict[str, list[dict[str, str]]] = {
 }
 
 
+PLACES = ("Lowmarsh", "Saltcote", "Harrowgate", "Dunmere", "Kestrel Point", "Marrowfield", "Tollcross",
+          "Brackenholm", "Selby Point", "Wyndham Ness", "Ashby Vale", "Fenwick Bay")
+ORGS = ("Estuary Authority", "Northvale Agency", "Coastline Board", "Greywater Trust", "Heronford Institute",
+        "Millbrook Council")
+PLAIN = ("{Sub} costs rise again across the region", "Officials weigh changes to {sub}",
+         "Debate over {sub} grows louder this spring", "Experts expect slower progress on {sub}")
+NAMED = ("Regulators in {place} approve {n} million plan for {sub}",
+         "Officials in {place} report {n} percent jump tied to {sub}",
+         "The {org} backs {n} million review of {sub} in {place}")
+
+
+def paper_scale_articles(topics: dict[str, list[str]], per_subtopic: int = 5) -> dict[str, list[dict[str, str]]]:
+    """`per_subtopic` invented articles per subtopic, deterministic. Which headlines are plain alternates
+    between subtopics (the 2nd and 4th, or the 1st and 4th), so about half the headlines the necessity
+    filter passes are covered by a closed-book answer."""
+    articles: dict[str, list[dict[str, str]]] = {}
+    subtopics = [sub for subs in topics.values() for sub in subs]
+    for s, sub in enumerate(subtopics):
+        plain = {1, 3} if s % 2 == 0 else {0, 3}
+        found = []
+        for j in range(per_subtopic):
+            place, org, n = PLACES[(s + j) % len(PLACES)], ORGS[(s * 3 + j) % len(ORGS)], 10 + (s * 7 + j * 13) % 90
+            if j in plain:
+                title = PLAIN[(s + j) % len(PLAIN)].format(Sub=sub.capitalize(), sub=sub)
+                description = "Observers expect further changes later this year."
+            else:
+                title = NAMED[(s + j) % len(NAMED)].format(place=place, org=org, n=n, sub=sub)
+                description = f"The {org} said the {n} million decision in {place} would take effect next year."
+            slug = hashlib.sha256(f"{sub}/{j}".encode()).hexdigest()[:10]
+            found.append({"title": title, "url": f"https://news{s % 4}.courier.example/{slug}",
+                          "publishedAt": f"2025-03-{28 - j:02d}T{8 + s % 10:02d}:00:00Z", "description": description})
+        articles[sub] = found
+    return articles
+
+
 def results(count: int, domains: tuple[str, ...] = ("news.example.org", "transit.example.net", "archive.example.com"),
             about: str = "the question") -> list[dict[str, str]]:
     """`count` search results spread over `domains` in turn."""
@@ -58,6 +99,7 @@ class NewsAndSearch:
         self.failing_news: set[str] = set()
         self.failing_search: list[str] = []  # substrings of queries answered with HTTP 500
         self.rules: list[tuple[str, list[dict[str, str]]]] = []  # (substring of the query, results); first match
+        self.thin_share = 0.0  # share of other queries (by a hash of the query) answered with two results
         self.news_requests: list[dict[str, str]] = []
         self.search_requests: list[dict[str, str]] = []
         self._lock = threading.Lock()
@@ -70,6 +112,11 @@ class NewsAndSearch:
 
     def fail_search(self, substring: str) -> "NewsAndSearch":
         self.failing_search.append(substring)
+        return self
+
+    def paper_scale(self, topics: dict[str, list[str]], per_subtopic: int = 5,
+                    thin_share: float = 0.16) -> "NewsAndSearch":
+        self.articles, self.thin_share = paper_scale_articles(topics, per_subtopic), thin_share
         return self
 
     def search_rule(self, substring: str, found: list[dict[str, str]]) -> "NewsAndSearch":
@@ -100,7 +147,10 @@ class NewsAndSearch:
             send(h, 500, b"upstream engines failed", "text/plain")
             return
         found = next((r for s, r in self.rules if s in query), None)
-        _json(h, {"query": query, "results": results(4, about=query[:40]) if found is None else found})
+        if found is None:
+            thin = int(hashlib.sha256(query.encode()).hexdigest()[:8], 16) / 16**8 < self.thin_share
+            found = results(2 if thin else 4, about=query[:40])
+        _json(h, {"query": query, "results": found})
 
 
 def _params(h: BaseHTTPRequestHandler) -> dict[str, str]:

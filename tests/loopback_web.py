@@ -28,6 +28,7 @@ class LoopbackWeb:
 
         class RequestHandler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: no 40 ms delayed-ACK stall
 
             def do_GET(self):  # noqa: N802 - http.server's naming
                 path = self.path.split("?")[0]
