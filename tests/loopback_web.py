@@ -51,7 +51,8 @@ class LoopbackWeb:
         self._server = ThreadingHTTPServer((host, 0), RequestHandler)
         self._server.daemon_threads = True
         self.host, self.port = self._server.server_address[:2]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        kwargs={"poll_interval": 0.05})  # shutdown waits one poll
 
     def route(self, path: str, handler: Handler) -> "LoopbackWeb":
         self.routes[path] = handler
