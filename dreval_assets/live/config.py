@@ -30,6 +30,12 @@ class LiveConfig:
     enabled: bool = False  # DREVAL_LIVE_REFRESH=1 starts the refresh schedules
     wlc_api: str = "https://en.wikipedia.org/w/api.php"
     wlc_limit: int = 50
+    # Wiki Live contamination window: articles created in (after, before]. Unset: after = the last
+    # refresh's window end (first refresh: before - wlc_window_days), before = now.
+    wlc_created_after: str | None = None
+    wlc_created_before: str | None = None
+    wlc_window_days: int = 90
+    wlc_gold_chunk_chars: int = 12_000  # article characters per gold_statements call
     news_url: str | None = None
     news_key_param: str = "apiKey"
     news_key: str = field(default="", repr=False)
@@ -48,6 +54,10 @@ class LiveConfig:
             enabled=env.get("DREVAL_LIVE_REFRESH", "") in ("1", "true", "yes"),
             wlc_api=env.get("DREVAL_WLC_API") or cls.wlc_api,
             wlc_limit=env_int("DREVAL_WLC_LIMIT", 50, minimum=1),
+            wlc_created_after=env.get("DREVAL_WLC_CREATED_AFTER") or None,
+            wlc_created_before=env.get("DREVAL_WLC_CREATED_BEFORE") or None,
+            wlc_window_days=env_int("DREVAL_WLC_WINDOW_DAYS", 90, minimum=1),
+            wlc_gold_chunk_chars=env_int("DREVAL_WLC_GOLD_CHUNK_CHARS", 12_000, minimum=1000),
             news_url=env.get("DREVAL_NEWS_URL") or None,
             news_key_param=env.get("DREVAL_NEWS_KEY_PARAM") or "apiKey",
             news_key=env.get("DREVAL_NEWS_API_KEY", ""),
