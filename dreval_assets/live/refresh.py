@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from ..fetch.api import JsonApi
 from ..judges.base import Judge
 from ..store.db import Store
-from ..store.refresh import cursor, decided_candidates, save_refresh, write_candidates
+from ..store.refresh import decided_candidates, save_refresh, write_candidates
 from ..store.registry import register_tasks
 from .config import LiveConfig
 
@@ -30,12 +30,14 @@ class RefreshSummary:
     skipped: list[str] = field(default_factory=list)
     cursor: str | None = None
     filter_rates: dict = field(default_factory=dict)  # generation: filter -> entered, passed, rate, not_judged, paper
+    notes: list[str] = field(default_factory=list)  # Wiki Live: the window, new versions with their lineage
 
     def lines(self, shown: int = 20) -> list[str]:
         out = [f"refresh {self.source}: {len(self.new_tasks)} new task(s)"
                + (f", {len(self.changed_tasks)} changed" if self.changed_tasks else "")]
         out += [f"  {key}" for key in self.new_tasks[:shown]]
         out += [f"  {name}: {value}" for name, value in self.counts.items()]
+        out += self.notes
         if self.filter_rates:
             out.append("filter pass rates (passed/decided; N/A judgments and answers are not in the rate):")
             out += [f"  {line}" for line in _rate_lines(self.filter_rates)]
@@ -85,21 +87,15 @@ def _known_keys(store: Store, prefix: str) -> set[str]:
 
 
 def _wikilive(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
+    from ..config import ConfigError
     from ..fetch.api import ApiError
-    from .wikilive import refresh_wikilive
+    from .wikilive_refresh import refresh_wikilive_into
 
-    since = cursor(store, "wlc")
-    try:
-        result = refresh_wikilive(api, config.wlc_api, since, judge, limit=config.wlc_limit,
-                                  known_keys=_known_keys(store, "wlc.live-"), labels={"asset": "wlc_refresh"})
-    except ApiError as exc:
-        raise RefreshFailed(f"Wiki Live refresh: the MediaWiki API failed: {exc}") from exc
-    new, changed = register_tasks(store, result.tasks, source="refresh:wlc")
-    summary = RefreshSummary("wlc", new, changed, {"api_calls": result.api_calls, "pending": result.pending},
-                             list(result.skipped), result.newest or since)
-    save_refresh(store, "wlc", summary.cursor, {"new": len(new), "skipped": len(result.skipped),
-                                                "pending": result.pending})
-    return summary
+    try:  # changed_tasks: new versions of tasks whose article was edited upstream (new keys, lineage kept)
+        new, versions, counts, notes, skipped, window_end = refresh_wikilive_into(store, judge, config, api)
+    except (ApiError, ConfigError) as exc:
+        raise RefreshFailed(f"Wiki Live refresh: {exc}") from exc
+    return RefreshSummary("wlc", new, versions, counts, skipped, window_end, notes=notes)
 
 
 def _generated(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
