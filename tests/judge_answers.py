@@ -41,7 +41,7 @@ def prompt_text(request: dict, marker: str = "<<<SOURCE") -> str:
 # Stand-in answers kept in their own modules (tests/answers_<part>.py): each has
 # `answer(request, schema) -> dict | None`, None when the request is not one of its templates.
 ANSWER_MODULES: tuple[str, ...] = ("answers_mmdr_visual", "answers_tvir_visual", "answers_miroeval_images",
-                                  "answers_generation")
+                                  "answers_generation", "answers_wikilive")
 
 
 def dreval_answer(request: dict, schema: dict | None) -> dict | str:

@@ -12,18 +12,31 @@ Route `/w/api.php`, JSON with `formatversion=2` only:
   come back as `{"pageid": n, "missing": true}` and do not take a slot. `exsectionformat` is
   `plain|wiki|raw` (`wiki` keeps the stored `== Heading ==` lines). `prop=info` adds `lastrevid`,
   `length`, `touched` and `redirect: true` for redirects.
+- `prop=revisions`: with `rvlimit` (one page only, else the `multpages` error, as MediaWiki) the
+  page's revisions oldest first with `rvdir=newer` (`rvprop=ids|timestamp`): the first one is the
+  creation; without `rvlimit` the latest revision of each page, `rvprop=content` with `rvslots=main`
+  giving the wikitext; answers over `max_result_chars` stop and continue with `rvcontinue`.
+- `prop=info|categories|extlinks|pageviews` in any combination: `clshow=!hidden` and `cllimit`,
+  `ellimit` (both counted over all pages of the answer, as MediaWiki does), PageViewInfo's
+  `pvipdays` (at most 60) for at most `pageviews_per_call` pages; each unfinished module answers its
+  own continuation (`clcontinue`, `elcontinue`, `pvipcontinue`); a continued call runs only the
+  modules named in it (and `info` again), as ApiContinuationManager does.
+- `maxlag`: while `lag` is set (`lagged(times, retry_after)`), a call that sends `maxlag` gets the
+  `maxlag` error with HTTP 200, `Retry-After` and `X-Database-Lag` headers, like the real servers.
 Bad parameter values get MediaWiki's error object with HTTP 200, like the real API
 (`{"error": {"code": "badvalue", "info": ...}}`); unknown parameters a warning.
 
-Test hooks: `add(...)` an article (a Good Article from `timestamp` on), `faults` for HTTP errors or
-broken bodies on chosen calls, `calls` (every request's parameters) and `count(kind)`.
+Test hooks: `add(...)` an article (a Good Article from `timestamp` on, created `created`),
+`edit(...)` one (a new revision), `lagged(...)`, `faults` for HTTP errors or broken bodies on chosen
+calls, `calls` (every request's parameters) and `count(kind)`.
 """
 from __future__ import annotations
 
 import json
+import re
 import threading
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
@@ -45,6 +58,23 @@ class Article:
     revid: int = 0
     redirect: bool = False
     deleted: bool = False  # still listed by the category (a stale listing) but missing to prop queries
+    created: str | None = None  # the first revision's timestamp (default: 30 days before `timestamp`)
+    wikitext: str | None = None  # default: made from the extract, `refs` cited URLs spread over its paragraphs
+    refs: int = 3
+    categories: list[str] = field(default_factory=list)  # visible categories (Good articles is hidden)
+    extlinks: list[str] | None = None  # default: the wikitext's URLs
+    views: int | None = 600  # page views of the last 60 days; None: PageViewInfo has no data for it
+    history: list[tuple[int, str]] = field(default_factory=list)  # (revid, timestamp) oldest first
+
+    def __post_init__(self) -> None:
+        if self.created is None:
+            self.created = f"{self.when - timedelta(days=30):%Y-%m-%dT%H:%M:%SZ}"
+        if self.wikitext is None:
+            self.wikitext = wikitext_from_extract(self.extract or "", self.pageid, self.refs)
+        if self.extlinks is None:
+            self.extlinks = list(dict.fromkeys(URL_RE.findall(self.wikitext)))
+        if not self.history:
+            self.history = [(self.revid - 1, self.created), (self.revid, self.timestamp)]
 
     @property
     def when(self) -> datetime:
@@ -69,6 +99,9 @@ class LoopbackMediaWiki:
         self.articles: dict[int, Article] = {}
         self.faults: list[Fault] = []
         self.calls: list[dict[str, str]] = []
+        self.max_result_chars = 10_000_000  # MediaWiki's result size limit, lowered by tests to force rvcontinue
+        self.pageviews_per_call = 50  # PageViewInfo answers for at most this many pages, then pvipcontinue
+        self.lag: tuple[int, int] | None = None  # (calls left, Retry-After seconds) while the replicas lag
         self._next_pageid = 1000
         self._lock = threading.Lock()
         web.route(API_PATH, self._handle)
@@ -88,6 +121,21 @@ class LoopbackMediaWiki:
             self.articles[pageid] = article
         return article
 
+    def edit(self, pageid: int, extract: str, when: str, **changes) -> Article:
+        """A new revision of an article (its text, and anything else `changes` names)."""
+        with self._lock:
+            old = self.articles[pageid]
+            revid = max(r for r, _ in old.history) + 1
+            article = Article(old.pageid, old.title, extract, old.timestamp, revid=revid, created=old.created,
+                              categories=list(old.categories), views=old.views, refs=old.refs,
+                              history=[*old.history, (revid, when)], **changes)
+            self.articles[pageid] = article
+        return article
+
+    def lagged(self, times: int, retry_after: int = 5) -> None:
+        """The next `times` calls that send `maxlag` get the maxlag error (replica lag over the limit)."""
+        self.lag = (times, retry_after)
+
     def fail_discovery(self, status: int = 500, body: bytes | None = None, times: int | None = None) -> None:
         self.faults.append(Fault(lambda params, _: params.get("list") == "categorymembers", status,
                                  body if body is not None else Fault.body, times=times))
@@ -99,7 +147,7 @@ class LoopbackMediaWiki:
                                  status, body if body is not None else Fault.body, content_type, times))
 
     def count(self, kind: str) -> int:
-        """Calls of one kind: `categorymembers` or `extracts`."""
+        """Calls of one kind: `categorymembers` or a prop (`extracts`, `revisions`, `categories`, ...)."""
         return sum(1 for c in self.calls if c.get("list") == kind or kind in c.get("prop", "").split("|"))
 
     # -------------------------------------------------------------------- serving
@@ -109,6 +157,15 @@ class LoopbackMediaWiki:
         with self._lock:
             self.calls.append(params)
             articles = dict(self.articles)
+            lag = self.lag if "maxlag" in params and self.lag and self.lag[0] > 0 else None
+            if lag:
+                self.lag = (lag[0] - 1, lag[1])
+        if lag:
+            answer = _error("maxlag", "Waiting for db1: 7 seconds lagged.")
+            answer["error"].update(host="db1", lag=7, type="db")
+            send(h, 200, json.dumps(answer).encode("utf-8"), "application/json; charset=utf-8",
+                 {"MediaWiki-API-Error": "maxlag", "Retry-After": str(lag[1]), "X-Database-Lag": "7"})
+            return
         answer, pageids = self._answer(params, articles)
         fault = self._fault_for(params, pageids)
         if fault is not None:
@@ -136,15 +193,21 @@ class LoopbackMediaWiki:
             return _error("badvalue", f'Unrecognized value for parameter "action": {params.get("action")}.'), []
         if params.get("list") == "categorymembers":
             return _category_members(params, articles), []
-        if "extracts" in params.get("prop", "").split("|"):
+        props = params.get("prop", "").split("|")
+        if "extracts" in props:
             return _extracts(params, articles)
-        return _error("emulator", "only list=categorymembers and prop=extracts are emulated"), []
+        if "revisions" in props:
+            return _revisions(params, articles, self.max_result_chars)
+        if set(props) & {"info", "categories", "extlinks", "pageviews"}:
+            return _page_props(params, articles, self.pageviews_per_call)
+        return _error("emulator", "only categorymembers, extracts, revisions, info, categories, extlinks and "
+                                  "pageviews are emulated"), []
 
 
 # ------------------------------------------------------------------ categorymembers
 
 CM_PARAMS = {"action", "list", "cmtitle", "cmtype", "cmnamespace", "cmsort", "cmdir", "cmprop", "cmlimit",
-             "cmcontinue", "continue", "format", "formatversion"}
+             "cmcontinue", "continue", "format", "formatversion", "maxlag"}
 
 
 def _category_members(params: dict[str, str], articles: dict[int, Article]) -> dict:
@@ -211,7 +274,7 @@ def _category_members(params: dict[str, str], articles: dict[int, Article]) -> d
 # ------------------------------------------------------------------------ extracts
 
 EX_PARAMS = {"action", "prop", "explaintext", "exsectionformat", "exintro", "exlimit", "excontinue", "pageids",
-             "continue", "redirects", "format", "formatversion"}
+             "continue", "redirects", "format", "formatversion", "maxlag"}
 
 
 def _extracts(params: dict[str, str], articles: dict[int, Article]) -> tuple[dict, list[int]]:
@@ -271,6 +334,143 @@ def _extracts(params: dict[str, str], articles: dict[int, Article]) -> tuple[dic
     answer["query"] = {"pages": pages}
     missing_in_answer = [p for p in ordered if p not in good]
     return answer, served + missing_in_answer
+
+
+# ----------------------------------------------------------------------- revisions
+
+RV_PARAMS = {"action", "prop", "pageids", "rvprop", "rvslots", "rvlimit", "rvdir", "rvcontinue", "continue",
+             "format", "formatversion", "maxlag"}
+
+
+def _revisions(params: dict[str, str], articles: dict[int, Article], max_chars: int) -> tuple[dict, list[int]]:
+    if params.get("prop") != "revisions":
+        return _error("emulator", "the emulator answers prop=revisions alone"), []
+    requested = sorted(dict.fromkeys(int(p) for p in params.get("pageids", "").split("|") if p))
+    props = set(params.get("rvprop", "ids|timestamp|flags|comment|user").split("|"))
+    answer: dict = {}
+    unknown = sorted(set(params) - RV_PARAMS)
+    if unknown:
+        answer["warnings"] = {"main": {"warnings": f"Unrecognized parameters: {', '.join(unknown)}."}}
+    if "rvlimit" in params:  # enumeration mode: one page's history
+        if len(requested) != 1:
+            return _error("multpages", "rvlimit may only be used with a single page."), requested
+        article = articles.get(requested[0])
+        if article is None or article.deleted:
+            return {**answer, "query": {"pages": [{"pageid": requested[0], "missing": True}]}}, requested
+        history = article.history if params.get("rvdir") == "newer" else article.history[::-1]
+        start = 0
+        if "rvcontinue" in params:
+            start = next((i for i, (r, _) in enumerate(history) if str(r) == params["rvcontinue"].split("|")[-1]), 0)
+        limit = 500 if params["rvlimit"] == "max" else int(params["rvlimit"])
+        shown = history[start:start + limit]
+        if start + limit < len(history):
+            nxt = history[start + limit]
+            answer["continue"] = {"rvcontinue": f"{nxt[1].replace('-', '').replace(':', '')[:15]}|{nxt[0]}",
+                                  "continue": "||"}
+        revisions = [{k: v for k, v in (("revid", r), ("parentid", 0), ("timestamp", t))
+                      if k in ("revid", "parentid") and "ids" in props or k == "timestamp" and "timestamp" in props}
+                     for r, t in shown]
+        page = {"pageid": article.pageid, "ns": article.ns, "title": article.title, "revisions": revisions}
+        return {**answer, "query": {"pages": [page]}}, requested
+    if "content" in props and params.get("rvslots") != "main":
+        answer.setdefault("warnings", {})["revisions"] = {"warnings": "Because rvslots was not specified, a "
+                                                          "legacy format has been used for the output."}
+    start = int(params["rvcontinue"].split("|")[0]) if "rvcontinue" in params else 0
+    pages, used = [], 0
+    for pageid in requested:
+        article = articles.get(pageid)
+        if article is None or article.deleted:
+            pages.append({"pageid": pageid, "missing": True})
+            continue
+        page = {"pageid": pageid, "ns": article.ns, "title": article.title}
+        if pageid >= start and "continue" not in answer:
+            content = article.wikitext or ""
+            if used and used + len(content) > max_chars:
+                answer["continue"] = {"rvcontinue": f"{pageid}|{article.revid}", "continue": "||"}
+            else:
+                used += len(content)
+                revision = {"revid": article.revid, "parentid": article.history[-2][0] if len(article.history) > 1
+                            else 0, "timestamp": article.history[-1][1]}
+                if "content" in props:
+                    revision["slots"] = {"main": {"contentmodel": "wikitext", "contentformat": "text/x-wiki",
+                                                  "content": content}}
+                page["revisions"] = [revision]
+        pages.append(page)
+    if "continue" not in answer:
+        answer["batchcomplete"] = True
+    answer["query"] = {"pages": pages}
+    return answer, requested
+
+
+# --------------------------------------------------------- info, categories, extlinks, pageviews
+
+PP_PARAMS = {"action", "prop", "pageids", "clshow", "cllimit", "clcontinue", "ellimit", "elcontinue", "pvipdays",
+             "pvipmetric", "pvipcontinue", "continue", "format", "formatversion", "maxlag"}
+CONTINUE_OF = {"categories": "clcontinue", "extlinks": "elcontinue", "pageviews": "pvipcontinue"}
+VIEWS_END = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _page_props(params: dict[str, str], articles: dict[int, Article], views_per_call: int) -> tuple[dict, list[int]]:
+    props = params.get("prop", "").split("|")
+    if not set(props) <= {"info", "categories", "extlinks", "pageviews"}:
+        return _error("emulator", "prop=info|categories|extlinks|pageviews only, in any combination"), []
+    requested = sorted(dict.fromkeys(int(p) for p in params.get("pageids", "").split("|") if p))
+    if len(requested) > 50:
+        return _error("toomanyvalues", 'Too many values supplied for parameter "pageids". The limit is 50.'), []
+    continuing = any(name in params for name in CONTINUE_OF.values())
+    running = [p for p in props if p == "info" or not continuing or CONTINUE_OF[p] in params]
+    present = [p for p in requested if p in articles and not articles[p].deleted]
+    pages = {p: ({"pageid": p, "ns": articles[p].ns, "title": articles[p].title} if p in present
+                 else {"pageid": p, "missing": True}) for p in requested}
+    answer: dict = {}
+    if "info" in running:
+        for p in present:
+            a = articles[p]
+            pages[p].update(contentmodel="wikitext", lastrevid=a.revid, length=len((a.wikitext or "").encode()))
+            if a.redirect:
+                pages[p]["redirect"] = True
+    for prop, items_of, shape, limit_name in (
+            ("categories", lambda a: a.categories, lambda t: {"ns": 14, "title": f"Category:{t}"}, "cllimit"),
+            ("extlinks", lambda a: a.extlinks or [], lambda u: {"url": u}, "ellimit")):
+        if prop not in running:
+            continue
+        if prop == "categories" and params.get("clshow") not in (None, "!hidden"):
+            return _error("emulator", "clshow=!hidden only"), []
+        limit = 500 if params.get(limit_name, "10") == "max" else int(params.get(limit_name, "10"))
+        flat = [(p, i, item) for p in present for i, item in enumerate(items_of(articles[p]))]
+        if CONTINUE_OF[prop] in params:
+            cp, ci = (int(x) for x in params[CONTINUE_OF[prop]].split("|"))
+            flat = [f for f in flat if (f[0], f[1]) >= (cp, ci)]
+        for p, _, item in flat[:limit]:
+            pages[p].setdefault(prop, []).append(shape(item))
+        if len(flat) > limit:
+            answer.setdefault("continue", {"continue": "||"})[CONTINUE_OF[prop]] = f"{flat[limit][0]}|{flat[limit][1]}"
+    if "pageviews" in running:
+        days = min(60, int(params.get("pvipdays", "60")))
+        start = int(params.get("pvipcontinue", "0"))
+        for p in present[start:start + views_per_call]:
+            pages[p]["pageviews"] = _daily_views(articles[p].views, days)
+        if start + views_per_call < len(present):
+            answer.setdefault("continue", {"continue": "||"})["pvipcontinue"] = str(start + views_per_call)
+    if "continue" not in answer:
+        answer["batchcomplete"] = True
+    unknown = sorted(set(params) - PP_PARAMS)
+    if unknown:
+        answer["warnings"] = {"main": {"warnings": f"Unrecognized parameters: {', '.join(unknown)}."}}
+    answer["query"] = {"pages": [pages[p] for p in requested]}
+    return answer, requested
+
+
+def _daily_views(total: int | None, days: int) -> dict[str, int | None]:
+    """PageViewInfo's per-day figures (null for a day without data); all null when there is none."""
+    dates = [f"{VIEWS_END - timedelta(days=d):%Y-%m-%d}" for d in range(days, 0, -1)]
+    if total is None:
+        return dict.fromkeys(dates)
+    each, rest = divmod(total, days)
+    values: dict[str, int | None] = {d: each for d in dates}
+    values[dates[-1]] = each + rest
+    values[dates[0]] = None if each == 0 and days > 1 else values[dates[0]]  # a day without data
+    return values
 
 
 def _sections(extract: str, section_format: str) -> str:
@@ -358,3 +558,41 @@ def filler_article(title: str, number: int) -> str:
          f"At the 2021 census it had a population of {1200 + 37 * number}."],
         [(2, "History", [f"{title} is first recorded in a charter of {1100 + number} granted by the Abbey of "
                          "Saint Cuthmar."])])
+
+
+# ---------------------------------------------------------------------- wikitext and long articles
+
+URL_RE = re.compile(r"https?://[^\s|\]}<>]+")
+
+
+def wikitext_from_extract(extract: str, pageid: int, refs: int) -> str:
+    """Wikitext for an extract: its headings, each paragraph as written, `refs` cited URLs spread over
+    the paragraphs (cite web templates with an archive copy, which is not another source), the
+    references and an external link."""
+    lines = extract.split("\n")
+    paragraphs = [i for i, line in enumerate(lines) if line.strip() and not line.strip().startswith("=")]
+    for n in range(refs):
+        if not paragraphs:
+            break
+        url = f"https://source{n}.example.org/{pageid}/page-{n}"
+        lines[paragraphs[n % len(paragraphs)]] += (
+            f"<ref>{{{{cite web |url={url} |title=Source {n} |archive-url=https://web.archive.org/web/2024/{url}}}}}"
+            "</ref>")
+    return ("{{Short description|An article}}\n{{Infobox thing\n| name = x\n| size = 3\n}}\n" + "\n".join(lines)
+            + "\n\n== References ==\n{{Reflist}}\n\n== External links ==\n"
+            f"* [https://official{pageid}.example.org Official website]\n")
+
+
+def long_article(title: str, sections: int = 10, per_section: int = 10) -> str:
+    """A published-size invented article: `sections` sections of `per_section` distinct checkable facts."""
+    places = ["Harrowgate", "Saltcote", "Lowmarsh", "Kuressoo", "Tarvola", "Portwick", "Westmarch", "Brannock"]
+    bodies = ["mill", "quarry", "ferry company", "council", "railway", "school", "harbour board", "abbey"]
+    lead = [f"{title} is a market town in Westmarch with a population of 14,{200 + sections} in 2021."]
+    parts = []
+    for s in range(sections):
+        sentences = [f"In {1700 + 10 * s + k} the {bodies[(s + k) % len(bodies)]} of {places[k % len(places)]} "
+                     f"recorded {100 + 37 * (s * per_section + k)} tonnes of {['wool', 'salt', 'coal', 'grain'][k % 4]}"
+                     f" at the site of {places[(s + 2 * k) % len(places)]} Cross." for k in range(per_section)]
+        paragraphs = [" ".join(sentences[i:i + 4]) for i in range(0, len(sentences), 4)]
+        parts.append((2, f"Period {s + 1}", paragraphs))
+    return article_text(lead, parts)

@@ -11,17 +11,14 @@ from ..core.dedup import content_words
 from ..core.report_parser import is_checkable_fact
 from ..core.sentences import split_sentences
 
-MAX_GOLD_STATEMENTS = 40
-
-
 class GoldStatements(BaseModel):
     """The gold statements of one reference article (Wiki Live fact coverage)."""
 
     statements: list[str]
 
 
-def clean_statements(statements: Iterable[Any], cap: int) -> list[str]:
-    """Stripped, one line each, exact duplicates (case and spacing) dropped, at most `cap`."""
+def clean_statements(statements: Iterable[Any], cap: int | None = None) -> list[str]:
+    """Stripped, one line each, exact duplicates (case and spacing) dropped, at most `cap` (None: all)."""
     kept, seen = [], set()
     for statement in statements:
         if not isinstance(statement, str):
@@ -31,7 +28,13 @@ def clean_statements(statements: Iterable[Any], cap: int) -> list[str]:
         if text and norm not in seen:
             seen.add(norm)
             kept.append(text)
-    return kept[:cap]
+    return kept if cap is None else kept[:cap]
+
+
+def dedupe_statements(statements: list[str]) -> list[str]:
+    """Near duplicates dropped (same figures, content-word overlap >= NEAR_DUPLICATE), the first kept:
+    the gold of an article taken chunk by chunk states a fact of the lead and of its section once."""
+    return [item[3] for item in _drop_near_duplicates([(0, i, 0, text) for i, text in enumerate(statements)])]
 
 
 # -------------------------------------------------------------------------- extract -> Markdown
@@ -81,14 +84,14 @@ _WORD_RE = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 
 
 def answer_gold_statements(variables: Mapping[str, Any]) -> tuple[GoldStatements, dict[str, Any]]:
-    """`gold_statements` offline: the article's sentences that state checkable facts (figures, dates,
-    named entities), cleaned, deduplicated, spread over the sections, at most `max_statements`."""
+    """`gold_statements` offline: every sentence of the article (chunk) that states a checkable fact
+    (figures, dates, named entities), cleaned and deduplicated; no cap unless `max_statements` is given."""
     statements = offline_gold_statements(str(variables.get("article") or ""), str(variables.get("title") or ""),
-                                         int(variables.get("max_statements") or MAX_GOLD_STATEMENTS))
+                                         int(variables.get("max_statements") or 0))
     return GoldStatements(statements=statements), {}
 
 
-def offline_gold_statements(article: str, title: str, cap: int) -> list[str]:
+def offline_gold_statements(article: str, title: str, cap: int = 0) -> list[str]:
     """Candidates: prose sentences (navigation sections left out) of MIN..MAX words that
     `is_checkable_fact` accepts and that do not end in a colon. Near-duplicates (same numbers,
     content-word overlap >= NEAR_DUPLICATE) keep the first. Over the cap, sections take turns, each
@@ -157,7 +160,7 @@ def _drop_near_duplicates(candidates: list[tuple[int, int, int, str]]) -> list[t
 
 
 def _spread(candidates: list[tuple[int, int, int, str]], cap: int) -> list[tuple[int, int, int, str]]:
-    if len(candidates) <= cap:
+    if cap <= 0 or len(candidates) <= cap:
         return candidates
     by_section: dict[int, list[tuple[int, int, int, str]]] = {}
     for item in candidates:
