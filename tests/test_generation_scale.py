@@ -145,3 +145,24 @@ def test_with_the_loopback_llm_the_same_decisions_and_a_rerun_costs_no_call(llm,
     assert again.new_tasks == [] and again.counts["rejected_known"] == 60
     assert llm.n_calls == calls  # the persona queries come from the call cache, the rest is known
     assert again.metadata()["search_entered"] == 0
+
+
+def test_the_refresh_job_reports_the_pass_rates_as_metadata(cli_env, tmp_path, monkeypatch):
+    from dagster import DagsterInstance
+
+    from dreval_assets.config import Settings
+    from dreval_assets.defs.definitions import build_definitions
+    from dreval_assets.defs.runner import QUIET_LOGS
+
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"health": DEFAULT_TOPICS["health"]}))
+    monkeypatch.setenv("DREVAL_LIVE_TOPICS", str(topics))
+    job = build_definitions(Settings(tmp_path / "home")).resolve_job_def("miroeval_refresh_job")
+    result = job.execute_in_process(instance=DagsterInstance.ephemeral(), run_config=QUIET_LOGS)
+    assert result.success
+    [output] = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]
+    metadata = {k: v.value for k, v in output.event_specific_data.metadata.items()}
+    assert metadata["candidates"] == 15 and metadata["search_entered"] == 15
+    assert metadata["search_paper"] == 84.4 and metadata["inverse_quality_paper"] == 52.1
+    assert metadata["necessity_rate"] == round(100 * metadata["necessity_passed"] / metadata["necessity_entered"], 1)
+    assert metadata["chosen"] == metadata["new_tasks"] > 0
