@@ -117,8 +117,8 @@ def test_the_cli_prints_and_stores_pass_rates_and_a_rerun_adds_nothing(cli_env, 
     assert "refresh miroeval: 0 new task(s)" in out and "known: 180" in out.replace("rejected_known", "known")
     assert len(cli_env.search_requests) == searches  # nothing sent to the filters again
     assert set(db.query("SELECT task FROM registered_tasks")["task"]) == registered
-    again = db.query("SELECT selection_reason FROM generated_candidates WHERE refresh_id = "
-                     "(SELECT json_extract_string(summary, '$.refresh_id') FROM refresh_state WHERE source = 'miroeval')")
+    again = db.query("SELECT selection_reason FROM generated_candidates WHERE refresh_id = (SELECT "
+                     "json_extract_string(summary, '$.refresh_id') FROM refresh_state WHERE source = 'miroeval')")
     assert again.height == 180 and again["selection_reason"].str.starts_with("known: ").all()
 
 

@@ -26,8 +26,10 @@ from dreval_assets.live.generation_offline import (  # noqa: E402
 from dreval_assets.live.query_generation import ApiKey, generate_queries, registered_domain  # noqa: E402
 
 TOPICS = {"transport": ["rail fares", "tram lines"], "health": ["hospital waiting times"]}
-HANDLERS = {"miroeval/persona_queries": answer_persona_queries, "miroeval/research_necessity": answer_research_necessity,
-            "miroeval/closed_book_answer": answer_closed_book_answer, "miroeval/answer_adequacy": answer_answer_adequacy}
+HANDLERS = {"miroeval/persona_queries": answer_persona_queries,
+            "miroeval/research_necessity": answer_research_necessity,
+            "miroeval/closed_book_answer": answer_closed_book_answer,
+            "miroeval/answer_adequacy": answer_answer_adequacy}
 
 
 @pytest.fixture
@@ -194,8 +196,8 @@ def test_a_failed_or_garbage_judgment_rejects_only_its_candidate(api, endpoints,
     rail = next(c for c in result.candidates if "Rail fares rise again" in c.query)
     assert rail.rejected_by == "inverse_quality"
     # one batch per stage
-    assert faulty.batches == [["miroeval/persona_queries"] * 4, ["miroeval/research_necessity"] * 4, ["miroeval/closed_book_answer"] * 2,
-                              ["miroeval/answer_adequacy"] * 2]
+    assert faulty.batches == [["miroeval/persona_queries"] * 4, ["miroeval/research_necessity"] * 4,
+                              ["miroeval/closed_book_answer"] * 2, ["miroeval/answer_adequacy"] * 2]
 
 
 def test_a_judge_that_writes_garbage_queries_is_cut_to_size(api, endpoints, judge):
@@ -237,8 +239,8 @@ def test_malformed_endpoint_answers_are_failures_not_crashes(api, endpoints, jud
     web.route("/search-odd", page('{"hits": []}', "application/json"))
     result = generate_queries(api, web.url("/news-html"), api, endpoints.search_url, judge, {"t": ["s"]})
     assert result.candidates == [] and result.problems[0].detail.startswith("not JSON")
-    result = generate_queries(api, endpoints.news_url, api, web.url("/search-odd"), judge, {"transport": ["tram lines"]},
-                              headlines_per_subtopic=1)
+    result = generate_queries(api, endpoints.news_url, api, web.url("/search-odd"), judge,
+                              {"transport": ["tram lines"]}, headlines_per_subtopic=1)
     assert {c.rejection_detail for c in result.candidates} == {"search: the answer has no 'results' list"}
 
 

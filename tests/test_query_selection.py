@@ -42,7 +42,8 @@ def test_keep_fifty_by_evidence_then_choose_thirty_five_spread_over_topics():
     weakest_kept = min((c.distinct_domains, c.n_search_results) for c in kept)
     assert all((c.distinct_domains, c.n_search_results) <= weakest_kept for c in pool if not c.kept)
     dropped = next(c for c in pool if not c.kept)
-    assert dropped.selection_reason.startswith("accepted, not kept: evidence rank ") and "of 84" in dropped.selection_reason
+    assert dropped.selection_reason.startswith("accepted, not kept: evidence rank ")
+    assert "of 84" in dropped.selection_reason
     per_topic = Counter(c.topic for c in chosen)
     kept_per_topic = Counter(c.topic for c in kept)
     # round robin: no topic gets a k-th before every topic that has a k-th to offer got one

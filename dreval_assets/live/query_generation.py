@@ -300,8 +300,8 @@ def necessity_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapp
 
 
 def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels: Mapping[str, str]) -> None:
-    requests = [JudgmentRequest("miroeval/closed_book_answer", {"query": fence_untrusted(c.query)}, ClosedBookAnswer, labels)
-                for c in candidates]
+    requests = [JudgmentRequest("miroeval/closed_book_answer", {"query": fence_untrusted(c.query)}, ClosedBookAnswer,
+                                labels) for c in candidates]
     answered = []
     for candidate, outcome in zip(candidates, _judge_all(judge, requests)):
         if isinstance(outcome, str):
@@ -309,7 +309,8 @@ def inverse_quality_filter(judge: Judge, candidates: Sequence[Candidate], labels
         else:
             candidate.closed_book_answer = outcome.answer
             answered.append(candidate)
-    requests = [JudgmentRequest("miroeval/answer_adequacy", {**_context(c), "answer": fence_untrusted(c.closed_book_answer or "")},
+    requests = [JudgmentRequest("miroeval/answer_adequacy",
+                                {**_context(c), "answer": fence_untrusted(c.closed_book_answer or "")},
                                 Adequacy, labels) for c in answered]
     for candidate, outcome in zip(answered, _judge_all(judge, requests)):
         if isinstance(outcome, str):
