@@ -28,6 +28,7 @@ def wiki(monkeypatch):
         monkeypatch.setattr(live_refresh, "make_api", lambda: JsonApi(LiveFetcher(config, allow=AllowList(
             frozenset({web.address})))))
         monkeypatch.setenv("DREVAL_WLC_API", wiki.api_url)
+        monkeypatch.setenv("DREVAL_WLC_CREATED_AFTER", "2025-05-01")  # the invented articles' window, every time
         yield wiki
 
 
@@ -50,7 +51,9 @@ def test_refresh_adds_exactly_the_new_articles_and_run_materialises_only_them(wi
     wiki.add("Harrowgate ferry disaster", HARROWGATE_FERRY, "2025-06-04T12:00:00Z")
     assert main(["--home", home, "refresh", "wlc"]) == 0
     out = capsys.readouterr().out
-    assert "2 new task(s)" in out and "next refresh starts after 2025-06-05T12:00:00Z" in out
+    assert "2 new task(s)" in out and "window: created after 2025-05-01T00:00:00Z" in out
+    for count in ("candidates: 3", "in_window: 3", "list_like: 0", "kept: 2", "unchanged: 1"):
+        assert f"  {count}\n" in out  # the known article is a candidate again, unchanged
     new = sorted(set(db.query("SELECT task FROM registered_tasks")["task"]) - set(first))
     assert len(new) == 2 and all(k.startswith("wlc.live-") for k in new)
     assert main(["--home", home, "run"]) == 0
