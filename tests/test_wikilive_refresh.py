@@ -146,7 +146,8 @@ def test_selection_keeps_the_top_n_across_topics_and_says_why_for_every_other(wi
     assert kept == ["Battle of Ford 0", "Village 0", "Village 1"]  # round 1: each topic's best; round 2: geography
     rows = by_title(result)
     assert [rows[a.title].rank for a in geo + war] == [1, 2, 3, 4, 5, 6]
-    assert rows["Village 2"].reason == "not in the top 3 across topics: rank 3 of 6, topic Geography and places has 2 kept"
+    assert rows["Village 2"].reason == ("not in the top 3 across topics: rank 3 of 6, "
+                                        "topic Geography and places has 2 kept")
     assert rows["Battle of Ford 1"].outcome == "dropped" and rows["Battle of Ford 0"].topic == "Warfare"
     assert rows[listing.title].list_like and rows[listing.title].rank is None
     assert rows[listing.title].reason.startswith("list-like")
@@ -177,7 +178,8 @@ def test_metadata_follows_every_continuation(wiki, api, judge):
     rows = by_title(result)
     assert rows["Village 0"].external_links == 620 and rows["Village 1"].topic == "Geography and places"
     assert all(c.views == 600 for c in result.candidates) and len(result.tasks) == 3
-    sent = {name for c in wiki.calls for name in ("elcontinue", "clcontinue", "pvipcontinue", "rvcontinue") if name in c}
+    names = ("elcontinue", "clcontinue", "pvipcontinue", "rvcontinue")
+    sent = {name for c in wiki.calls for name in names if name in c}
     assert sent == {"elcontinue", "clcontinue", "pvipcontinue", "rvcontinue"}
 
 

@@ -5,8 +5,10 @@ from dreval_assets.live.wikilive_topics import topic_of
 from dreval_assets.live.wikilive_wikitext import is_list_like, reference_urls, structure
 
 WIKITEXT = """{{Infobox bridge | name = Ford Bridge | website = https://fordbridge.example.org}}
-'''Ford Bridge''' is a bridge.<ref>{{cite web |url=https://a.example.org/1 |archive-url=https://web.archive.org/x/https://a.example.org/1 |title=A}}</ref>
-It opened in 1901.<ref name="b">[https://b.example.org/page B report]</ref> It cost £4,000.<ref name="b"/>{{sfn|Smith|1990|p=4}}
+'''Ford Bridge''' is a bridge.<ref>{{cite web |url=https://a.example.org/1
+ |archive-url=https://web.archive.org/x/https://a.example.org/1 |title=A}}</ref>
+It opened in 1901.<ref name="b">[https://b.example.org/page B report]</ref>
+It cost £4,000.<ref name="b"/>{{sfn|Smith|1990|p=4}}
 
 == History ==
 Built in 1899.<ref>Smith 1990, https://a.example.org/1.</ref>

@@ -11,7 +11,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from judge_answers import dreval_answer  # noqa: E402
 from loopback_llm import LoopbackLLM  # noqa: E402
-from loopback_mediawiki import MARTA_ILVES, SALTCOTE_PIER_RAILWAY, LoopbackMediaWiki, filler_article, long_article  # noqa: E402
+from loopback_mediawiki import (  # noqa: E402
+    MARTA_ILVES, SALTCOTE_PIER_RAILWAY, LoopbackMediaWiki, filler_article, long_article)
 from loopback_web import LoopbackWeb  # noqa: E402
 
 from dreval_assets.core.models import Task  # noqa: E402

@@ -185,7 +185,8 @@ def _make_tasks(mw: MediaWiki, todo: list[Candidate], judge: Judge, batch_size: 
     articles: list[tuple[Candidate, str, str]] = []
     for c in todo:
         text = texts.get(c.pageid)
-        markdown = None if text is None or text.problem else extract_to_markdown(text.title or c.title, text.extract or "")
+        markdown = None if text is None or text.problem else extract_to_markdown(text.title or c.title,
+                                                                                   text.extract or "")
         if text is None or text.problem or markdown is None:
             problem = (text.problem if text else None) or "extract has no text (empty, or headings only)"
             retry = text is None or text.retry
@@ -223,7 +224,8 @@ def build_task(c: Candidate, reference_article: str, statements: list[str], wiki
         attributes["revid"] = str(c.revid)  # the revision the reference was taken from
     if c.topic:
         attributes["topic"] = c.topic
-    return Task(key=_key(c.pageid), benchmark=BENCHMARK, original_id=c.title, query=QUERY_TEMPLATE.format(title=c.title),
+    return Task(key=_key(c.pageid), benchmark=BENCHMARK, original_id=c.title,
+                query=QUERY_TEMPLATE.format(title=c.title),
                 language="en", reference_article=reference_article, gold_facts=statements, attributes=attributes)
 
 

@@ -51,7 +51,8 @@ def fetch_texts(mw: MediaWiki, pageids: Sequence[int], batch_size: int = EXTRACT
 def _extract_batch(mw: MediaWiki, batch: list[int]) -> tuple[dict[int, Text], ApiError | None]:
     """The pages of one batch, walked with `excontinue`. When a call fails, the pages settled before it
     and the error come back (the caller asks for the others again)."""
-    params = {"prop": "extracts|info", "explaintext": 1, "exsectionformat": "wiki", "pageids": "|".join(map(str, batch))}
+    params = {"prop": "extracts|info", "explaintext": 1, "exsectionformat": "wiki",
+              "pageids": "|".join(map(str, batch))}
     wanted = set(batch)
     found: dict[int, Text] = {}
     continuation: dict[str, str] = {}

@@ -22,7 +22,8 @@ MAX_ATTEMPTS = 3  # refreshes that may try a failed candidate before it is left 
 
 
 def _naive_utc(value):
-    return value.astimezone(timezone.utc).replace(tzinfo=None) if isinstance(value, datetime) and value.tzinfo else value
+    aware = isinstance(value, datetime) and value.tzinfo is not None
+    return value.astimezone(timezone.utc).replace(tzinfo=None) if aware else value
 
 
 def write_wlc_candidates(store: Store, refresh_id: str, rows: Sequence[dict]) -> None:

@@ -16,14 +16,14 @@ CREATE TABLE IF NOT EXISTS wlc_candidates (
     reference_urls  INTEGER,              -- distinct URLs in <ref> tags and citation templates of the wikitext
     sections        INTEGER,              -- level-2 headings with content (navigation sections left out)
     subsections     INTEGER,              -- deeper headings with content
-    topic           VARCHAR,              -- one of the 15 Good Article topics, or 'other' (rule: live/wikilive_topics.py)
+    topic           VARCHAR,              -- one of the 15 GA topics, or 'other' (rule: live/wikilive_topics.py)
     category        VARCHAR,              -- the page category that decided the topic
     list_like       BOOLEAN,
     rank            INTEGER,              -- 1 = best by reference URLs, then structural depth; NULL: not ranked
     kept            BOOLEAN NOT NULL,     -- selected (top N across topics) or an edited article already a task
     outcome         VARCHAR NOT NULL,     -- task | new_version | unchanged | dropped | retry | failed
     reason          VARCHAR NOT NULL,
-    na_reason       VARCHAR,              -- retry/failed: provider_failure | data_accessibility | pipeline_failure | model_failure
+    na_reason       VARCHAR,              -- retry/failed: the N/A reason bucket
     task_key        VARCHAR,              -- the task registered (or already registered) for it
     supersedes      VARCHAR,              -- new_version: the task it follows
     revid           BIGINT,               -- the revision the task was taken from
