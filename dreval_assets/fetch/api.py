@@ -43,7 +43,8 @@ class JsonApi:
     def get(self, base_url: str, params: Mapping[str, Any] | None = None) -> Any:
         return self.get_many([with_params(base_url, params)])[0]
 
-    def get_with_headers(self, base_url: str, params: Mapping[str, Any] | None = None) -> tuple[Any, Mapping[str, str]]:
+    def get_with_headers(self, base_url: str,
+                         params: Mapping[str, Any] | None = None) -> tuple[Any, Mapping[str, str]]:
         """Parsed JSON and the answer's headers (an API may say how long to wait in Retry-After even
         with HTTP 200, as MediaWiki does for `maxlag`); a failure raises ApiError naming the URL."""
         url = with_params(base_url, params)
