@@ -29,6 +29,7 @@ def default_base_dir() -> str:
 class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str | None = None, inst_data=None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()  # before the parent's init, which connects
+        self._tables_seen: set[str] = set()
         super().__init__(base_dir or default_base_dir(), inst_data)
 
     @classmethod
@@ -61,6 +62,16 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 self._engines.pop(oldest).dispose()
         self._engines.move_to_end(shard)
         return engine
+
+    def has_table(self, table_name: str) -> bool:
+        # asked before every dynamic-partition lookup (hundreds per run), each time through a new
+        # engine; a table once there stays there. Not through `_connect`: callers may hold its lock.
+        if table_name in self._tables_seen:
+            return True
+        found = super().has_table(table_name)
+        if found:
+            self._tables_seen.add(table_name)
+        return found
 
     def dispose(self) -> None:
         for engine in self._engines.values():
