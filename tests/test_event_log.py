@@ -1,6 +1,9 @@
 """The home's event log keeps its connections open but stores what Dagster's stock per-run SQLite log
 stores, in the same files: a home can switch between them without losing its history."""
-from dagster import AssetKey, DagsterInstance, asset, materialize
+from dagster import (AssetCheckKey, AssetCheckResult, AssetCheckSpec, AssetKey,
+                     BackfillPolicy, DagsterEventType, DagsterInstance, DynamicPartitionsDefinition, IOManager, Output,
+                     asset, materialize)
+from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from dreval_assets.config import Settings
 from dreval_assets.defs import event_log
@@ -28,3 +31,52 @@ def test_runs_are_stored_in_the_stock_layout_with_few_engines(home, monkeypatch)
     assert type(stock.event_log_storage).__name__ == "SqliteEventLogStorage"
     latest = stock.get_latest_materialization_event(AssetKey("counted"))
     assert latest is not None and len(stock.get_runs()) == 3
+
+
+letters = DynamicPartitionsDefinition(name="letters")
+
+
+class Discard(IOManager):
+    def handle_output(self, context, obj) -> None:
+        pass
+
+    def load_input(self, context):
+        raise NotImplementedError
+
+
+@asset(partitions_def=letters, backfill_policy=BackfillPolicy.single_run(), io_manager_key="discard",
+       check_specs=[AssetCheckSpec("non_empty", asset="lettered")])
+def lettered(context):
+    yield Output({key: len(key) for key in context.partition_keys}, metadata={"n": len(context.partition_keys)})
+    yield AssetCheckResult(check_name="non_empty", passed=True)
+
+
+def test_a_batched_range_run_reads_back_through_the_stock_storage(home):
+    """Planned and materialisation events come as batches (DAGSTER_EVENT_BATCH_SIZE): written in one
+    transaction per shard, they must read back exactly as the stock storage would have written them."""
+    import os
+
+    assert int(os.environ["DAGSTER_EVENT_BATCH_SIZE"]) > 1
+    instance = open_instance(Settings(home))
+    keys = ["a", "b", "c", "d"]
+    instance.add_dynamic_partitions("letters", keys)
+    tags = {ASSET_PARTITION_RANGE_START_TAG: "a", ASSET_PARTITION_RANGE_END_TAG: "d"}
+    result = materialize([lettered], instance=instance, tags=tags, resources={"discard": Discard()})
+    assert result.success
+    stored = instance.get_records_for_run(result.run_id).records
+    assert [r.event_log_entry.dagster_event_type for r in stored].count(
+        DagsterEventType.ASSET_MATERIALIZATION_PLANNED) == 4
+
+    (home / "dagster" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")  # the stock storage
+    stock = DagsterInstance.from_config(str(home / "dagster"))
+    key = AssetKey("lettered")
+    assert stock.get_materialized_partitions(key) == set(keys)
+    assert stock.get_latest_materialization_event(key).dagster_event.partition in keys
+    planned = stock.fetch_planned_materializations(key, limit=10).records
+    assert sorted(r.partition_key for r in planned) == keys
+    check = stock.event_log_storage.get_latest_asset_check_execution_by_key([AssetCheckKey(key, "non_empty")])
+    assert check[AssetCheckKey(key, "non_empty")].run_id == result.run_id
+    assert len(stock.get_run_records()) == 1 and stock.get_run_by_id(result.run_id).is_success
+    # the run shard holds every event of the run, in order, as the stock storage reads them
+    assert [r.storage_id for r in stock.get_records_for_run(result.run_id).records] == \
+        sorted(r.storage_id for r in stored)

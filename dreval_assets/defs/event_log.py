@@ -9,17 +9,27 @@ between the two without losing its history. Used by the home's own dagster.yaml 
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from dagster import Field, StringSource
+from dagster._core.events.log import EventLogEntry
+from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, EVENT_TYPE_TO_PIPELINE_RUN_STATUS
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection, Engine
 
+MIRRORED_IN_INDEX = ASSET_EVENTS | ASSET_CHECK_EVENTS | set(EVENT_TYPE_TO_PIPELINE_RUN_STATUS)
+PARTITION_MEMORY_S = 5.0
 OPEN_SHARDS = 4  # engines kept: the index shard and the newest run shards
+# Dagster hands a storage the events it marks as one batch (a run's planned materialisations, a step's
+# materialisations) together only when this is set; `store_event_batch` below writes them in one
+# transaction per shard. Set where the storage is loaded, so `dagster dev`'s run workers do it too.
+os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", "1000")
 
 
 def default_base_dir() -> str:
@@ -30,6 +40,8 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str | None = None, inst_data=None):
         self._engines: OrderedDict[str, Engine] = OrderedDict()  # before the parent's init, which connects
         self._tables_seen: set[str] = set()
+        self._asset_key_columns_seen: set[str] = set()
+        self._partitions_seen: dict[tuple[str, str], float] = {}  # (definition, key) -> when found
         super().__init__(base_dir or default_base_dir(), inst_data)
 
     @classmethod
@@ -73,8 +85,68 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             self._tables_seen.add(table_name)
         return found
 
+    def has_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> bool:
+        # asked twice per partition for every range Dagster resolves (hundreds of times per run); a key
+        # seen in the last few seconds is trusted, so a deletion by another process shows within them
+        seen = (partitions_def_name, partition_key)
+        now = time.monotonic()
+        if now - self._partitions_seen.get(seen, -PARTITION_MEMORY_S) < PARTITION_MEMORY_S:
+            return True
+        found = super().has_dynamic_partition(partitions_def_name, partition_key)
+        if found:
+            self._partitions_seen[seen] = now
+        return found
+
+    def delete_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> None:
+        self._partitions_seen.pop((partitions_def_name, partition_key), None)
+        super().delete_dynamic_partition(partitions_def_name, partition_key)
+
+    def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
+        # a schema inspection per asset event in the stock storage; columns, once there, stay
+        if column_name in self._asset_key_columns_seen:
+            return True
+        found = super()._has_asset_key_col_on_connection(conn, column_name)
+        if found:
+            self._asset_key_columns_seen.add(column_name)
+        return found
+
+    def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
+        """What `store_event` writes for each event, in two transactions for the whole batch: the run
+        shard's rows in one statement; the index's mirrored rows (asset, check and run-status events),
+        asset tags and asset entries in one transaction. Check rows are stored after it, as
+        `store_asset_check_event` opens its own connection."""
+        if len({event.run_id for event in events}) != 1:
+            return super().store_event_batch(events)
+        rows = [self._event_to_row(event) for event in events]
+        with self.run_connection(events[0].run_id) as conn:
+            conn.execute(SqlEventLogStorageTable.insert(), rows)
+        mirrored = [(event, row) for event, row in zip(events, rows) if _mirrored_in_index(event)]
+        if not mirrored:
+            return
+        with self.index_transaction() as conn:
+            ids = [conn.execute(SqlEventLogStorageTable.insert().values(**row)).inserted_primary_key[0]
+                   for _, row in mirrored]
+            assets = [(event, event_id) for (event, _), event_id in zip(mirrored, ids) if _is_asset_event(event)]
+            if assets:
+                self._store_asset_event_tags(conn, [e for e, _ in assets], [i for _, i in assets])
+            for event, event_id in assets:
+                self._store_asset_event(conn, event, event_id)
+        for (event, _), event_id in zip(mirrored, ids):
+            if event.dagster_event_type in ASSET_CHECK_EVENTS:
+                self.store_asset_check_event(event, event_id)
+
     def dispose(self) -> None:
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
         super().dispose()
+
+
+def _is_asset_event(event: EventLogEntry) -> bool:
+    return bool(event.is_dagster_event and event.dagster_event_type in ASSET_EVENTS
+                and event.get_dagster_event().asset_key)
+
+
+def _mirrored_in_index(event: EventLogEntry) -> bool:
+    """The events the stock SQLite storage copies into the index shard (cross-run queries)."""
+    return bool(event.is_dagster_event and event.dagster_event_type in MIRRORED_IN_INDEX)

@@ -18,6 +18,8 @@ log = logging.getLogger("dreval.store")
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 SCHEMA_VERSION = 1
+MATERIALIZED_COLUMNS = {"asset": pl.String, "system": pl.String, "task": pl.String, "n_rows": pl.Int32,
+                        "run_id": pl.String, "materialized_at": pl.Datetime("us"), "settings_version": pl.String}
 # What a user's query may touch: the results database only (DuckDB settings, locked after connecting).
 CONFINED = {"enable_external_access": False, "autoload_known_extensions": False, "lock_configuration": True}
 PartitionKey = tuple[str, ...]  # values of the asset's key columns, e.g. (system, task)
@@ -227,10 +229,10 @@ class Store:
             system, task = _system_task(key_columns, key)
             n = counts.get(key, 0) if key_columns else (main.height if main is not None else 0)
             rows.append((asset, system, task, n, run_id, now, settings_version))
-        con.executemany(
-            "INSERT OR REPLACE INTO materialized_partitions (asset, system, task, n_rows, run_id, materialized_at, "
-            "settings_version) VALUES (?, ?, ?, ?, ?, ?, ?)", rows
-        )
+        # one statement over a frame: executemany costs ~3 ms a row here
+        con.register("_dreval_done", pl.DataFrame(rows, schema=MATERIALIZED_COLUMNS, orient="row"))
+        con.execute("INSERT OR REPLACE INTO materialized_partitions BY NAME SELECT * FROM _dreval_done")
+        con.unregister("_dreval_done")
 
     # -- reads ------------------------------------------------------------------------
     def read_partitions(self, asset: str, keys: Sequence[PartitionKey]) -> dict[str, pl.DataFrame]:
