@@ -5,6 +5,7 @@ import pytest
 
 from judge_answers import dreval_answer
 from loopback_llm import LoopbackLLM
+from loopback_web import LoopbackWeb
 
 from dreval_assets.store.db import Store
 from dreval_assets.store.judge_calls import JudgeCallStore
@@ -32,3 +33,10 @@ def calls(tmp_path):
     store = Store(tmp_path / "judge.duckdb")
     store.ensure_schema()
     return JudgeCallStore(store)
+
+
+@pytest.fixture
+def web():
+    """A loopback HTTP server for the test (modules that need routes or a wider scope define their own)."""
+    with LoopbackWeb() as server:
+        yield server

@@ -14,7 +14,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from loopback_news import NewsAndSearch  # noqa: E402
-from loopback_web import LoopbackWeb  # noqa: E402
 
 from dreval_assets import cli  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
@@ -29,12 +28,6 @@ from dreval_assets.live.config import DEFAULT_TOPICS, LiveConfig  # noqa: E402
 from dreval_assets.live.query_generation import generate_queries  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.judge_calls import JudgeCallStore  # noqa: E402
-
-
-@pytest.fixture
-def web():
-    with LoopbackWeb() as server:
-        yield server
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFilter
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from loopback_web import LoopbackWeb, page  # noqa: E402
+from loopback_web import page  # noqa: E402
 
 from dreval_assets.core.figure_text import context_around, figure_kind, figure_span, pseudo_visuals  # noqa: E402
 from dreval_assets.core.images import content_hash, for_judge  # noqa: E402
@@ -221,12 +221,6 @@ def test_local_paths_never_leave_the_allowed_folders(tmp_path):
 
 
 # -- remote images --------------------------------------------------------------------------------
-
-@pytest.fixture
-def web():
-    with LoopbackWeb() as server:
-        yield server
-
 
 def remote_images(web, store=None, **overrides):
     config = dict(politeness_s=0.0, connect_timeout_s=2, read_timeout_s=1, total_timeout_s=3, backoff_base_s=0.01)

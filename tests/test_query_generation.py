@@ -10,7 +10,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from loopback_news import NewsAndSearch, results  # noqa: E402
-from loopback_web import LoopbackWeb  # noqa: E402
 
 from dreval_assets.core.models import Task  # noqa: E402
 from dreval_assets.fetch.api import JsonApi  # noqa: E402
@@ -36,12 +35,6 @@ HANDLERS = {"miroeval/persona_queries": answer_persona_queries,
 def judge(monkeypatch):
     """The heuristic judge with the four handlers (MiroEval's folder declares them)."""
     return heuristic.HeuristicJudge({**heuristic.template_handlers(), **HANDLERS})
-
-
-@pytest.fixture
-def web():
-    with LoopbackWeb() as server:
-        yield server
 
 
 @pytest.fixture
