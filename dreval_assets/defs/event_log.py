@@ -12,12 +12,12 @@ import os
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from dagster import Field, StringSource
+from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, EVENT_TYPE_TO_PIPELINE_RUN_STATUS
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
-from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, EVENT_TYPE_TO_PIPELINE_RUN_STATUS
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import create_engine
@@ -77,13 +77,9 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
 
     def has_table(self, table_name: str) -> bool:
         # asked before every dynamic-partition lookup (hundreds per run), each time through a new
-        # engine; a table once there stays there. Not through `_connect`: callers may hold its lock.
-        if table_name in self._tables_seen:
-            return True
-        found = super().has_table(table_name)
-        if found:
-            self._tables_seen.add(table_name)
-        return found
+        # engine. Not through `_connect`: callers may hold its lock.
+        return _true_once_seen(self._tables_seen, table_name, lambda: super(
+            PooledSqliteEventLogStorage, self).has_table(table_name))
 
     def has_dynamic_partition(self, partitions_def_name: str, partition_key: str) -> bool:
         # asked twice per partition for every range Dagster resolves (hundreds of times per run); a key
@@ -102,13 +98,9 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         super().delete_dynamic_partition(partitions_def_name, partition_key)
 
     def _has_asset_key_col_on_connection(self, conn: Connection, column_name: str) -> bool:
-        # a schema inspection per asset event in the stock storage; columns, once there, stay
-        if column_name in self._asset_key_columns_seen:
-            return True
-        found = super()._has_asset_key_col_on_connection(conn, column_name)
-        if found:
-            self._asset_key_columns_seen.add(column_name)
-        return found
+        # a schema inspection per asset event in the stock storage
+        return _true_once_seen(self._asset_key_columns_seen, column_name, lambda: super(
+            PooledSqliteEventLogStorage, self)._has_asset_key_col_on_connection(conn, column_name))
 
     def store_event_batch(self, events: Sequence[EventLogEntry]) -> None:
         """What `store_event` writes for each event, in two transactions for the whole batch: the run
@@ -140,6 +132,13 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             engine.dispose()
         self._engines.clear()
         super().dispose()
+
+
+def _true_once_seen(seen: set[str], name: str, ask: Callable[[], bool]) -> bool:
+    """A table or column, once there, stays there: ask the database until it says yes."""
+    if name not in seen and ask():
+        seen.add(name)
+    return name in seen
 
 
 def _is_asset_event(event: EventLogEntry) -> bool:
