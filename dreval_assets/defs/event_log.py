@@ -9,19 +9,23 @@ between the two without losing its history. Used by the home's own dagster.yaml 
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
 from dagster import Field, StringSource
+from dagster import __version__ as dagster_version
 from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, EVENT_TYPE_TO_PIPELINE_RUN_STATUS
 from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
+from dagster._core.storage.event_log.schema import AssetKeyTable, SqlEventLogStorageTable
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import NullPool
 
 MIRRORED_IN_INDEX = ASSET_EVENTS | ASSET_CHECK_EVENTS | set(EVENT_TYPE_TO_PIPELINE_RUN_STATUS)
 PARTITION_MEMORY_S = 5.0
@@ -65,8 +69,10 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         if engine is None:
             engine = create_engine(self.conn_string_for_shard(shard), pool_size=2, max_overflow=8,
                                    connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS, "check_same_thread": False})
+            event.listen(engine, "connect", _relaxed_sync)
             if shard not in self._initialized_dbs:
-                self._initdb(engine)
+                if shard == INDEX_SHARD_NAME or not self._copy_run_shard_template(shard):
+                    self._initdb(engine)
                 self._initialized_dbs.add(shard)
             self._engines[shard] = engine
             while len(self._engines) > OPEN_SHARDS:
@@ -74,6 +80,35 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                 self._engines.pop(oldest).dispose()
         self._engines.move_to_end(shard)
         return engine
+
+    def _copy_run_shard_template(self, shard: str) -> bool:
+        """A new run's shard as a copy of an empty, initialised one (~0.3 ms instead of ~110 ms of
+        alembic and schema creation). The template is made once per Dagster version, beside the shards
+        under a name their `*.db` globs do not match. False when the shard exists already."""
+        path = self.path_for_shard(shard)
+        if os.path.exists(path):
+            return False
+        template = os.path.join(self._base_dir, f".run-shard-{dagster_version}.template")
+        if not os.path.exists(template):
+            self._make_run_shard_template(template)
+        partial = f"{path}.{os.getpid()}.partial"
+        shutil.copyfile(template, partial)
+        try:
+            os.link(partial, path)  # never over a shard another process created meanwhile
+        except FileExistsError:
+            return False
+        finally:
+            os.unlink(partial)
+        return True
+
+    def _make_run_shard_template(self, template: str) -> None:
+        partial = f"{template}.{os.getpid()}.partial"
+        engine = create_engine(f"sqlite:///{partial}", poolclass=NullPool)
+        try:
+            self._initdb(engine)
+        finally:
+            engine.dispose()
+        os.replace(partial, template)
 
     def has_table(self, table_name: str) -> bool:
         # asked before every dynamic-partition lookup (hundreds per run), each time through a new
@@ -116,16 +151,35 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         if not mirrored:
             return
         with self.index_transaction() as conn:
-            ids = [conn.execute(SqlEventLogStorageTable.insert().values(**row)).inserted_primary_key[0]
-                   for _, row in mirrored]
+            ids = list(conn.execute(SqlEventLogStorageTable.insert().returning(
+                SqlEventLogStorageTable.c.id, sort_by_parameter_order=True), [row for _, row in mirrored]).scalars())
             assets = [(event, event_id) for (event, _), event_id in zip(mirrored, ids) if _is_asset_event(event)]
             if assets:
                 self._store_asset_event_tags(conn, [e for e, _ in assets], [i for _, i in assets])
-            for event, event_id in assets:
-                self._store_asset_event(conn, event, event_id)
+            self._store_asset_entries(conn, assets)
         for (event, _), event_id in zip(mirrored, ids):
             if event.dagster_event_type in ASSET_CHECK_EVENTS:
                 self.store_asset_check_event(event, event_id)
+
+    def _store_asset_entries(self, conn: Connection, assets: list[tuple[EventLogEntry, int]]) -> None:
+        """The asset_keys rows as the stock storage leaves them after storing the events one by one:
+        each event overwrites its columns, so per asset key the later events' values win; one upsert
+        per key instead of one (a failed insert, then an update) per event. An event type always sets
+        the same columns, so only the last event of each type per key is read (and serialised)."""
+        with_index_columns = self._has_asset_key_index_cols_on_connection(conn)
+        last_of_type = {(event.get_dagster_event().asset_key.to_string(), event.dagster_event_type): i
+                        for i, (event, _) in enumerate(assets)}
+        entries: dict[str, dict] = {}
+        for i in sorted(last_of_type.values()):
+            event, event_id = assets[i]
+            values = self._get_asset_entry_values(event, event_id, with_index_columns)
+            if values:
+                entries.setdefault(event.get_dagster_event().asset_key.to_string(), {}).update(values)
+        for asset_key, values in entries.items():
+            updated = conn.execute(AssetKeyTable.update().values(**values).where(
+                AssetKeyTable.c.asset_key == asset_key))
+            if not updated.rowcount:
+                conn.execute(AssetKeyTable.insert().values(asset_key=asset_key, **values))
 
     def dispose(self) -> None:
         for engine in self._engines.values():
@@ -149,3 +203,7 @@ def _is_asset_event(event: EventLogEntry) -> bool:
 def _mirrored_in_index(event: EventLogEntry) -> bool:
     """The events the stock SQLite storage copies into the index shard (cross-run queries)."""
     return bool(event.is_dagster_event and event.dagster_event_type in MIRRORED_IN_INDEX)
+
+
+def _relaxed_sync(dbapi_connection, _record) -> None:
+    dbapi_connection.execute("PRAGMA synchronous=NORMAL")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagster import ConfigurableIOManager, ConfigurableResource, InputContext, MultiPartitionsDefinition, OutputContext
+from dagster import DagsterInvariantViolationError, ConfigurableIOManager, ConfigurableResource, InputContext, MultiPartitionsDefinition, OutputContext
 
 from ..config import Settings
 from ..fetch.base import Fetcher
@@ -86,6 +86,7 @@ class PartitionedDuckDBIOManager(ConfigurableIOManager):
         keys = _partition_tuples(context) if storage.key_columns else []
         written = self._store().replace_partitions(asset, keys, frames, context.run_id,
                                                    self.settings_versions.get(asset))
+        RUN_READS.forget(context.run_id, asset)
         # the whole write's counts; a partitioned asset's body replaces them with each partition's own
         # (defs/metadata.record_partitions), and its run totals say how many partitions were written
         context.add_output_metadata({f"rows_{table}": n for table, n in written.items()})
@@ -94,8 +95,53 @@ class PartitionedDuckDBIOManager(ConfigurableIOManager):
         asset = context.asset_key.path[-1]
         storage = ASSET_STORAGE[asset]
         keys = _partition_tuples(context) if storage.key_columns else []
-        frames = self._store().read_partitions(asset, keys)
-        return frames if len(storage.tables) > 1 else frames[storage.tables[0]]
+        run_id = _input_run_id(context)
+        frames = RUN_READS.get(run_id, asset, keys)
+        if frames is None:
+            frames = self._store().read_partitions(asset, keys)
+            RUN_READS.keep(run_id, asset, keys, frames)
+        return dict(frames) if len(storage.tables) > 1 else frames[storage.tables[0]]
+
+
+class RunReads:
+    """Frames read in the current run, served again to the run's later steps: `tasks` is an input of
+    six assets, `parsed_reports` of four. Only the newest run's reads are kept, an asset's are dropped
+    when the run writes it, and nothing past `max_bytes`. Polars frames are immutable, so sharing
+    them is safe; a multi-table asset's dict is copied on the way out."""
+
+    def __init__(self, max_bytes: int = 256 * 2**20) -> None:
+        self.max_bytes = max_bytes
+        self.run_id: str | None = None
+        self.frames: dict[tuple[str, tuple], dict] = {}
+        self.size = 0
+
+    def get(self, run_id: str | None, asset: str, keys: list[tuple[str, ...]]) -> dict | None:
+        return self.frames.get((asset, tuple(keys))) if run_id and run_id == self.run_id else None
+
+    def keep(self, run_id: str | None, asset: str, keys: list[tuple[str, ...]], frames: dict) -> None:
+        if run_id is None:
+            return
+        if run_id != self.run_id:
+            self.run_id, self.frames, self.size = run_id, {}, 0
+        size = sum(frame.estimated_size() for frame in frames.values())
+        if self.size + size <= self.max_bytes:
+            self.frames[(asset, tuple(keys))] = frames
+            self.size += size
+
+    def forget(self, run_id: str, asset: str) -> None:
+        if run_id == self.run_id:
+            for key in [key for key in self.frames if key[0] == asset]:
+                self.size -= sum(frame.estimated_size() for frame in self.frames.pop(key).values())
+
+
+RUN_READS = RunReads()
+
+
+def _input_run_id(context: InputContext) -> str | None:
+    try:
+        return context.step_context.run_id
+    except DagsterInvariantViolationError:  # an input loaded outside a run (build_input_context)
+        return None
 
 
 def _partition_tuples(context: OutputContext | InputContext) -> list[tuple[str, ...]]:
