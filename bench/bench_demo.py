@@ -22,6 +22,7 @@ from dagster import DagsterInstance  # noqa: E402
 
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.defs import assets as asset_module  # noqa: E402
+from dreval_assets.defs.jobs import PER_REPORT_ASSETS  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
 # The stage functions the per-report assets call (Dagster-free work: reading, parsing, measuring images,
@@ -84,6 +85,9 @@ def main_bench() -> None:
         n_partitions = Store(home / "dreval.duckdb").query(
             "SELECT count(*) FROM materialized_partitions WHERE asset = 'metric_scores'").item()
         noop_s = quiet(["--home", str(home), "run"])
+        with StageClock() as system_clock:  # what adding one system costs: its own run of 8 partitions
+            quiet(["--home", str(home), "run", "--force", "--system", "careful-scholar"])
+        system_run = [r for r in run_durations(home) if r[0] == "evaluate_job"][-1]
         single = [quiet(["--home", str(home), "run", "--force", "--system", "careful-scholar",
                          "--task", "tvir.100001"]) for _ in range(3)]
         single_runs = [r for r in run_durations(home) if r[0] == "evaluate_job"][-3:]
@@ -99,7 +103,11 @@ def main_bench() -> None:
     print(f"stage work (time inside the assets' stage functions): {stage_s:.2f} s "
           f"= {stage_s / n_partitions * 1000:.0f} ms per partition")
     print(f"Dagster + storage overhead: {overhead * 1000:.0f} ms per partition in batched runs")
-    print(f"one-partition run (6 assets): {single_run_s:.2f} s run time, {min(single):.2f} s via the CLI")
+    system_overhead = (system_run[2] - system_clock.seconds) / (system_run[1] / len(PER_REPORT_ASSETS))
+    print(f"one system's run ({system_run[1] // len(PER_REPORT_ASSETS)} partitions): {system_run[2]:.2f} s, "
+          f"stage work {system_clock.seconds:.2f} s, overhead {system_overhead * 1000:.0f} ms per partition")
+    print(f"one-partition run ({len(PER_REPORT_ASSETS)} assets): {single_run_s:.2f} s run time, "
+          f"{min(single):.2f} s via the CLI")
     print(f"ratio one-partition run / batched per-partition cost: {single_run_s / per_partition:.1f}x")
     print(f"no-op `dreval run` (planning only): {noop_s:.2f} s")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from .config import Settings
 from .stages.parse import PARSER_VERSION
@@ -178,3 +178,21 @@ def contiguous_ranges(wanted: Sequence[str], order: Sequence[str]) -> list[tuple
     if start:
         ranges.append((start, prev))
     return ranges
+
+
+def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Sequence[str],
+                      task_order: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(first system, last system, first task, last task) blocks covering exactly the pairs of
+    `per_system`, each one run: Dagster reads a system x task range as the product of a system range
+    and a task range, so systems due on the same tasks and adjacent in `system_order` share runs (as
+    Dagster's own single-run backfill would), which spreads each run's fixed cost over more partitions."""
+    by_tasks: dict[tuple[str, ...], list[str]] = {}
+    for system, tasks in per_system.items():
+        if tasks:
+            by_tasks.setdefault(tuple(sorted(tasks)), []).append(system)
+    blocks = []
+    for tasks, systems in by_tasks.items():
+        for first_system, last_system in contiguous_ranges(systems, system_order):
+            blocks += [(first_system, last_system, first, last) for first, last in contiguous_ranges(tasks, task_order)]
+    place = {system: i for i, system in enumerate(system_order)}
+    return sorted(blocks, key=lambda b: (place[b[0]], b[2]))

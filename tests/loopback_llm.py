@@ -343,8 +343,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, _error_body(400, "request body must be a JSON object"))
             return
         code, payload, headers, usage = self.server.llm._handle(request)
-        if self._send(code, payload, headers) and usage is not None:
+        # counted before the answer leaves (a client may read the totals as soon as it has it), taken
+        # back when it could not be delivered
+        if usage is not None:
             self.server.llm._add_usage(*usage)
+        if not self._send(code, payload, headers) and usage is not None:
+            self.server.llm._add_usage(*(-n for n in usage))
 
     def do_GET(self) -> None:
         self._read_body()

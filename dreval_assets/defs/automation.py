@@ -3,9 +3,10 @@
 `registry_sensor` (running by default) takes folders dropped into `<home>/inbox/`, notices tasks
 and systems registered since its cursor (by the inbox, `dreval import`, `dreval refresh` or a refresh
 job), adds their dynamic partitions and requests runs for exactly them, in the order the assets
-need: `tasks_job` for new tasks; once those are materialised, `evaluate_job` per system; once those
-are evaluated, `leaderboard_job`. Its cursor holds the inbox signatures, the registry time it has
-seen up to, and what is still pending, so an idle tick reads one directory and two small queries.
+need: `tasks_job` for new tasks; once those are materialised, `evaluate_job` (systems due on the same
+tasks share a run); once those are evaluated, `leaderboard_job`. Its cursor holds the inbox
+signatures, the registry time it has seen up to, and what is still pending, so an idle tick reads one
+directory and two small queries.
 
 The refresh jobs run the live sources; their schedules are stopped unless DREVAL_LIVE_REFRESH=1.
 """
@@ -28,7 +29,7 @@ from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
-from ..planner import Selection, contiguous_ranges, plan
+from ..planner import Selection, contiguous_ranges, evaluation_blocks, plan
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
@@ -83,9 +84,13 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     since = state.get("evaluating_since")
     if targets:
         since = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
+    if targets:
+        known_systems = list(context.instance.get_dynamic_partitions("system"))
+        systems = known_systems + [s for s in changes.systems if s not in set(known_systems)]
+        requests += [_ranged("evaluate_job", str(system_task_key(first_system, first)),
+                             str(system_task_key(last_system, last)), changes.newest, sorted(ready))
+                     for first_system, last_system, first, last in evaluation_blocks(targets, systems, order)]
     for system, task_keys in targets.items():
-        requests += [_ranged("evaluate_job", str(system_task_key(system, first)), str(system_task_key(system, last)),
-                             changes.newest, sorted(ready)) for first, last in contiguous_ranges(task_keys, order)]
         evaluating += [(system, task) for task in task_keys]
 
     # the leaderboard once every evaluation requested has materialised anew (a failed run leaves it pending)

@@ -1,7 +1,8 @@
 """Plan and execute runs from the CLI on the home's Dagster instance.
 
 Planning reads our own tables (what is materialised, which hashes it came from); execution
-launches one run per contiguous range of partitions, so each system is one run, not one per task.
+launches one run per block of partitions: the systems due on the same tasks together, not one run per
+task or per system (`planner.evaluation_blocks`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dagster import DagsterInstance, Definitions
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 
 from ..config import Settings
-from ..planner import Plan, contiguous_ranges
+from ..planner import Plan, contiguous_ranges, evaluation_blocks
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
 from .orphans import run_tags
@@ -101,11 +102,12 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
     task_order = list(instance.get_dynamic_partitions("task"))
     for first, last in contiguous_ranges(the_plan.tasks, task_order):
         outcomes.append(_launch(defs, instance, "tasks_job", first, last, f"tasks {first}..{last}", echo, store))
-    for system, task_keys in the_plan.per_system.items():
-        for first, last in contiguous_ranges(task_keys, task_order):
-            outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(system, first)),
-                                    str(system_task_key(system, last)), f"{system}: {first}..{last}", echo,
-                                    store))
+    system_order = list(instance.get_dynamic_partitions("system"))
+    for first_system, last_system, first, last in evaluation_blocks(the_plan.per_system, system_order, task_order):
+        systems = first_system if first_system == last_system else f"{first_system}..{last_system}"
+        outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(first_system, first)),
+                                str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", echo,
+                                store))
     if the_plan.leaderboard and all(o.success for o in outcomes):
         outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo, store))
     return outcomes

@@ -256,10 +256,11 @@ class Store:
 
     @staticmethod
     def _require_materialised(con, asset, key_columns, keys) -> None:
+        tasks = sorted({_system_task(key_columns, k)[1] for k in keys})  # not every partition of the asset
         done = {
             (s, t) for s, t in con.execute(
-                "SELECT system, task FROM materialized_partitions WHERE asset = ?", [asset]
-            ).fetchall()
+                "SELECT system, task FROM materialized_partitions WHERE asset = ? AND task IN (SELECT unnest(?))",
+                [asset, tasks]).fetchall()
         }
         missing = [k for k in keys if _system_task(key_columns, k) not in done]
         if missing:
