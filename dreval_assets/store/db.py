@@ -15,6 +15,8 @@ import polars as pl
 from .tables import ASSET_STORAGE, CONTENT_ADDRESSED
 
 log = logging.getLogger("dreval.store")
+# Frames enter SQL by their variable name (`SELECT * FROM _dreval_rows`), found by DuckDB's replacement
+# scan in the calling function's own locals: ~1 ms cheaper per statement than register + unregister.
 
 SQL_DIR = Path(__file__).resolve().parents[2] / "sql"
 SCHEMA_VERSION = 1
@@ -192,29 +194,25 @@ class Store:
         if not key_columns:
             con.execute(f'DELETE FROM "{table}"')
             return
-        con.register("_dreval_keys", keys_frame)
+        _dreval_keys = keys_frame  # noqa: F841 (read by name in the SQL)
         match = " AND ".join(f't."{c}" = k."{c}"' for c in key_columns)
         con.execute(f'DELETE FROM "{table}" t WHERE EXISTS (SELECT 1 FROM _dreval_keys k WHERE {match})')
-        con.unregister("_dreval_keys")
 
     @staticmethod
     def insert_by_name(con, table, frame: pl.DataFrame | None) -> int:
         if frame is None or frame.height == 0:
             return 0
-        con.register("_dreval_rows", frame)
+        _dreval_rows = frame  # noqa: F841 (read by name in the SQL)
         con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM _dreval_rows')
-        con.unregister("_dreval_rows")
         return frame.height
 
     @staticmethod
     def insert_new_content(con, table, hash_column, frame: pl.DataFrame) -> int:
-        frame = frame.unique(subset=[hash_column], keep="first")
-        con.register("_dreval_blobs", frame)
+        _dreval_blobs = frame = frame.unique(subset=[hash_column], keep="first")  # read by name in the SQL
         con.execute(
             f'INSERT INTO "{table}" BY NAME SELECT * FROM _dreval_blobs b '
             f'WHERE NOT EXISTS (SELECT 1 FROM "{table}" t WHERE t."{hash_column}" = b."{hash_column}")'
         )
-        con.unregister("_dreval_blobs")
         return frame.height
 
     @staticmethod
@@ -229,10 +227,9 @@ class Store:
             system, task = _system_task(key_columns, key)
             n = counts.get(key, 0) if key_columns else (main.height if main is not None else 0)
             rows.append((asset, system, task, n, run_id, now, settings_version))
-        # one statement over a frame: executemany costs ~3 ms a row here
-        con.register("_dreval_done", pl.DataFrame(rows, schema=MATERIALIZED_COLUMNS, orient="row"))
+        # one statement over a frame (read by name in the SQL): executemany costs ~3 ms a row here
+        _dreval_done = pl.DataFrame(rows, schema=MATERIALIZED_COLUMNS, orient="row")  # noqa: F841
         con.execute("INSERT OR REPLACE INTO materialized_partitions BY NAME SELECT * FROM _dreval_done")
-        con.unregister("_dreval_done")
 
     # -- reads ------------------------------------------------------------------------
     def read_partitions(self, asset: str, keys: Sequence[PartitionKey]) -> dict[str, pl.DataFrame]:
@@ -244,13 +241,11 @@ class Store:
                 keys_frame = pl.DataFrame(
                     [list(k) for k in keys], schema=list(storage.key_columns), orient="row"
                 )
-                con.register("_dreval_keys", keys_frame)
+                _dreval_keys = keys_frame  # noqa: F841 (read by name in the SQL)
                 using = ", ".join(f'"{c}"' for c in storage.key_columns)
-                result = {
-                    t: _frame(con, f'SELECT t.* FROM "{t}" t SEMI JOIN _dreval_keys USING ({using})')
-                    for t in storage.tables
-                }
-                con.unregister("_dreval_keys")
+                result = {}
+                for t in storage.tables:  # a loop, not a comprehension: the SQL sees this frame's names
+                    result[t] = con.sql(f'SELECT t.* FROM "{t}" t SEMI JOIN _dreval_keys USING ({using})').pl()
                 return result
             return {t: _frame(con, f'SELECT * FROM "{t}"') for t in storage.tables}
 
