@@ -88,10 +88,12 @@ def main_bench() -> None:
         with StageClock() as system_clock:  # what adding one system costs: its own run of 8 partitions
             quiet(["--home", str(home), "run", "--force", "--system", "careful-scholar"])
         system_run = [r for r in run_durations(home) if r[0] == "evaluate_job"][-1]
-        single = [quiet(["--home", str(home), "run", "--force", "--system", "careful-scholar",
-                         "--task", "tvir.100001"]) for _ in range(3)]
+        with StageClock() as single_clock:
+            single = [quiet(["--home", str(home), "run", "--force", "--system", "careful-scholar",
+                             "--task", "tvir.100001"]) for _ in range(3)]
         single_runs = [r for r in run_durations(home) if r[0] == "evaluate_job"][-3:]
         single_run_s = min(r[2] for r in single_runs)
+        single_stage_s = single_clock.seconds / 3
 
     print(f"dreval demo, end to end (fresh home, 8 tasks x 3 systems): {demo_s:.2f} s")
     for job, mats, seconds in runs:
@@ -109,6 +111,14 @@ def main_bench() -> None:
     print(f"one-partition run ({len(PER_REPORT_ASSETS)} assets): {single_run_s:.2f} s run time, "
           f"{min(single):.2f} s via the CLI")
     print(f"ratio one-partition run / batched per-partition cost: {single_run_s / per_partition:.1f}x")
+    # overhead(n) ~ fixed + n x marginal: the one-partition run gives the fixed part, one system's run the rest
+    n_system = system_run[1] // len(PER_REPORT_ASSETS)
+    fixed = single_run_s - single_stage_s
+    marginal = ((system_run[2] - system_clock.seconds) - fixed) / (n_system - 1)
+    stage_per_partition = stage_s / n_partitions
+    print(f"overhead model: {fixed:.2f} s per run + {marginal * 1000:.0f} ms per partition; at most the stage work "
+          f"({stage_per_partition * 1000:.0f} ms) from {fixed / max(stage_per_partition - marginal, 1e-9):.0f} "
+          "partitions per run")
     print(f"no-op `dreval run` (planning only): {noop_s:.2f} s")
 
 
