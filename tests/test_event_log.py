@@ -114,3 +114,6 @@ def test_new_run_shards_are_copies_of_one_initialised_template(home):
     engine.dispose()
     assert schema(storage.path_for_shard(runs[0])) == schema(built)
     assert len(instance.get_records_for_run(runs[1]).records) > 5
+    with storage.run_connection(runs[1]) as conn:  # WAL, committed without an fsync each time
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL

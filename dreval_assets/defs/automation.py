@@ -84,14 +84,12 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     since = state.get("evaluating_since")
     if targets:
         since = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
-    if targets:
         known_systems = list(context.instance.get_dynamic_partitions("system"))
         systems = known_systems + [s for s in changes.systems if s not in set(known_systems)]
         requests += [_ranged("evaluate_job", str(system_task_key(first_system, first)),
                              str(system_task_key(last_system, last)), changes.newest, sorted(ready))
                      for first_system, last_system, first, last in evaluation_blocks(targets, systems, order)]
-    for system, task_keys in targets.items():
-        evaluating += [(system, task) for task in task_keys]
+        evaluating += [(system, task) for system, task_keys in targets.items() for task in task_keys]
 
     # the leaderboard once every evaluation requested has materialised anew (a failed run leaves it pending)
     if evaluating and not targets and inbox.evaluated(store, evaluating, since):

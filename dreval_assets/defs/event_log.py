@@ -5,6 +5,8 @@ call, about eight per event (measured: 1,577 engines for one 8-partition run, ~2
 subclass keeps one engine per shard (the index and the few newest runs) and otherwise stores exactly
 what the stock one stores, in the same files (`$DAGSTER_HOME/history/runs/`), so a home switches
 between the two without losing its history. Used by the home's own dagster.yaml (`runner.DAGSTER_YAML`).
+Beyond pooling: batches in one transaction, new run shards copied from an initialised template, and
+commits with `synchronous=NORMAL` (WAL mode: durable across application crashes, not power cuts).
 """
 from __future__ import annotations
 
@@ -20,8 +22,7 @@ from dagster import __version__ as dagster_version
 from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, EVENT_TYPE_TO_PIPELINE_RUN_STATUS
 from dagster._core.events.log import EventLogEntry
 from dagster._core.storage.event_log.schema import AssetKeyTable, SqlEventLogStorageTable
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import INDEX_SHARD_NAME, SqliteEventLogStorage
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
@@ -206,4 +207,5 @@ def _mirrored_in_index(event: EventLogEntry) -> bool:
 
 
 def _relaxed_sync(dbapi_connection, _record) -> None:
+    # no fsync per commit (~3 ms each, a dozen commits per step); the shards are in WAL mode already
     dbapi_connection.execute("PRAGMA synchronous=NORMAL")

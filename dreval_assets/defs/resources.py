@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagster import DagsterInvariantViolationError, ConfigurableIOManager, ConfigurableResource, InputContext, MultiPartitionsDefinition, OutputContext
+from dagster import (ConfigurableIOManager, ConfigurableResource, DagsterInvariantViolationError, InputContext,
+                     MultiPartitionsDefinition, OutputContext)
 
 from ..config import Settings
 from ..fetch.base import Fetcher
