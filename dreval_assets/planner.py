@@ -186,6 +186,12 @@ def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Seq
     `per_system`, each one run: Dagster reads a system x task range as the product of a system range
     and a task range, so systems due on the same tasks and adjacent in `system_order` share runs (as
     Dagster's own single-run backfill would), which spreads each run's fixed cost over more partitions."""
+    place = {system: i for i, system in enumerate(system_order)}
+    task_place = {task: i for i, task in enumerate(task_order)}
+    unknown = sorted({s for s, tasks in per_system.items() if tasks and s not in place}
+                     | {t for tasks in per_system.values() for t in tasks if t not in task_place})
+    if unknown:  # a range cannot name them: never drop them silently
+        raise ValueError(f"not (yet) Dagster partitions: {', '.join(unknown)}")
     by_tasks: dict[tuple[str, ...], list[str]] = {}
     for system, tasks in per_system.items():
         if tasks:
@@ -194,5 +200,4 @@ def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Seq
     for tasks, systems in by_tasks.items():
         for first_system, last_system in contiguous_ranges(systems, system_order):
             blocks += [(first_system, last_system, first, last) for first, last in contiguous_ranges(tasks, task_order)]
-    place = {system: i for i, system in enumerate(system_order)}
-    return sorted(blocks, key=lambda b: (place[b[0]], b[2]))
+    return sorted(blocks, key=lambda b: (place[b[0]], task_place[b[2]]))

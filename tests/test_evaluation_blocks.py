@@ -2,6 +2,8 @@
 the planned system x task pairs (a Dagster range is the product of its systems and its tasks)."""
 import itertools
 
+import pytest
+
 from dreval_assets.planner import evaluation_blocks
 
 SYSTEMS = ["alpha", "beta", "gamma", "delta"]
@@ -38,3 +40,10 @@ def test_blocks_cover_exactly_the_plan_and_never_a_pair_twice():
 
 def test_a_system_with_nothing_due_gets_no_run():
     assert evaluation_blocks({"alpha": [], "beta": ["t5"]}, SYSTEMS, TASKS) == [("beta", "beta", "t5", "t5")]
+
+
+def test_a_system_or_task_that_is_no_partition_is_refused_not_dropped():
+    with pytest.raises(ValueError, match="epsilon"):
+        evaluation_blocks({"epsilon": ["t1"]}, SYSTEMS, TASKS)
+    with pytest.raises(ValueError, match="t9"):
+        evaluation_blocks({"alpha": ["t1", "t9"]}, SYSTEMS, TASKS)
