@@ -1,5 +1,5 @@
 """Screenshots of the Dagster UI as a user sees it after `dreval demo`: the leaderboard asset's page
-(headline tables and plots), a claim_verdicts partition (its own figures) and an asset check.
+(headline tables and plots), a claim_verdicts partition (its own figures), an asset check and the runs.
 
     python bench/screenshot_ui.py [--home HOME] [--out bench/screenshots] [--chromium /usr/bin/chromium]
 
@@ -66,6 +66,7 @@ def first_partition(home: Path, asset: str) -> str:
     sys.path.insert(0, str(ROOT))
     from dagster import AssetKey, DagsterInstance
 
+    os.environ["DAGSTER_HOME"] = str(home / "dagster")  # where the home's event log keeps its shards
     instance = DagsterInstance.from_config(str(home / "dagster"))
     records = instance.fetch_materializations(AssetKey(asset), limit=200).records
     for record in records:
@@ -176,7 +177,8 @@ def pages(home: Path, port: int) -> list[tuple[str, str]]:
     return [("leaderboard", f"{base}/assets/leaderboard"),
             ("leaderboard_events", f"{base}/assets/leaderboard?view=events"),
             ("claim_verdicts_partition", f"{base}/assets/claim_verdicts?view=partitions&partition={partition}"),
-            ("checks", f"{base}/assets/metric_scores?view=checks")]
+            ("checks", f"{base}/assets/metric_scores?view=checks"),
+            ("runs", f"{base}/runs")]
 
 
 def main(argv: list[str] | None = None) -> int:
