@@ -1,5 +1,6 @@
 """The home's event log keeps its connections open but stores what Dagster's stock per-run SQLite log
 stores, in the same files: a home can switch between them without losing its history."""
+import pytest
 from dagster import (AssetCheckKey, AssetCheckResult, AssetCheckSpec, AssetKey,
                      BackfillPolicy, DagsterEventType, DagsterInstance, DynamicPartitionsDefinition, IOManager, Output,
                      asset, materialize)
@@ -117,3 +118,10 @@ def test_new_run_shards_are_copies_of_one_initialised_template(home):
     with storage.run_connection(runs[1]) as conn:  # WAL, committed without an fsync each time
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+
+
+def test_opening_the_home_without_dagster_home_says_what_to_set(home, monkeypatch):
+    open_instance(Settings(home))
+    monkeypatch.delenv("DAGSTER_HOME")
+    with pytest.raises(RuntimeError, match="DAGSTER_HOME"):
+        DagsterInstance.from_config(str(home / "dagster"))

@@ -38,7 +38,11 @@ os.environ.setdefault("DAGSTER_EVENT_BATCH_SIZE", "1000")
 
 
 def default_base_dir() -> str:
-    return os.path.join(os.environ["DAGSTER_HOME"], "history", "runs")
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:  # e.g. DagsterInstance.from_config(path) in a notebook: the shards' folder is unknown
+        raise RuntimeError("the home's event log needs DAGSTER_HOME set to the home's dagster folder "
+                           "(<home>/dagster), as `dreval` and `dagster dev` set it")
+    return os.path.join(home, "history", "runs")
 
 
 class PooledSqliteEventLogStorage(SqliteEventLogStorage):
