@@ -87,7 +87,7 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         return engine
 
     def _copy_run_shard_template(self, shard: str) -> bool:
-        """A new run's shard as a copy of an empty, initialised one (~0.3 ms instead of ~110 ms of
+        """A new run's shard as a copy of an empty, initialised one (~2 ms instead of ~110 ms of
         alembic and schema creation). The template is made once per Dagster version, beside the shards
         under a name their `*.db` globs do not match. False when the shard exists already."""
         path = self.path_for_shard(shard)
@@ -175,11 +175,10 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         last_of_type = {(event.get_dagster_event().asset_key.to_string(), event.dagster_event_type): i
                         for i, (event, _) in enumerate(assets)}
         entries: dict[str, dict] = {}
-        for i in sorted(last_of_type.values()):
-            event, event_id = assets[i]
-            values = self._get_asset_entry_values(event, event_id, with_index_columns)
+        for (asset_key, _), i in sorted(last_of_type.items(), key=lambda item: item[1]):
+            values = self._get_asset_entry_values(*assets[i], with_index_columns)
             if values:
-                entries.setdefault(event.get_dagster_event().asset_key.to_string(), {}).update(values)
+                entries.setdefault(asset_key, {}).update(values)
         for asset_key, values in entries.items():
             updated = conn.execute(AssetKeyTable.update().values(**values).where(
                 AssetKeyTable.c.asset_key == asset_key))
