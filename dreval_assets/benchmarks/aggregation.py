@@ -12,8 +12,10 @@ A rule is a name (written on every leaderboard row, with the policy that chose i
   (the leaderboard replaces it with the formula's value).
 
 Validity (methods README, MMDR's reason-aware scheme): every task row counts 1 when scored and w(r)
-when N/A for reason r (provider 0.8, data accessibility 0.9, pipeline 0.5, model 0); validity is
-their mean, and the validity-adjusted score is the aggregate x validity^alpha.
+when N/A for reason r (provider 0.8, data accessibility 0.9, pipeline 0.5, model 0); a row built from
+k of n judgeable items counts k/n + (1 - k/n) x w(reason of the unjudged); validity is their mean, and
+the validity-adjusted score is the aggregate x validity^alpha. A `not_applicable` row is not a task of
+the metric at all: no rule, no validity and no coverage counts it.
 """
 from __future__ import annotations
 
@@ -31,11 +33,34 @@ VALIDITY_WEIGHTS = {"provider_failure": 0.8, "data_accessibility": 0.9, "pipelin
 VALIDITY_ALPHA = 1.0
 
 
+NOT_APPLICABLE = "not_applicable"
+
+
 @dataclass(frozen=True)
 class TaskValue:
     value: float | None
     n_items: int = 1
     na_reason: str | None = None
+    judged_share: float | None = None  # k/n when only k of n items were judged
+    unjudged_reason: str | None = None
+    detail: str = ""
+
+    @property
+    def applies(self) -> bool:
+        return self.na_reason != NOT_APPLICABLE
+
+    @property
+    def validity(self) -> float:
+        if self.value is None:
+            return VALIDITY_WEIGHTS.get(self.na_reason or "", 0.0)
+        if self.judged_share is None:
+            return 1.0
+        return self.judged_share + (1 - self.judged_share) * VALIDITY_WEIGHTS.get(self.unjudged_reason or "", 0.0)
+
+
+def applicable(rows: Sequence[TaskValue]) -> list[TaskValue]:
+    """The rows of tasks the metric applies to."""
+    return [r for r in rows if r.applies]
 
 
 def weighted_values(rule: str, rows: Sequence[TaskValue]) -> list[tuple[float, float]]:
@@ -43,6 +68,7 @@ def weighted_values(rule: str, rows: Sequence[TaskValue]) -> list[tuple[float, f
     bootstrap resamples these pairs."""
     if rule not in RULES:
         raise ValueError(f"unknown aggregation rule {rule!r}; known: {', '.join(RULES)}")
+    rows = applicable(rows)
     scored = [r for r in rows if r.value is not None]
     if rule == "mean_na_zero":
         return [(r.value if r.value is not None else 0.0, 1.0) for r in rows] if scored else []
@@ -61,11 +87,12 @@ def aggregate(rule: str, rows: Sequence[TaskValue]) -> float | None:
 
 
 def validity(rows: Sequence[TaskValue]) -> float | None:
-    """Mean of 1 per scored task and w(reason) per N/A task; None without rows. A reason outside the
-    four buckets counts as the system's (0)."""
+    """Mean of each applicable task's validity (1 scored, k/n + (1 - k/n) w(r) partly judged, w(r) N/A);
+    None without such rows. A reason outside the four buckets counts as the system's (0)."""
+    rows = applicable(rows)
     if not rows:
         return None
-    return sum(1.0 if r.value is not None else VALIDITY_WEIGHTS.get(r.na_reason or "", 0.0) for r in rows) / len(rows)
+    return sum(r.validity for r in rows) / len(rows)
 
 
 def validity_adjusted(score: float | None, validity_value: float | None, alpha: float = VALIDITY_ALPHA) -> float | None:

@@ -44,6 +44,11 @@ class JudgedCoverage:
         failed = ", ".join(f"{n} {bucket}" for bucket, n in sorted(self.failures.items()))
         return f"sources judged {self.judged} of {self.total}" + (f" (not judged: {failed})" if failed else "")
 
+    def carried(self, value: MetricValue) -> MetricValue:
+        """`value`, carrying the judged share k/n and the unjudged sources' bucket (for validity)."""
+        bucket = next((b for b in FAILURE_PRIORITY if self.failures.get(b)), None)
+        return value.partly_judged(self.judged, self.total, bucket)
+
     def not_available(self, suite: str, metric: str, scale: str, judge: str) -> MetricValue:
         """The N/A row of a metric when `nothing_judged`, with the failures' most retryable bucket."""
         bucket = next(b for b in FAILURE_PRIORITY if self.failures.get(b))

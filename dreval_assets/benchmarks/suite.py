@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
-from ..core.metrics import MetricValue, not_available
+from ..core.metrics import NOT_APPLICABLE, MetricValue, not_available
+from .aggregation import TaskValue
 from .evidence import FAILURE_PRIORITY, ReportEvidence
 from .policies import policy_value
 
@@ -70,11 +71,17 @@ class Composite:
         value = self.formula({p: v.value for p, v in parts.items()})
         if value is not None:
             shown = ", ".join(f"{p}={v.value:.2f}" if v.value is not None else f"{p}=N/A" for p, v in parts.items())
+            least = min((v for v in parts.values() if v.judged_share is not None), default=None,
+                        key=lambda v: v.judged_share)
             return MetricValue(suite, self.metric, value, self.scale, len(self.parts), detail=shown,
-                               policy=self.policy, judge=judged)
+                               policy=self.policy, judge=judged,
+                               judged_share=least.judged_share if least else None,
+                               unjudged_reason=least.unjudged_reason if least else None)
         missing = {p: v for p, v in parts.items() if v.value is None}
+        # a failed part names the composite's bucket; parts that merely do not apply make it not apply
         bucket = next((b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in missing.values())),
-                      "pipeline_failure")
+                      NOT_APPLICABLE if all(v.na_reason == NOT_APPLICABLE for v in missing.values())
+                      else "pipeline_failure")
         why = "; ".join(f"{p} N/A ({v.na_reason}: {v.detail})" for p, v in missing.items())
         return MetricValue(suite, self.metric, None, self.scale, 0, na_reason=bucket,
                            detail=f"needs {', '.join(missing)}: {why}"[:500], policy=self.policy, judge=judged)
@@ -95,6 +102,10 @@ class Suite:
     compute: MetricFn
     headline: tuple[str, ...]  # what `dreval leaderboard --suite` leads with, in order
     composites: tuple[Composite, ...] = ()  # computed in order after `compute`, from its rows
+    # A rule over one system's task rows of this suite (metric -> its rows, any judge), returning the
+    # metrics that do not apply to that system at all, with why (TVIR: no figure in any report => VA
+    # and Overall not applicable). The leaderboard applies it; per-report rows stay as computed.
+    system_rule: Callable[[Mapping[str, Sequence[TaskValue]]], Mapping[str, str]] | None = None
 
     def score(self, evidence: ReportEvidence) -> list[MetricValue]:
         values = self.compute(evidence)

@@ -35,9 +35,10 @@ def scoring_version() -> str:
     settings, so a changed formula re-scores every partition (from stored verdicts, at no judge cost)
     instead of leaving rows made by the old formula under the new meaning."""
     here = Path(__file__).parent
-    files = {here / "suite.py", here / "evidence.py", here / "aggregation.py"}
-    files |= {Path(inspect.getsourcefile(s.compute)) for s in SUITES.values()}
+    files = {here / "suite.py", here / "evidence.py", here / "aggregation.py", here.parent / "core" / "metrics.py"}
+    for suite in SUITES.values():  # the suite's whole folder: its formulas live beside `compute`
+        files |= set(Path(inspect.getsourcefile(suite.compute)).parent.glob("*.py"))
     digest = hashlib.sha256()
     for path in sorted(files):
-        digest.update(path.name.encode() + path.read_bytes())
+        digest.update(f"{path.parent.name}/{path.name}".encode() + path.read_bytes())
     return "scoring-" + digest.hexdigest()[:12]

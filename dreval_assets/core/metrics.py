@@ -1,7 +1,7 @@
 """Shared pieces of every metric: the score row, N/A rows, and how per-source verdicts merge."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from .models import VERDICTS
@@ -10,6 +10,22 @@ from .models import VERDICTS
 # (Wiki Live's rule, support > conflict > not_support, extended to our five labels).
 MERGE_ORDER = ("supported", "partial", "contradicted", "unsupported", "unknown")
 MERGE_POLICY = "merge=best(supported>partial>contradicted>unsupported>unknown)"
+
+NOT_APPLICABLE = "not_applicable"  # the metric does not apply to this task or system: no failure, no zero
+# What our judge cannot do (see images, read a language, fit a prompt) is ours, never the system's: such
+# N/A reasons start with this marker, so the leaderboard can tell a judge's blindness from a failure and
+# never rank systems by it (a system with such rows is "not comparable" on that metric).
+JUDGE_LIMIT = "judge limit: "
+
+
+def judge_limit(why: str) -> str:
+    """The reason text of an item our judge could not judge, marked as the judge's limit."""
+    return why if why.startswith(JUDGE_LIMIT) else JUDGE_LIMIT + why
+
+
+def is_judge_limit(detail: str | None) -> bool:
+    """Whether an N/A row's reason (or one of the parts it names) is our judge's limit."""
+    return JUDGE_LIMIT in (detail or "")
 
 
 @dataclass(frozen=True)
@@ -23,6 +39,16 @@ class MetricValue:
     detail: str = ""
     policy: str = ""
     judge: str = "none"
+    # a value built from k of n judgeable items: k/n, and the bucket of the n-k not judged (None: all judged)
+    judged_share: float | None = None
+    unjudged_reason: str | None = None
+
+    def partly_judged(self, judged: int, total: int, bucket: str | None) -> MetricValue:
+        """This value, carrying that only `judged` of `total` items were judged (unjudged ones never count
+        as failed ones; the share enters the leaderboard's validity)."""
+        if self.value is None or total <= 0 or judged >= total or bucket is None:
+            return self
+        return replace(self, judged_share=judged / total, unjudged_reason=bucket)
 
 
 def merge_verdicts(verdicts: Iterable[str]) -> str:
@@ -35,3 +61,9 @@ def merge_verdicts(verdicts: Iterable[str]) -> str:
 
 def not_available(suite: str, metric: str, scale: str, reason: str, detail: str, judge: str = "none") -> MetricValue:
     return MetricValue(suite, metric, None, scale, 0, na_reason=reason, detail=detail, judge=judge)
+
+
+def not_applicable(suite: str, metric: str, scale: str, why: str, judge: str = "none") -> MetricValue:
+    """A metric that does not apply here (no attachment to ground in, no item of that kind): left out of
+    means, coverage and validity, shown as not applicable."""
+    return not_available(suite, metric, scale, NOT_APPLICABLE, why, judge)

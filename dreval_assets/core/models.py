@@ -9,8 +9,11 @@ ClaimKind = Literal["sentence", "table_row", "figure_caption", "uncited"]
 Verdict = Literal["supported", "partial", "unsupported", "contradicted", "unknown"]
 VERDICTS: tuple[str, ...] = ("supported", "partial", "unsupported", "contradicted", "unknown")
 PageRole = Literal["supportive", "distractor", "noise", "attachment"]
-NaReason = Literal["provider_failure", "data_accessibility", "pipeline_failure", "model_failure"]
-NA_REASONS: tuple[str, ...] = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
+# Why a row has no value: the four failure buckets (whose fault, DESIGN "Who is at fault"), and
+# `not_applicable`, a metric that does not apply to this task or system: neither a failure nor a zero.
+NaReason = Literal["provider_failure", "data_accessibility", "pipeline_failure", "model_failure", "not_applicable"]
+NA_REASONS: tuple[str, ...] = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure",
+                               "not_applicable")
 
 
 class SandboxPage(BaseModel):

@@ -6,7 +6,7 @@ judge is built). A handler takes the request's variables and returns the answer 
 for the Judgment.
 
 Languages (`core/language.detect_language`, by script): a handler reads only the languages its
-measurement works in, and answers N/A `model_failure` "heuristic judge does not read Chinese (zh)"
+measurement works in, and answers N/A `pipeline_failure` "judge limit: heuristic judge does not read Chinese (zh)"
 (or the language found) for any other, and for texts it must compare that are in different scripts.
 - overlap of words or Chinese bigrams, and numbers (claim verdicts, same statement, key facts):
   English, other Latin-script text (no English-only list decides; rare words weigh most) and Chinese;
@@ -16,7 +16,8 @@ measurement works in, and answers N/A `model_failure` "heuristic judge does not 
 Handlers that read no text of the system (task-level weights, an offline task rubric) answer for all.
 Visual requests (with images): a handler answers only from the numbers measured on the images and
 passed in the variables (sizes, sharpness, contrast, duplicate hashes); a visual template without a
-handler is N/A `model_failure` "the offline judge cannot see images", never a guess.
+handler is N/A `pipeline_failure` "judge limit: the offline judge cannot see images", never a guess. A
+judge's limit is ours, never the system's fault (`core.metrics.JUDGE_LIMIT`).
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from ..core.checklist_match import item_credit
 from ..core.dedup import content_words
 from ..core.evidence_match import match_claim
 from ..core.language import han_terms, has_han
+from ..core.metrics import judge_limit
 from ..core.models import (ClaimVerdict, ClaimVerdictBatch, DimensionScore, ItemVerdict,
                            NaReason, RubricScores, SameStatement)
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
@@ -61,7 +63,7 @@ def answer_claim_verdicts_batch(variables: Mapping[str, Any]) -> tuple[BaseModel
         try:
             require_readable(READS_OVERLAP, claim=str(item["claim"]), source=source)
         except NotRead as error:
-            failures[item["claim_id"]] = ("model_failure", str(error))
+            failures[item["claim_id"]] = ("pipeline_failure", judge_limit(str(error)))
             continue
         match = match_claim(str(item["claim"]), source)
         verdicts.append(ItemVerdict(claim_id=item["claim_id"], verdict=match.verdict,
@@ -148,8 +150,7 @@ class HeuristicJudge:
         handler = self.handlers.get(request.template)
         if handler is None and request.images:  # it measures; it does not look: never a guess
             return _not_applicable(provenance, started,
-                                   f"the offline judge cannot see images: template {request.template!r}",
-                                   "model_failure")
+                                   judge_limit(f"the offline judge cannot see images: template {request.template!r}"))
         if handler is None:
             known = ", ".join(sorted(self.handlers))
             return _not_applicable(provenance, started,
@@ -159,8 +160,8 @@ class HeuristicJudge:
             answer, extra = handler(request.variables)
             # Hand back the model the caller asked for, so a mismatch surfaces here, not downstream.
             answer = request.response_model.model_validate(answer.model_dump())
-        except NotRead as error:  # a language it does not read: say so rather than score it
-            return _not_applicable(provenance, started, str(error), "model_failure")
+        except NotRead as error:  # a language it does not read, an image it cannot see: ours, not the system's
+            return _not_applicable(provenance, started, judge_limit(str(error)))
         except Exception as error:  # one bad item must not sink the batch
             return _not_applicable(provenance, started,
                                    f"{self.judge_id} failed on template {request.template!r}: "

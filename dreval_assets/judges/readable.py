@@ -16,7 +16,8 @@ READS_WORD_LISTS = frozenset({"en"})  # English word lists (causal, critical, wo
 
 
 class NotRead(Exception):
-    """A text is in a language the handler does not read: the answer is N/A `model_failure`."""
+    """A text in a language the handler does not read, or an image it cannot see: the answer is N/A
+    `pipeline_failure`, marked as the judge's limit (ours, never the system's)."""
 
 
 def credit_items(reads: frozenset[str], items, text: str, credit, roles: tuple[str, str],
