@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from .leaderboard_view import MARK, BoardTable, heading
+from .leaderboard_view import MARK, BoardTable, heading, no_number
 
 SHOWN_METRICS = 4  # headline metrics per suite table; the rest are in `dreval leaderboard` and SQL
 
@@ -25,8 +25,10 @@ def headline_cell(row: dict) -> str:
     """`62.9 [55.1, 70.2] (8/8)`; `N/A (0/8)`; the coverage mark when another system covered more tasks."""
     coverage = f"({row['n_scored']}/{row['n_tasks']})"
     mark = f" {MARK}" if (row.get("coverage_note") or "") else ""
+    if row.get("status") == "not_applicable":
+        return no_number(row["status"])
     if row["mean"] is None:
-        return f"N/A {coverage}{mark}"
+        return f"{no_number(row.get('status'))} {coverage}{mark}"
     ci = ci_text(row)
     return f"{fmt(row['mean'])} {ci + ' ' if ci != '—' else ''}{coverage}{mark}"
 
@@ -56,8 +58,10 @@ def suite_markdown(table: BoardTable, limit: int = SHOWN_METRICS) -> str:
         lines.append("| " + " | ".join([str(rank) if rank is not None else "—", system,
                                         *(cells.get(c, "—") for c in columns)]) + " |")
     hidden = len(set(table.rows.get_column("column").to_list())) - len(columns)
-    notes = ["", "Cells: mean [95 % bootstrap CI] (scored tasks/tasks); N/A: no score (see `na_scores`)."]
-    if table.rows.filter(pl.col("coverage_note").fill_null("") != "").height:
+    notes = ["", "Cells: mean [95 % bootstrap CI] (scored tasks/tasks); N/A: no score (see `na_scores`); "
+                 "not comparable: our judge could not judge it; not applicable: the metric does not apply."]
+    if table.rows.filter((pl.col("coverage_note").fill_null("") != "")
+                         & (pl.col("status").fill_null("scored") != "not_applicable")).height:
         notes.append(f"{MARK} scored on fewer tasks than another system; ranks use the tasks every system scored.")
     if hidden > 0:
         notes.append(f"{hidden} more metric(s): `dreval leaderboard --suite {table.suite}`.")
@@ -73,7 +77,8 @@ def headline_records(tables: list[BoardTable]) -> list[dict]:
             suite = table.suite if one_judge(tables, table.suite) else f"{table.suite} ({table.judge})"
             records.append({"suite": suite, "metric": row["metric"],
                             "rank": "—" if row["rank"] is None else str(row["rank"]), "system": row["system"],
-                            "score": fmt(row["mean"], 2), "ci_95": ci_text(row),
+                            "score": no_number(row.get("status")) if row["mean"] is None else fmt(row["mean"], 2),
+                            "ci_95": ci_text(row),
                             "coverage": f"{row['n_scored']}/{row['n_tasks']}"})
     return records
 

@@ -20,7 +20,14 @@ UNJUDGED = "none"  # the judge of metrics computed without one; they belong in e
 MARK = "†"
 EMPTY = "(no scores yet: run `dreval run`)"
 DETAIL_FIELDS = ("mean", "ci_low", "ci_high", "n_scored", "n_tasks", "coverage", "shared_mean", "n_shared",
-                 "rank", "coverage_note", "aggregation", "validity", "adjusted_mean")
+                 "rank", "coverage_note", "aggregation", "validity", "adjusted_mean", "status")
+# What a cell without a number says, by the row's status: a metric that does not apply to the system,
+# a system our judge could not judge, or no score (a failure: `na_scores` says why).
+NO_NUMBER = {"not_applicable": "not applicable", "not_comparable": "not comparable"}
+
+
+def no_number(status: str | None) -> str:
+    return NO_NUMBER.get(status or "", "N/A")
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ def leaderboard_tables(board: pl.DataFrame, suite: str | None = None) -> list[Bo
 def _with_new_columns(board: pl.DataFrame) -> pl.DataFrame:
     """A board written before ranks existed (until the next `dreval run`) still prints, unranked."""
     missing = {"shared_mean": pl.Float64, "n_shared": pl.Int64, "rank": pl.Int64, "coverage_note": pl.String,
-               "aggregation": pl.String, "validity": pl.Float64, "adjusted_mean": pl.Float64}
+               "aggregation": pl.String, "validity": pl.Float64, "adjusted_mean": pl.Float64, "status": pl.String}
     return board.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in missing.items() if c not in board.columns)
 
 
@@ -120,12 +127,21 @@ def wide_leaderboard(table: BoardTable) -> pl.DataFrame:
 
 
 def _cell_text() -> pl.Expr:
-    """`71.25 (5/8)`: the mean over scored tasks and how many were scored; N/A when none was; the mark
-    when another system was scored on tasks this one was not."""
+    """`71.25 (5/8)`: the mean over scored tasks and how many were scored; N/A when none was, "not
+    comparable" when some (all: no number) were beyond our judge, "not applicable" (no coverage) when
+    the metric does not apply to the system; the mark when another system was scored on tasks this one
+    was not."""
     coverage = pl.format(" ({}/{})", pl.col("n_scored"), pl.col("n_tasks"))
-    mean = pl.when(pl.col("mean").is_null()).then(pl.lit("N/A")).otherwise(pl.col("mean").round(2).cast(pl.String))
-    mark = pl.when(pl.col("coverage_note").fill_null("") != "").then(pl.lit(" " + MARK)).otherwise(pl.lit(""))
-    return mean + coverage + mark
+    status = pl.col("status").fill_null("scored")
+    missing = pl.lit("N/A")
+    for name, text in NO_NUMBER.items():
+        missing = pl.when(status == name).then(pl.lit(text)).otherwise(missing)
+    mean = pl.when(pl.col("mean").is_null()).then(missing).otherwise(pl.col("mean").round(2).cast(pl.String))
+    comparable = pl.when((status == "not_comparable") & pl.col("mean").is_not_null()).then(
+        pl.lit(" not comparable")).otherwise(pl.lit(""))
+    mark = pl.when((pl.col("coverage_note").fill_null("") != "") & (status != "not_comparable")).then(
+        pl.lit(" " + MARK)).otherwise(pl.lit(""))
+    return pl.when(status == "not_applicable").then(mean).otherwise(mean + coverage + comparable + mark)
 
 
 def heading(table: BoardTable) -> str:
@@ -147,14 +163,17 @@ def footnotes(table: BoardTable) -> list[str]:
     rules = (table.rows.filter(~pl.col("aggregation").fill_null("mean:").str.starts_with("mean:"))
              .select("column", "aggregation").unique(maintain_order=True))
     lines = [f"{column}: {rule}" for column, rule in rules.iter_rows()]
-    marked = table.rows.filter(pl.col("coverage_note").fill_null("") != "")
+    status = pl.col("status").fill_null("scored")
+    apart = table.rows.filter(status.is_in(list(NO_NUMBER)) & (pl.col("column") == table.ranked_by))
+    lines += [f"{r['system']} {r['column']}: {r['coverage_note']}" for r in apart.iter_rows(named=True)]
+    marked = table.rows.filter((pl.col("coverage_note").fill_null("") != "") & (status != "not_applicable"))
     if marked.height == 0:
         return lines
     lines += [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
              "(coverage in brackets); ranks use only the tasks every system scored."]
-    on_rank = marked.filter(pl.col("column") == table.ranked_by)
+    on_rank = marked.filter((pl.col("column") == table.ranked_by) & (status != "not_comparable"))
     lines += [f"  {r['system']} {r['column']}: {r['coverage_note']}" for r in on_rank.iter_rows(named=True)]
-    others = marked.height - on_rank.height
+    others = marked.filter(pl.col("column") != table.ranked_by).height
     if others:
         lines.append(f"  {others} more marked cell(s): dreval sql \"SELECT system, suite, metric, coverage_note "
                      f"FROM leaderboard WHERE coverage_note <> ''\"")

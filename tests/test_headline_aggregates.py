@@ -45,11 +45,11 @@ def test_tvir_textual_assessment_is_the_mean_of_its_five_parts():
     assert m["ta"].policy.startswith("TA = mean(CS, IA, WQ, ADB, FLC)")
 
 
-def test_tvir_text_only_report_has_no_visual_assessment_and_no_overall():
+def test_tvir_report_without_figures_scores_zero_on_each_visual_metric():
+    """App. B: "if no figure/image/chart is present, the score is set to 0" - deleting figures never pays."""
     m = scored("tvir", evidence("tvir", checklist=[1.0], rubric_scores=dict(TVIR_TEXT)))
-    assert m["va"].value is None and m["va"].na_reason == "model_failure"
-    assert "text-only report" in m["va"].detail
-    assert m["overall"].value is None and m["overall"].detail.startswith("needs va")
+    assert all(m[p].value == 0.0 and "no figure in the report" in m[p].detail for p in ("fq", "mc", "fcq", "fci", "csc"))
+    assert m["va"].value == 0.0 and m["overall"].value == pytest.approx(m["ta"].value / 2)
 
 
 def test_tvir_report_with_figures_says_the_visual_part_is_not_built():

@@ -216,7 +216,7 @@ def test_offline_composition_scale_by_hand():
     assert offline_composition({**facts, "valid_figures": 0})["layout"][0] == 1
 
 
-def test_all_invalid_figures_count_zero_and_a_text_only_report_has_no_visual_assessment():
+def test_all_invalid_figures_count_zero_and_so_does_a_report_without_figures():
     judge = RecordingJudge()
     invalid = [figure(0, "chart", "A", "a.png", invalid="unreadable: not an image"),
                figure(1, "diagram", "B", "b.txt", invalid="pseudo-visual: ASCII art")]
@@ -227,7 +227,7 @@ def test_all_invalid_figures_count_zero_and_a_text_only_report_has_no_visual_ass
     got = metrics(rows, n_figures=2)
     assert all(v.value == 0.0 and "no valid figure" in v.detail for v in got.values())
     text_only = metrics(frame("report_judgments", []), n_figures=0)
-    assert all(v.value is None and v.na_reason == "model_failure" and "text-only" in v.detail
+    assert all(v.value == 0.0 and v.na_reason is None and "no figure in the report" in v.detail  # App. B
                for v in text_only.values())
     ours = [*invalid, figure(2, "photo", "C", "https://img.example/c.jpg", invalid="HTTP 503",
                                  bucket="data_accessibility")]
@@ -262,11 +262,12 @@ def test_offline_judge_measures_images_and_says_it_cannot_see_the_rest():
     assert items["fcq.f05.missing"]["score"] == 0 and items["fci.f05.missing"]["score"] == 0
     assert items["csc.f05.unsourced"]["score"] == 0
     unseen = rows.filter(pl.col("na_reason").is_not_null())
-    assert set(unseen["na_reason"]) == {"model_failure"} and all("cannot see images" in r for r in unseen["reason"])
+    assert set(unseen["na_reason"]) == {"pipeline_failure"}  # the judge's limit is ours, not the system's
+    assert all(r.startswith("judge limit: the offline judge cannot see images") for r in unseen["reason"])
     got = metrics(rows)
     assert got["mc"].value == pytest.approx(55.0)  # (7 + 4) / 20, measured
     for m in ("fq", "fcq", "fci", "csc"):
-        assert got[m].value is None and got[m].na_reason == "model_failure" and "cannot see" in got[m].detail
+        assert got[m].value is None and got[m].na_reason == "pipeline_failure" and "judge limit: " in got[m].detail
     only_images = [f for f in figures if f.kind == "photo"]
     ctx, _ = context(RecordingJudge(), only_images)
     fq = metrics(visual_assessment(ctx), n_figures=2)["fq"]

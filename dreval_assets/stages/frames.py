@@ -64,8 +64,10 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 }
 
 
-# Columns added later that a row may leave out (None): a report's research trace (migration 020).
-DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None}}
+# Columns added later that a row may leave out (None): a report's research trace (migration 020), a
+# score's judged share (migration 027).
+DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None},
+                                          "metric_scores": {"judged_share": None, "unjudged_reason": None}}
 
 
 def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:

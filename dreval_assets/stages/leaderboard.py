@@ -1,10 +1,18 @@
-"""leaderboard: per system x suite x metric x judge, the mean over scored tasks with a bootstrap CI,
-its coverage, and the comparison every system can fairly be ranked on: the tasks all of them scored.
+"""leaderboard: per system x suite x metric x judge, the system's number by the metric's aggregation
+rule with a bootstrap CI, its coverage, and the comparison every system can fairly be ranked on: the
+tasks all of them scored.
 
-A mean over N/A rows is a mean over the scored tasks only (coverage = scored / tasks), so a system
-scored on 2 of 4 tasks can show a higher mean than one scored on all 4. The rank therefore uses the
-shared tasks (the tasks every compared system has a score for), and a system missing tasks another
+A mean over N/A rows is a mean over the scored tasks only (coverage = scored / applicable tasks), so a
+system scored on 2 of 4 tasks can show a higher mean than one scored on all 4. The rank therefore uses
+the shared tasks (the tasks every compared system has a score for), and a system missing tasks another
 system was scored on carries a `coverage_note` saying so and why.
+
+Who is at fault (DESIGN): a `not_applicable` task row is no task of the metric (left out of the mean,
+coverage and validity); a suite's `system_rule` may rule a metric not applicable for a whole system.
+A task our judge could not judge (a "judge limit: " reason) narrows the shared tasks like any other
+unscored task, and a system that has such rows and no rank is `not_comparable`: a blind judge never
+decides a ranking. Composites aggregated `of_parts` are computed over the tasks on which every part
+has a value (the papers average complete rows); with no such task they have no number and no rank.
 """
 from __future__ import annotations
 
@@ -14,87 +22,213 @@ from typing import Mapping
 
 import polars as pl
 
-from ..benchmarks.aggregation import RULES, TaskValue, aggregate, validity, validity_adjusted, weighted_values
+from ..benchmarks.aggregation import RULES, TaskValue, aggregate, applicable, validity, validity_adjusted, \
+    weighted_values
 from ..benchmarks.suites import SUITES
+from ..core.metrics import NOT_APPLICABLE, is_judge_limit
 from ..core.stats import bootstrap_ci, competition_ranks
 from .frames import frame
 
 UNJUDGED = "none"  # the judge of metrics computed without one
+
+Comparison = tuple[str, str, str]  # suite, metric, judge
+Cells = dict[Comparison, dict[str, dict[str, TaskValue]]]  # -> system -> task -> its row, in row order
 
 
 def build_leaderboard(scores: pl.DataFrame, policies: Mapping[str, str] | None = None) -> pl.DataFrame:
     """`scores` are metric_scores rows; judges never mix in one mean or one comparison. Each metric
     is aggregated by its suite's rule (a policy may choose another), written on its rows."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    cells, scales = _cells(scores)
+    ruled = _system_rules(cells)
+    limited = _judge_limited(cells)
     rows = []
-    for (suite, metric, judge), group in scores.group_by(["suite", "metric", "judge"], maintain_order=True):
-        rows.extend(_compare(suite, metric, judge, group, now, policies or {}))
-    return frame("leaderboard", _compose(rows)).sort(["suite", "metric", "judge", "system"])
+    for key, by_system in cells.items():
+        rows.extend(_compare(key, by_system, scales, ruled, limited.get(key, {}), now, policies or {}))
+    rows = _compose(rows, cells, policies or {})
+    for r in rows:
+        r.pop("_shared", None)
+    return frame("leaderboard", rows).sort(["suite", "metric", "judge", "system"])
 
 
-def _compose(rows: list[dict]) -> list[dict]:
+def _cells(scores: pl.DataFrame) -> tuple[Cells, dict[tuple[Comparison, str], str]]:
+    """The task rows by comparison and system, and each system's scale there (its first row's)."""
+    cells: Cells = {}
+    scales: dict[tuple[Comparison, str], str] = {}
+    columns = ["suite", "metric", "judge", "system", "task", "value", "n_items", "na_reason", "detail",
+               "judged_share", "unjudged_reason", "scale"]
+    present = [c for c in columns if c in scores.columns]
+    for row in scores.select(present).iter_rows(named=True):
+        value = row["value"]
+        scales.setdefault(((row["suite"], row["metric"], row["judge"]), row["system"]), row["scale"])
+        cells.setdefault((row["suite"], row["metric"], row["judge"]), {}).setdefault(row["system"], {})[row["task"]] = \
+            TaskValue(value, row["n_items"] or 0, None if value is not None else row["na_reason"] or "unknown reason",
+                      row.get("judged_share"), row.get("unjudged_reason"), row.get("detail") or "")
+    return cells, scales
+
+
+def _system_rules(cells: Cells) -> dict[tuple[str, str, str], str]:
+    """(system, suite, metric) -> why the metric does not apply to that system, by its suite's rule."""
+    ruled = {}
+    by_system: dict[tuple[str, str], dict[str, list[TaskValue]]] = {}
+    for (suite, metric, _), systems in cells.items():
+        for system, tasks in systems.items():
+            by_system.setdefault((suite, system), {}).setdefault(metric, []).extend(tasks.values())
+    for (suite, system), metrics in by_system.items():
+        rule = SUITES[suite].system_rule if suite in SUITES else None
+        for metric, why in (rule(metrics) if rule else {}).items():
+            ruled[(system, suite, metric)] = why
+    return ruled
+
+
+def _judge_limited(cells: Cells) -> dict[Comparison, dict[str, dict[str, str]]]:
+    """comparison -> system -> task -> why, for the N/A rows our judge could not judge; a composite's
+    row is limited where one of its parts is."""
+    limited: dict[Comparison, dict[str, dict[str, str]]] = {}
+    for key, systems in cells.items():
+        for system, tasks in systems.items():
+            for task, r in tasks.items():
+                if r.value is None and r.applies and is_judge_limit(r.detail):
+                    limited.setdefault(key, {}).setdefault(system, {})[task] = _limit_text(r.detail)
+    for suite in {s for s, _, _ in cells}:
+        for composite in (SUITES[suite].composites if suite in SUITES else ()):
+            for (s, metric, judge), systems in list(cells.items()):
+                if (s, metric) != (suite, composite.metric):
+                    continue
+                for system, tasks in systems.items():
+                    for task, r in tasks.items():
+                        why = next((limited.get((suite, p, j), {}).get(system, {}).get(task)
+                                    for p in composite.parts for j in (judge, UNJUDGED)
+                                    if limited.get((suite, p, j), {}).get(system, {}).get(task)), None)
+                        if r.value is None and why:
+                            limited.setdefault((s, metric, judge), {}).setdefault(system, {})[task] = why
+    return limited
+
+
+def _limit_text(detail: str) -> str:
+    return detail[detail.index("judge limit: "):][:160]
+
+
+def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Mapping[tuple[Comparison, str], str],
+             ruled: Mapping[tuple[str, str, str], str],
+             limited: Mapping[str, Mapping[str, str]], now: datetime, policies: Mapping[str, str]) -> list[dict]:
+    """The rows of one comparison: every system scored on the same metric by the same judge."""
+    suite, metric, judge = key
+    rule, how = _aggregation(suite, metric, policies)
+    ruled_out = {s: ruled[(s, suite, metric)] for s in tasks if (s, suite, metric) in ruled}
+    rows_of = {s: {t: r for t, r in by_task.items() if r.applies} for s, by_task in tasks.items() if s not in ruled_out}
+    values = {s: {t: r.value for t, r in rows.items() if r.value is not None} for s, rows in rows_of.items()}
+    # a system with nothing scored cannot narrow the others, unless our judge is why (it must not rank them)
+    compared = [s for s in rows_of if values[s] or limited.get(s)]
+    shared = set.intersection(*(set(values[s]) for s in compared)) if compared else set()
+    union = set().union(*(values[s] for s in compared)) if compared else set()
+    shared_means = {s: aggregate(rule, [r for t, r in rows_of[s].items() if t in shared])
+                    for s in compared if values[s]} if shared else {}
+    ranks = _ranks(suite, metric, shared_means)
+    blind = sorted(s for s in compared if limited.get(s))
+    rows = []
+    for system, by_task in tasks.items():
+        base = {"system": system, "suite": suite, "metric": metric, "judge": judge,
+                "scale": scales[(key, system)], "aggregation": how,
+                "computed_at": now, "_shared": shared}
+        if system in ruled_out or not rows_of[system]:
+            why = ruled_out.get(system) or _not_applicable_text(by_task)
+            rows.append({**base, "mean": None, "ci_low": None, "ci_high": None, "n_tasks": 0, "n_scored": 0,
+                         "coverage": None, "shared_mean": None, "n_shared": len(shared), "rank": None,
+                         "coverage_note": f"not applicable: {why}"[:500], "validity": None, "adjusted_mean": None,
+                         "status": NOT_APPLICABLE})
+            continue
+        task_rows = list(rows_of[system].values())
+        pairs = weighted_values(rule, task_rows)
+        ci = bootstrap_ci([v for v, _ in pairs], weights=None if rule != "micro" else [w for _, w in pairs])
+        score, valid = aggregate(rule, task_rows), validity(task_rows)
+        missing = {t: r.na_reason for t, r in rows_of[system].items() if r.value is None}
+        own_limits = limited.get(system, {})
+        status = ("not_comparable" if own_limits and system not in ranks
+                  else "scored" if score is not None else "no_score")
+        note = _coverage_note(values[system], missing, union, len(shared), len(compared), judge)
+        if own_limits:
+            note = _not_comparable_note(own_limits, len(task_rows), ranked=system in ranks) + (f"; {note}" if note else "")
+        elif score is not None and system not in ranks and blind and _direction(suite, metric):
+            note = (f"not ranked: our judge could not judge {', '.join(blind)} on the tasks compared"
+                    + (f"; {note}" if note else ""))
+        rows.append({
+            **base, "mean": score, "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
+            "n_tasks": len(task_rows), "n_scored": len(values[system]),
+            "coverage": len(values[system]) / len(task_rows),
+            "shared_mean": shared_means.get(system), "n_shared": len(shared), "rank": ranks.get(system),
+            "coverage_note": note[:500], "validity": valid, "adjusted_mean": validity_adjusted(score, valid),
+            "status": status,
+        })
+    return rows
+
+
+def _not_applicable_text(by_task: Mapping[str, TaskValue]) -> str:
+    details = Counter(r.detail for r in by_task.values() if not r.applies)
+    example = details.most_common(1)[0][0] if details else ""
+    return f"does not apply to any of its {len(by_task)} task(s)" + (f" ({example})" if example else "")
+
+
+def _not_comparable_note(limits: Mapping[str, str], n_tasks: int, ranked: bool) -> str:
+    example = Counter(limits.values()).most_common(1)[0][0]
+    head = f"{len(limits)} of {n_tasks} task(s) not judged: {example}"
+    return head + ("" if ranked else "; not comparable, not ranked (the judge, not the system, is why)")
+
+
+def _compose(rows: list[dict], cells: Cells, policies: Mapping[str, str]) -> list[dict]:
     """Composites aggregated `of_parts` take the paper's formula over the system's numbers of their
-    parts (a part computed without a judge is read from the `none` rows); ranked again on the
-    formula over the parts' shared-task numbers. No CI: it is not a mean of task values."""
-    found = {(r["system"], r["suite"], r["metric"], r["judge"]): r for r in rows}
+    parts, each aggregated over the tasks on which every part has a value (a part computed without a
+    judge is read from the `none` rows); ranked again on the formula over the shared complete tasks.
+    No CI: it is not a mean of task values."""
     groups: dict[tuple[str, str, str], list[dict]] = {}
+
     def order(r: dict) -> int:  # a composite of composites (TVIR Overall of TA, VA) after its parts
         return [c.metric for c in SUITES[r["suite"]].composites].index(r["metric"])
 
     pending = [r for r in rows if r["aggregation"].startswith("of_parts") and r["suite"] in SUITES
                and SUITES[r["suite"]].composite(r["metric"]) is not None]
     for r in sorted(pending, key=order):
+        groups.setdefault((r["suite"], r["metric"], r["judge"]), []).append(r)
+        if r["status"] == NOT_APPLICABLE:
+            continue
         composite = SUITES[r["suite"]].composite(r["metric"])
-        parts = [found.get((r["system"], r["suite"], p, r["judge"])) or found.get((r["system"], r["suite"], p, UNJUDGED))
-                 for p in composite.parts]
-        r["mean"] = composite.formula({p: row["mean"] if row else None for p, row in zip(composite.parts, parts)})
-        r["shared_mean"] = composite.formula({p: row["shared_mean"] if row else None
-                                              for p, row in zip(composite.parts, parts)})
+        own = cells[(r["suite"], r["metric"], r["judge"])][r["system"]]
+        complete = {t for t, v in own.items() if v.value is not None}
+        r["mean"] = _of_parts(r, r["metric"], complete, cells, policies)
+        r["shared_mean"] = _of_parts(r, r["metric"], complete & r["_shared"], cells, policies) if r["_shared"] else None
         r["ci_low"] = r["ci_high"] = None
         r["adjusted_mean"] = validity_adjusted(r["mean"], r["validity"])
-        groups.setdefault((r["suite"], r["metric"], r["judge"]), []).append(r)
+        if r["mean"] is None and r["status"] == "scored":
+            r["status"] = "no_score"
+        if not complete and r["status"] != "not_comparable":
+            why = (f"no task has every part of {r['metric']} ({', '.join(composite.parts)}): "
+                   f"no number and no rank")
+            r["coverage_note"] = (why + (f"; {r['coverage_note']}" if r["coverage_note"] else ""))[:500]
     for (suite, metric, _), members in groups.items():
-        ranks = _ranks(suite, metric, {r["system"]: r["shared_mean"] for r in members})
+        ranks = _ranks(suite, metric, {r["system"]: r["shared_mean"] for r in members
+                                       if r["status"] not in ("not_comparable", NOT_APPLICABLE)})
         for r in members:
             r["rank"] = ranks.get(r["system"])
     return rows
 
 
-def _compare(suite: str, metric: str, judge: str, group: pl.DataFrame, now: datetime,
-             policies: Mapping[str, str]) -> list[dict]:
-    """The rows of one comparison: every system scored on the same metric by the same judge."""
-    tasks: dict[str, dict[str, TaskValue]] = {}  # system -> task -> its row, in row order (the CI depends on it)
-    scale: dict[str, str] = {}
-    for system, task, value, n_items, reason, row_scale in group.select(
-            "system", "task", "value", "n_items", "na_reason", "scale").iter_rows():
-        scale.setdefault(system, row_scale)
-        tasks.setdefault(system, {})[task] = TaskValue(value, n_items or 0,
-                                                       None if value is not None else reason or "unknown reason")
-    rule, how = _aggregation(suite, metric, policies)
-    values = {s: {t: r.value for t, r in rows.items() if r.value is not None} for s, rows in tasks.items()}
-    compared = [s for s in values if values[s]]  # a system with nothing scored cannot narrow the others
-    shared = set.intersection(*(set(values[s]) for s in compared)) if compared else set()
-    union = set().union(*(values[s] for s in compared))
-    shared_means = {s: aggregate(rule, [r for t, r in tasks[s].items() if t in shared]) for s in compared} if shared else {}
-    ranks = _ranks(suite, metric, shared_means)
-    rows = []
-    for system, by_task in tasks.items():
-        task_rows = list(by_task.values())
-        pairs = weighted_values(rule, task_rows)
-        ci = bootstrap_ci([v for v, _ in pairs], weights=None if rule != "micro" else [w for _, w in pairs])
-        score, valid = aggregate(rule, task_rows), validity(task_rows)
-        missing = {t: r.na_reason for t, r in by_task.items() if r.value is None}
-        rows.append({
-            "system": system, "suite": suite, "metric": metric, "judge": judge, "scale": scale[system],
-            "mean": score, "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-            "n_tasks": len(task_rows), "n_scored": len(values[system]),
-            "coverage": len(values[system]) / len(task_rows),
-            "shared_mean": shared_means.get(system), "n_shared": len(shared), "rank": ranks.get(system),
-            "coverage_note": _coverage_note(values[system], missing, union, len(shared), len(compared), judge),
-            "aggregation": how, "validity": valid, "adjusted_mean": validity_adjusted(score, valid),
-            "computed_at": now,
-        })
-    return rows
+def _of_parts(row: dict, metric: str, tasks: set[str], cells: Cells, policies: Mapping[str, str]) -> float | None:
+    """The composite's formula over the row's system's numbers of its parts on `tasks`; a part that is
+    itself aggregated of its parts (TVIR Overall of TA and VA) is computed the same way."""
+    if not tasks:
+        return None
+    suite, system, judge = row["suite"], row["system"], row["judge"]
+    composite = SUITES[suite].composite(metric)
+    found = {}
+    for part in composite.parts:
+        rule, _ = _aggregation(suite, part, policies)
+        if rule == "of_parts" and SUITES[suite].composite(part) is not None:
+            found[part] = _of_parts(row, part, tasks, cells, policies)
+            continue
+        part_rows = (cells.get((suite, part, judge), {}).get(system)
+                     or cells.get((suite, part, UNJUDGED), {}).get(system) or {})
+        found[part] = aggregate(rule, [v for t, v in part_rows.items() if t in tasks])
+    return composite.formula(found)
 
 
 def _aggregation(suite: str, metric: str, policies: Mapping[str, str]) -> tuple[str, str]:

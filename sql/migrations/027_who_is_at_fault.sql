@@ -9,3 +9,5 @@ ALTER TABLE leaderboard ADD COLUMN IF NOT EXISTS status VARCHAR DEFAULT 'scored'
 -- Boards written before counted judge limits as the systems' failures: rebuild on the next `dreval run`.
 DELETE FROM leaderboard;
 DELETE FROM materialized_partitions WHERE asset = 'leaderboard';
+-- A system the metric does not apply to has no coverage at all (not 0 of 0).
+ALTER TABLE leaderboard ALTER COLUMN coverage DROP NOT NULL;

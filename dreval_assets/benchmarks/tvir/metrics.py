@@ -1,14 +1,14 @@
 """TVIR-Bench (methods/tvir.md): the textual assessment (CS, IA, WQ, ADB, FLC; AEC), the visual one
 (FQ, MC, FCQ, FCI, CSC: visual_scores.py) and the published aggregation TA = mean(CS, IA, WQ, ADB, FLC),
-VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA). A text-only report has no VA and so no
-Overall (the paper's rule)."""
+VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA). A report without figures scores 0 on each
+visual metric (App. B); a system without a figure in any report is not applicable for VA and Overall."""
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
 from .formulas import csc_score, dimension_mean  # noqa: F401 (csc_score: TVIR's published table, kept here too)
-from .visual_scores import VISUAL_PARTS, visual_parts
+from .visual_scores import VISUAL_PARTS, no_figure_anywhere, visual_parts
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
 POLICY = (f"facts deduplicated; figure captions excluded; unknown counts 0; no pairs => 0 (paper); "
@@ -114,13 +114,14 @@ SUITE = Suite(
      MetricSpec("csc", "0-100", True, "chart-source consistency: contradictions mapped by the table"),
      MetricSpec("ta", "0-100", True, "textual assessment: mean(CS, IA, WQ, ADB, FLC)", aggregate="of_parts"),
      MetricSpec("va", "0-100", True, "visual assessment: mean(FQ, MC, FCQ, FCI, CSC)", aggregate="of_parts"),
-     MetricSpec("overall", "0-100", True, "TVIR Overall: mean(TA, VA); none for a text-only report",
+     MetricSpec("overall", "0-100", True, "TVIR Overall: mean(TA, VA); not applicable to a system with no figure",
                 aggregate="of_parts")),
     compute, headline=("overall", "ta", "va", "cs", "ia", "wq", "adb", "flc", "fq", "mc", "fcq", "fci", "csc", "aec"),
     composites=(
         Composite("ta", ("cs", "ia", "wq", "adb", "flc"), mean_of_all, "TA = mean(CS, IA, WQ, ADB, FLC) (paper)"),
         Composite("va", VISUAL_PARTS, mean_of_all, "VA = mean(FQ, MC, FCQ, FCI, CSC) (paper)"),
-        Composite("overall", ("ta", "va"), mean_of_all, "Overall = mean(TA, VA); N/A without VA (paper)")))
+        Composite("overall", ("ta", "va"), mean_of_all, "Overall = mean(TA, VA) (paper)")),
+    system_rule=no_figure_anywhere)
 
 
 # FLC: distinct internal contradictions -> score out of 10 (methods/tvir.md), then /10.

@@ -1,22 +1,28 @@
 """TVIR's five visual metrics (FQ, MC, FCQ, FCI, CSC, 0-100) from the `tvir_visual.` report_judgments
-rows (`visual_judgments.py` says what each row is). The paper's rules: a text-only report has no
-visual assessment (N/A `model_failure`); invalid figures do not count; a report whose figures are all
-invalid counts nothing, so each part is 0 (MC's "no figure => 0", CS's "no pair => 0") - unless an
-image was invalid through our failure (not fetched), then N/A with that bucket. A part that
+rows (`visual_judgments.py` says what each row is). The paper's rules (App. B): "if no figure/image/chart
+is present, the score is set to 0" for every visual metric, so a report without figures scores 0 on
+each (deleting figures never pays); invalid figures do not count, and a report whose figures are all
+invalid counts nothing, so each part is 0 - unless an image was invalid through our failure (not
+fetched), then N/A with that bucket. A *system* with no figure in any report is not applicable for VA
+and Overall (the paper's Gemini-3-Pro row): `system_rule`, applied by the leaderboard. A part that
 needs a judgment which gave no value is N/A with that judgment's bucket (the offline judge cannot see
-images: `model_failure`), never a number made without it."""
+images: a judge limit, `pipeline_failure`), never a number made without it."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Mapping, Sequence
 
 from ...core.images import duplicate_penalty
 from ...core.metrics import MetricValue, not_available
+from ..aggregation import TaskValue
 from ..evidence import FAILURE_PRIORITY, ReportEvidence
 from .formulas import chart_quality, csc_score, dimension_mean, figure_mean, figure_quality, image_quality
 from .visual_models import CAPTION_DIMENSIONS, CHART_CHECKS, COMPOSITION_DIMENSIONS, INTEGRATION_DIMENSIONS, PREFIX
 
 VISUAL_PARTS = ("fq", "mc", "fcq", "fci", "csc")
-TEXT_ONLY = "text-only report (no figure): TVIR has no visual assessment for it"
+NO_FIGURE = "no figure in the report"
+NO_FIGURE_RULE = f"{NO_FIGURE}: 0 (TVIR App. B: no figure/image/chart => 0)"
+NO_FIGURE_ANYWHERE = ("the system has no figure in any report: TVIR's visual assessment does not apply "
+                      "(the paper's Gemini-3-Pro row)")
 POLICIES = {
     "fq": "FQ = (N_img x IQ + N_chart x CQ) / (N_img + N_chart); IQ = mean Q x (1 - min(0.5, 0.8 x duplicate "
           "ratio)), measured; CQ = share of 10 checks passed, mean over charts; invalid figures not counted",
@@ -60,7 +66,8 @@ class Items:
 def visual_parts(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     if not evidence.figures:
-        return [not_available("tvir", m, "0-100", "model_failure", TEXT_ONLY, j) for m in VISUAL_PARTS]
+        return [MetricValue("tvir", m, 0.0, "0-100", 0, detail=NO_FIGURE_RULE, policy=POLICIES[m], judge=j)
+                for m in VISUAL_PARTS]
     items = Items(evidence)
     flags = items.under("figure")
     if not flags:
@@ -171,3 +178,12 @@ def _chart_source(items: Items, valid: list[str]):
     if unreadable:
         detail += f"; cited pages unreadable (0): {', '.join(unreadable)}"
     return figure_mean(scores), len(scores), detail
+
+
+def no_figure_anywhere(rows_by_metric: Mapping[str, Sequence[TaskValue]]) -> dict[str, str]:
+    """The system-level rule: VA and Overall do not apply to a system none of whose reports has a
+    figure (every FQ row says so)."""
+    rows = [r for r in rows_by_metric.get("fq", ()) if r.applies]
+    if rows and all(r.detail.startswith(NO_FIGURE) for r in rows):
+        return {"va": NO_FIGURE_ANYWHERE, "overall": NO_FIGURE_ANYWHERE}
+    return {}
