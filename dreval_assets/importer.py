@@ -224,7 +224,7 @@ def check_report_folder(store: Store, system: str, folder: Path) -> FolderCheck:
         check.matched += 1
         got = read_report_file(path)
         if got.status != "ok":
-            check.log.note(path.name, None, f"{got.detail}: its scores will be N/A (model_failure)")
+            check.log.note(path.name, None, f"{got.detail}: its scores will be N/A ({got.na_reason})")
         elif got.detail:
             check.log.note(path.name, None, got.detail)
     problems = [(kind, p.file, p.line, p.reason) for kind, problems in

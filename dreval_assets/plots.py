@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from .leaderboard_view import UNJUDGED, BoardTable, leaderboard_tables
+from .leaderboard_view import UNJUDGED, BoardTable, leaderboard_tables, no_number
 
 HEATMAP_METRICS_PER_SUITE = 3  # the headline metrics a suite shows in the heatmap (its first ones with scores)
 DPI = 72  # small files: they are embedded in the UI's metadata as data: URIs
@@ -92,7 +92,7 @@ def headline_ci_png(tables: list[BoardTable]) -> bytes:
         ys = list(range(len(names)))[::-1]
         for y, row in zip(ys, data.iter_rows(named=True)):
             if row["mean"] is None:
-                ax.text(0.02, y, "N/A", transform=ax.get_yaxis_transform(), va="center", color="#666666",
+                ax.text(0.02, y, no_number(row.get("status")), transform=ax.get_yaxis_transform(), va="center", color="#666666",
                         fontsize=9, style="italic")
                 continue
             if row["ci_low"] is not None and row["ci_high"] is not None:

@@ -109,7 +109,8 @@ def test_avg_uses_ir():
     ev.rubric_scores["dr3.dq.depth"] = 7.0
     m = by_metric(SUITES["dr3"].score(ev))
     assert m["ir"].value == pytest.approx(75.0)
-    assert m["avg"].value is None and "fa N/A" in m["avg"].detail and "ir N/A" not in m["avg"].detail  # IR is there
+    assert m["fa"].value == 0.0  # no claim-citation pair => 0 (methods/dr3.md)
+    assert m["avg"].value is None and "cc N/A" in m["avg"].detail and "ir N/A" not in m["avg"].detail  # IR is there
 
 
 # --- judgments on the demo ----------------------------------------------------------------------

@@ -92,7 +92,7 @@ def test_mmdr_report_without_visual_items_scores_mosaic_zero_and_its_parts_do_no
     m = scored("mmdr", evidence("mmdr"))
     assert m["mosaic"].value == 0.0 and m["mosaic"].detail == "no visual item in the report"
     assert {m[p].value for p in ("sem", "acc", "vqa")} == {None}
-    assert "not applicable" in m["sem"].detail
+    assert m["sem"].na_reason == "not_applicable" and m["sem"].detail == "no visual item in the report"
 
 
 def test_mmdr_report_with_items_leaves_mosaic_na_until_judged():

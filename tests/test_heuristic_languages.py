@@ -1,6 +1,6 @@
 """The offline judge answers only what it can measure: Chinese it reads (bigrams, 万/亿, full-width
-digits), other languages it does not read are N/A `model_failure` with the language named, on the
-judgment and on the metric rows users read."""
+digits), other languages it does not read are N/A `pipeline_failure` marked "judge limit: " (ours, never the
+system's fault) with the language named, on the judgment and on the metric rows users read."""
 from __future__ import annotations
 
 import polars as pl
@@ -16,7 +16,7 @@ from dreval_assets.judges.heuristic import HeuristicJudge
 from zh_report_fixture import (ATTACHMENT, CAAM_PAGE, CAAM_URL, CHANGED_CLAIM, REPORT, SUPPORTED_CLAIM, TASK,
                                run_stages)
 
-ZH_DOES_NOT_READ = "heuristic judge does not read Chinese (zh)"
+ZH_DOES_NOT_READ = "judge limit: heuristic judge does not read Chinese (zh)"
 ENGLISH_PAGE = """Electric car sales in China reached 8.1 million in 2023, an increase of 35% on the year before.
 The country's new energy vehicle market benefited from fierce price competition and a maturing supply chain, and
 exports of electric cars grew strongly to Europe and South East Asia over the course of the year.
@@ -89,10 +89,10 @@ def test_chinese_claim_verdicts_read_chinese() -> None:
                                     "(claim in Chinese (zh), source in English (en))"),
     ("2023年の電気自動車の販売台数は約8万8千台だった。", JAPANESE_PAGE, "heuristic judge does not read Japanese (ja)"),
 ])
-def test_claim_verdict_it_cannot_measure_is_model_failure(claim: str, source: str, error: str) -> None:
+def test_claim_verdict_it_cannot_measure_is_a_judge_limit(claim: str, source: str, error: str) -> None:
     judgment = judge_one("claim_verdict", {"claim": claim, "source_text": source}, ClaimVerdict)
     assert judgment.answer is None
-    assert judgment.na_reason == "model_failure" and judgment.error == error
+    assert judgment.na_reason == "pipeline_failure" and judgment.error == "judge limit: " + error
     assert judgment.provenance.judge_id == "heuristic-v1"
 
 
@@ -109,10 +109,10 @@ def test_checklist_reads_chinese_requirements_in_a_chinese_report() -> None:
     assert item_credit("报告是否分析充电基础设施的建设情况？", "图表待插入：充电基础设施建设情况\n\n2023年销量增长。")[0] == 0.0
 
 
-def test_checklist_in_another_language_than_the_report_is_model_failure() -> None:
+def test_checklist_in_another_language_than_the_report_is_a_judge_limit() -> None:
     judgment = judge_one("checklist_items", {"report": REPORT, "item_list": [
         {"item_id": "i01", "text": "Does the report give the 2023 sales of new energy vehicles?"}]}, ChecklistJudgment)
-    assert judgment.answer is None and judgment.na_reason == "model_failure"
+    assert judgment.answer is None and judgment.na_reason == "pipeline_failure"
     assert "across languages (requirement in English (en), report in Chinese (zh))" in judgment.error
 
 
@@ -122,7 +122,7 @@ def test_checklist_in_another_language_than_the_report_is_model_failure() -> Non
 ])
 def test_english_word_list_handlers_do_not_read_chinese(template, model, variables) -> None:
     judgment = judge_one(template, variables, model)
-    assert judgment.answer is None and judgment.na_reason == "model_failure" and judgment.error == ZH_DOES_NOT_READ
+    assert judgment.answer is None and judgment.na_reason == "pipeline_failure" and judgment.error == ZH_DOES_NOT_READ
 
 
 def test_english_report_with_a_chinese_name_is_still_read() -> None:
@@ -133,8 +133,8 @@ def test_english_report_with_a_chinese_name_is_still_read() -> None:
 
 def test_other_latin_script_languages_are_not_read_with_english_word_lists() -> None:
     judgment = judge_one("rubric_scores", {"rubric_id": "tvir.adb", "report": FRENCH_REPORT}, RubricScores)
-    assert judgment.na_reason == "model_failure"
-    assert judgment.error == "heuristic judge does not read Latin-script text other than English (latn)"
+    assert judgment.na_reason == "pipeline_failure"
+    assert judgment.error == "judge limit: heuristic judge does not read Latin-script text other than English (latn)"
 
 
 def test_same_statement_reads_chinese_by_bigrams() -> None:
@@ -203,11 +203,11 @@ def test_measurable_metrics_of_a_chinese_report_have_sensible_values(chinese_run
     assert found[("drb", "race")]["value"] > 50
 
 
-def test_unmeasurable_metrics_of_a_chinese_report_are_model_failure_naming_chinese(chinese_run) -> None:
+def test_unmeasurable_metrics_of_a_chinese_report_are_a_judge_limit_naming_chinese(chinese_run) -> None:
     found = rows(chinese_run["scores"])
     for key in NOT_READ:
         row = found[key]
-        assert row["value"] is None and row["na_reason"] == "model_failure", (key, row)
+        assert row["value"] is None and row["na_reason"] == "pipeline_failure", (key, row)
         assert ZH_DOES_NOT_READ in row["detail"] and row["judge"] == "heuristic-v1", (key, row)
 
 
@@ -221,7 +221,7 @@ def test_report_judgments_carry_the_language_reason(chinese_run) -> None:
     failed = chinese_run["judgments"].filter(pl.col("na_reason").is_not_null()
                                              & (pl.col("na_reason") != "data_accessibility"))  # no trace: not language
     assert set(failed["kind"]) == {"rubric", "contradictions", "pairwise", "flae", "criteria"}
-    assert set(failed["na_reason"]) == {"model_failure"} and set(failed["reason"]) == {ZH_DOES_NOT_READ}
+    assert set(failed["na_reason"]) == {"pipeline_failure"} and set(failed["reason"]) == {ZH_DOES_NOT_READ}
 
 
 def test_japanese_report_is_not_read_anywhere_and_says_so() -> None:
@@ -230,11 +230,11 @@ def test_japanese_report_is_not_read_anywhere_and_says_so() -> None:
                 sandbox=[SandboxPage(url="https://www.jada.example.jp/2024/ev", role="supportive", text=JAPANESE_PAGE)])
     out = run_stages([task], {("s", task.key): JAPANESE_REPORT}, extra_suites=())
     cited = out["verdicts"].filter(pl.col("origin") == "cited")
-    assert cited.height == 2 and set(cited["na_reason"]) == {"model_failure"}
-    assert set(cited["reason"]) == {"heuristic judge does not read Japanese (ja)"}
+    assert cited.height == 2 and set(cited["na_reason"]) == {"pipeline_failure"}
+    assert set(cited["reason"]) == {"judge limit: heuristic judge does not read Japanese (ja)"}
     found = rows(out["scores"])
     for metric in ("ia", "wq", "adb", "flc"):
-        assert found[("tvir", metric)]["na_reason"] == "model_failure", found[("tvir", metric)]
+        assert found[("tvir", metric)]["na_reason"] == "pipeline_failure", found[("tvir", metric)]
         assert "heuristic judge does not read Japanese (ja)" in found[("tvir", metric)]["detail"]
 
 
@@ -244,7 +244,7 @@ def test_batched_verdicts_leave_out_only_the_claims_they_cannot_read() -> None:
     out = run_stages([TASK], {("s", TASK.key): report}, extra_suites=(), batch_size=8)
     cited = out["verdicts"].filter((pl.col("origin") == "cited") & (pl.col("source") == CAAM_URL))
     english = cited.filter(pl.col("na_reason").is_not_null())
-    assert english.height == 1 and english["na_reason"][0] == "model_failure"
-    assert english["reason"][0].startswith("heuristic judge does not compare texts across languages (claim in English")
+    assert english.height == 1 and english["na_reason"][0] == "pipeline_failure"
+    assert english["reason"][0].startswith("judge limit: heuristic judge does not compare texts across languages (claim in English")
     assert set(cited.filter(pl.col("na_reason").is_null())["verdict"]) == {"supported"}
     assert set(cited["batch_size"]) == {cited.height}  # one call for the whole group

@@ -104,8 +104,8 @@ def test_offline_the_image_key_facts_are_na_and_grounding_says_it_worked_without
     rubrics = rubrics_for(task37, HeuristicJudge())
     rows = key_facts_rows(rubrics)
     image = rows[IMAGE_KEY_FACTS_TEMPLATE]
-    assert image["rubric"] is None and image["na_reason"] == "model_failure"
-    assert image["detail"] == (f"image attachment {CHART}: the offline judge cannot see images: "
+    assert image["rubric"] is None and image["na_reason"] == "pipeline_failure"  # the judge's limit, not the system's
+    assert image["detail"] == (f"image attachment {CHART}: judge limit: the offline judge cannot see images: "
                                f"template '{IMAGE_KEY_FACTS_TEMPLATE}'")
     assert rows["miroeval/key_facts"]["na_reason"] is None  # the brief still has its facts
     assert image_fact_pages(rubrics) == {}  # no facts: the image is no evidence

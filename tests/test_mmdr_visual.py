@@ -245,19 +245,20 @@ def test_mosaic_offline_cannot_see_and_says_so_while_unusable_images_score_zero(
     assert chart["item_id"].to_list() == ["mmdr.mosaic.i01.datachart.acc", "mmdr.mosaic.i01.datachart.f",
                                           "mmdr.mosaic.i01.datachart.image_ok", "mmdr.mosaic.i01.datachart.vqa"]
     judged = chart.filter(pl.col("na_reason").is_not_null())
-    assert judged.height == 3 and set(judged["na_reason"]) == {"model_failure"}
-    assert all("cannot see images" in r for r in judged["reason"])
+    assert judged.height == 3 and set(judged["na_reason"]) == {"pipeline_failure"}  # the judge's limit, not the report's
+    assert all(r.startswith("judge limit: ") and "cannot see images" in r for r in judged["reason"])
     missing = rows.filter(pl.col("item_id") == "mmdr.mosaic.i02.photo.image_missing")
     assert missing["score"].to_list() == [0.0] and "image file not found" in missing["reason"].item()
     m = scored(evidence_from(rows, "s", "t1", figures=[{}, {}]))
-    assert m["mosaic"].value is None and m["mosaic"].na_reason == "model_failure"
-    assert "1 of 2 visual items not judged" in m["mosaic"].detail and "cannot see images" in m["mosaic"].detail
+    assert m["mosaic"].value is None and m["mosaic"].na_reason == "pipeline_failure"
+    assert "1 of 2 visual items not judged (judge limit: " in m["mosaic"].detail
+    assert "cannot see images" in m["mosaic"].detail
     assert m["sem"].value == 0.0  # SEM applies to the photo only, and its image is missing: a failed item
-    assert m["acc"].na_reason == "model_failure"
+    assert m["acc"].na_reason == "pipeline_failure" and "judge limit: " in m["acc"].detail
     # every image unusable: the failed items still score 0, as the paper counts them
     m = scored(evidence_from(rows, "broken", "t1", figures=[{}]))
     assert m["mosaic"].value == 0.0 and "failed (pseudo visual image)" in m["mosaic"].detail
-    assert m["acc"].value == 0.0 and m["sem"].na_reason == "model_failure" and "not applicable" in m["sem"].detail
+    assert m["acc"].value == 0.0 and m["sem"].na_reason == "not_applicable" and "no PHOTO item" in m["sem"].detail
 
 
 def test_an_image_we_could_not_get_is_not_a_zero():

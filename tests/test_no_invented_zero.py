@@ -66,11 +66,12 @@ def test_partly_judged_keeps_the_papers_rule_and_says_the_coverage():
     ev = evidence(claims_with([SourceVerdict(A, "supported")], [failed(B, "data_accessibility")],
                               [SourceVerdict(A, "contradicted")]))
     cs = rows("tvir", ev)["cs"]
-    assert cs.value == pytest.approx(100 / 3)  # unknown counts 0 in TVIR, as the paper says
+    assert cs.value == pytest.approx(100 / 2)  # the unread page is not judged: left out, never a 0
+    assert (cs.judged_share, cs.unjudged_reason) == (pytest.approx(2 / 3), "data_accessibility")
     assert "sources judged 2 of 3 (not judged: 1 data_accessibility)" in cs.detail
     assert "no source judged => N/A" in cs.policy
     core = rows("core", ev)["supported_ratio"]
-    assert core.value == pytest.approx(100 / 3) and "sources judged 2 of 3" in core.detail
+    assert core.value == pytest.approx(100 / 2) and "sources judged 2 of 3" in core.detail
 
 
 def test_tvir_keeps_its_own_rule_for_a_report_without_pairs():
@@ -93,12 +94,13 @@ def test_miroeval_counts_searched_and_attachment_evidence_as_judged():
     assert "sources judged 1 of 2" in got["factuality"].detail
 
 
-def test_a_system_released_without_citations_has_na_citation_metrics_only():
+def test_a_system_released_without_citations_has_no_citation_metrics_only():
     wiki = "https://en.wikipedia.org/wiki/Ferry"  # a stray URL line would otherwise be 100 % leakage
     ev = evidence(claims_with([SourceVerdict(wiki, "supported")]), system_cites=False)
     wlc = rows("wlc", ev)
     for metric in ("ref_acc", "ref_conf", "leakage"):
-        assert wlc[metric].value is None and wlc[metric].na_reason == "model_failure"
+        # the release's design choice: the metric does not apply (not the system's failure, not a 0)
+        assert wlc[metric].value is None and wlc[metric].na_reason == "not_applicable"
         assert "has_citations: false" in wlc[metric].detail
     core = rows("core", ev)
     assert core["n_claims"].value == 1.0  # not a citation metric: it stands

@@ -146,8 +146,8 @@ def test_the_offline_judge_cannot_see_images_without_a_measuring_handler():
     request = JudgmentRequest("mmdr/no_such_visual_template", {}, ClaimVerdict, {"system": "s1"},
                               images=(image("a.png", RED),))
     [judgment] = HeuristicJudge().judge_many([request])
-    assert judgment.answer is None and judgment.na_reason == "model_failure"
-    assert judgment.error == "the offline judge cannot see images: template 'mmdr/no_such_visual_template'"
+    assert judgment.answer is None and judgment.na_reason == "pipeline_failure"  # our judge's limit, not the system's
+    assert judgment.error == "judge limit: the offline judge cannot see images: template 'mmdr/no_such_visual_template'"
     assert judgment.provenance.judge_id.startswith("heuristic")
 
 

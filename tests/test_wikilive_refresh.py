@@ -225,7 +225,8 @@ def test_a_judge_that_finds_no_statement_means_no_task(wiki, api):
     nothing = {**template_handlers(), "wlc/gold_statements": lambda v: (GoldStatements(statements=[" ", ""]), {})}
     wiki.add("Marta Ilves", MARTA_ILVES, stamp(1))
     [c] = run(api, wiki, HeuristicJudge(nothing)).candidates
-    assert c.outcome == "failed" and "found none" in c.reason and c.na_reason == "model_failure"
+    # the judge's finding, not a system's failure
+    assert c.outcome == "failed" and "found none" in c.reason and c.na_reason == "pipeline_failure"
 
 
 def test_gold_statements_are_the_article_checkable_facts(wiki, api, judge):

@@ -145,8 +145,13 @@ def test_na_reasons_no_gold_no_statements_and_judge_failures():
                                  only_wiki, judge))
     assert judge.requests == []  # nothing to check against: no call
     m = scored(rows, 1)
-    assert all(v.value is None and v.na_reason == "model_failure" for v in m.values())
-    assert "no statements" in m["cov_wiki"].detail and "1 citing Wikipedia dropped" in m["cov_wiki"].detail
+    # every statement cites Wikipedia: the ban leaves nothing to state the gold fact, a decided 0 (the system's)
+    assert m["cov_wiki"].value == 0.0 and m["wiki_conf"].na_reason == "model_failure"
+    assert "1 citing Wikipedia dropped" in rows.filter(pl.col("kind") == "gold_fact")["reason"].item()
+    nothing = scored(gold_coverage(context(keys, [report_row("s", "t")], [task_row("t", ["The barrage is 610 m long."])],
+                                           [], RecordingJudge())), 1)
+    assert all(v.value is None and v.na_reason == "model_failure" for v in nothing.values())  # it wrote nothing
+    assert "no statements" in nothing["cov_wiki"].detail
     assert gold_fact_counts([{"task": "t", "gold_facts": ["a", " "]}], None, None) == {"t": {"wlc.gold_facts": 1}}
 
 

@@ -16,8 +16,8 @@ WITHOUT_CITATIONS = "the release marks this system as writing without citations 
 def judgment_failure(evidence: ReportEvidence, prefix: str, what: str,
                      default: str = "provider_failure") -> tuple[str, str]:
     """(reason bucket, detail) of a judged metric none of whose judgments under `prefix` gave a value:
-    the judgments' own bucket and message (e.g. model_failure "heuristic judge does not read Chinese
-    (zh)"), or `default` when they left none."""
+    the judgments' own bucket and message (e.g. pipeline_failure "judge limit: heuristic judge does not
+    read Chinese (zh)"), or `default` when they left none."""
     found = evidence.judgment_failure(prefix)
     if found is None:
         return default, what
@@ -26,7 +26,8 @@ def judgment_failure(evidence: ReportEvidence, prefix: str, what: str,
 
 
 def judged_checklist(evidence: ReportEvidence, suite: str, metric: str) -> tuple[list[float], MetricValue | None]:
-    """The checklist credits a judge gave, or the N/A row that explains why there are none."""
+    """The checklist credits a judge gave, or the N/A row that explains why there are none. A task
+    without a checklist is ours (its checklist was not loaded or generated), never the system's."""
     scored = [c for c in evidence.checklist if c is not None]
     if not evidence.checklist:
         return [], not_available(suite, metric, "0-100", "pipeline_failure", "the task has no checklist", evidence.judge)
@@ -36,13 +37,21 @@ def judged_checklist(evidence: ReportEvidence, suite: str, metric: str) -> tuple
     return scored, None
 
 
+def checklist_carried(evidence: ReportEvidence, value: MetricValue) -> MetricValue:
+    """`value`, built from the judged checklist items, carrying the judged share k/n of the task's items
+    and the unjudged ones' bucket (they count into validity, never as unmet)."""
+    scored = sum(1 for c in evidence.checklist if c is not None)
+    bucket = judgment_failure(evidence, "checklist", "", "pipeline_failure")[0]
+    return value.partly_judged(scored, len(evidence.checklist), bucket)
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     metric: str
     scale: str
     judged: bool  # computed from judge verdicts (else from the parser or sandbox alone)
     meaning: str
-    cites: bool = False  # rests on the report's own citations (N/A for a system released without them)
+    cites: bool = False  # rests on the report's own citations (not applicable to a system released without them)
     better: int = 1  # leaderboard direction: +1 higher is better, -1 lower is better, 0 descriptive (not ranked)
     aggregate: str = "mean"  # how per-task rows become the system's number (benchmarks/aggregation.RULES)
     aggregate_policy: str | None = None  # the policy that may choose another rule (its value is a rule name)
@@ -115,7 +124,8 @@ class Suite:
             raise ValueError(f"suite {self.name} produced undeclared metrics {sorted(stray)}")
         if evidence.system_cites is False:  # a stray URL line must not become, say, 100 % leakage
             citing = {m.metric for m in self.metrics if m.cites}
-            values = [not_available(self.name, v.metric, v.scale, "model_failure", WITHOUT_CITATIONS, v.judge)
+            # a release's design choice, not a failure: the citation metrics do not describe the system
+            values = [not_available(self.name, v.metric, v.scale, NOT_APPLICABLE, WITHOUT_CITATIONS, v.judge)
                       if v.metric in citing else v for v in values]
         counting = {m.metric for m in self.metrics if m.claims}
         values = [replace(v, policy=f"{v.policy}; {evidence.extraction}".lstrip("; ")) if v.metric in counting else v

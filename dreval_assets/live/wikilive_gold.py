@@ -115,5 +115,5 @@ def _union(judgments: list, n_chunks: int, judge_id: str) -> Gold:
                                     f"{first.error or 'no detail'}); tried again next refresh", bucket, retry=True)
     statements = dedupe_statements(clean_statements([s for j in judgments for s in j.answer.statements], None))
     if not statements:
-        return Gold(None, n_chunks, "no gold statements: the judge found none in the article", "model_failure")
+        return Gold(None, n_chunks, "no gold statements: the judge found none in the article", "pipeline_failure")
     return Gold(statements, n_chunks)

@@ -29,6 +29,12 @@ class ReportText:
     text: str | None
     detail: str = ""  # why it was refused; on an ok report, a warning (the encoding it was decoded from)
 
+    @property
+    def na_reason(self) -> str | None:
+        """Whose fault a refusal is: binary or empty is the system's output; over our size limit, or a
+        file we cannot open, is ours."""
+        return None if self.status == "ok" else "pipeline_failure" if self.status == "unreadable" else "model_failure"
+
 
 def read_report_file(path: Path, max_bytes: int | None = None) -> ReportText:
     """The report at `path`, reading no more than the limit (plus one byte, to know it is over)."""

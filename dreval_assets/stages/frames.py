@@ -64,10 +64,11 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 }
 
 
-# Columns added later that a row may leave out (None): a report's research trace (migration 020), a
-# score's judged share (migration 027).
+# Columns added later that a row may leave out: a report's research trace (migration 020), a score's
+# judged share and a leaderboard row's status (migration 027).
 DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None},
-                                          "metric_scores": {"judged_share": None, "unjudged_reason": None}}
+                                          "metric_scores": {"judged_share": None, "unjudged_reason": None},
+                                          "leaderboard": {"status": "scored"}}
 
 
 def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:

@@ -59,7 +59,7 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
     row["source_path"] = str(path)
     got = read_report_file(path)  # binary, over the size limit or empty: refused; other encodings: detail warns
     if got.status != "ok":
-        return {**row, "status": got.status, "na_reason": "model_failure", "detail": got.detail}
+        return {**row, "status": got.status, "na_reason": got.na_reason, "detail": got.detail}
     trace, trace_note = read_trace_file(path)
     detail = "; ".join(d for d in (got.detail, trace_note) if d)
     return {**row, "text": got.text, "n_chars": len(got.text), "content_hash": text_hash(got.text),

@@ -14,7 +14,8 @@ DEPTH_QUALITY = Rubric("dr3.dq", "dr3", "Depth quality", (
 BENCHMARK = Benchmark("dr3", SUITE, loader=__name__ + ".loader", rubrics=(DEPTH_QUALITY,),
                       report_judgments=(insight_recall,), heuristic_handlers=HANDLERS,
                       evidence_inputs=evidence_inputs, policies={
-    "dr3.fa.unknown": Policy("zero", ("zero", "exclude"), "DR³ FA: unreadable citations count as 0 or are left out"),
+    "dr3.fa.unknown": Policy("zero", ("zero", "exclude"), "DR³ FA: pairs the judge decided unknown count as 0 or "
+                                                          "are left out (pairs never judged are always left out)"),
     "dr3.if.partial": Policy("zero", ("zero", "half"), "DR³ IF: a half-met checklist item counts 0 or 0.5"),
     "dr3.ir.partial": Policy("zero", ("zero", "half"), "DR³ IR: a partly covered insight counts 0 (the reference "
                                                       "code counts only full 1s) or 0.5"),

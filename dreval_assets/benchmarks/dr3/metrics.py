@@ -5,36 +5,47 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ...core.metrics import MetricValue, not_available
+from ...core.metrics import MetricValue, not_applicable, not_available
 from ...fetch.urls import normalise_title, url_key
 from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
-from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
+from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
+
+
+NO_PAIR_RULE = ("no claim-citation pair => 0 (ours where the paper is silent, as TVIR CS); pairs none of which "
+                "could be judged => N/A")
 
 
 def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
-    """FA: 1 per supported (claim, source) pair, else 0; unknown pairs count 0 by default."""
+    """FA: 1 per supported (claim, source) pair, else 0; pairs the judge decided unknown count by
+    policy (default 0); pairs never judged (unread page, failed call) are left out, never 0. A report
+    citing nothing scores 0, so one lucky citation cannot make 100 from one pair."""
     pairs = [v for c in evidence.cited_claims for v in c.cited_verdicts() if not v.source.startswith("[")]
+    policy = evidence.policy("dr3.fa.unknown")
+    rules = f"unknown pairs: {policy} (dr3.fa.unknown = zero | exclude); {NO_PAIR_RULE}; {NOTHING_JUDGED_RULE}"
     if not pairs:
-        return not_available("dr3", "fa", "0-100", "model_failure", "no claim-source pairs to check", evidence.judge)
+        return MetricValue("dr3", "fa", 0.0, "0-100", 0, detail="no claim-citation pairs", policy=rules,
+                           judge=evidence.judge)
     coverage = judged_coverage(pairs)
     if coverage.nothing_judged:
         return coverage.not_available("dr3", "fa", "0-100", evidence.judge)
-    policy = evidence.policy("dr3.fa.unknown")
-    counted = pairs if policy == "zero" else [v for v in pairs if v.verdict != "unknown"]
-    unknown = sum(1 for v in pairs if v.verdict == "unknown")
-    if not counted:
-        return not_available("dr3", "fa", "0-100", "model_failure", "the judge decided no pair (all unknown) and "
-                             "unknown pairs are excluded", evidence.judge)
+    judged = [v for v in pairs if v.na_reason is None]
+    counted = judged if policy == "zero" else [v for v in judged if v.verdict != "unknown"]
+    unknown = sum(1 for v in judged if v.verdict == "unknown")
+    if not counted:  # the judge found every page unreadable (its "unknown"), and those are excluded
+        return not_available("dr3", "fa", "0-100", "data_accessibility", "the judge decided no pair (all unknown: "
+                             f"pages it could not read) and unknown pairs are excluded; {coverage.text()}",
+                             evidence.judge)
     value = 100 * sum(1 for v in counted if v.verdict == "supported") / len(counted)
-    return MetricValue("dr3", "fa", value, "0-100", len(counted),
-                       detail=f"pairs={len(pairs)}, unknown={unknown}; {coverage.text()}",
-                       policy=f"unknown pairs: {policy} (dr3.fa.unknown = zero | exclude); {NOTHING_JUDGED_RULE}",
-                       judge=evidence.judge)
+    return coverage.carried(MetricValue("dr3", "fa", value, "0-100", len(counted),
+                                        detail=f"pairs={len(pairs)}, unknown={unknown}; {coverage.text()}",
+                                        policy=rules, judge=evidence.judge))
 
 
 def citation_coverage(evidence: ReportEvidence) -> MetricValue:
     """CC: share of the supportive sandbox documents the report cites, by URL then normalised title."""
     necessary = [d for d in evidence.sandbox if d.role == "supportive"]
+    if not necessary and evidence.benchmark != "dr3":  # another benchmark's task (DREVAL_SUITES): no sandbox
+        return not_applicable("dr3", "cc", "0-100", f"a {evidence.benchmark} task has no DR³ supportive documents")
     if not necessary:
         return not_available("dr3", "cc", "0-100", "pipeline_failure",
                              "the task has no supportive documents to cover")
@@ -56,9 +67,9 @@ def instruction_following(evidence: ReportEvidence) -> MetricValue:
     partial = evidence.policy("dr3.if.partial")
     credit = {1.0: 1.0, 0.5: 0.5 if partial == "half" else 0.0}
     value = 100 * sum(credit.get(c, 0.0) for c in scored) / len(scored)
-    return MetricValue("dr3", "if", value, "0-100", len(scored), detail=f"items={len(evidence.checklist)}",
-                       policy=f"satisfied = fully met; partial counts {partial} (dr3.if.partial = zero | half)",
-                       judge=evidence.judge)
+    return checklist_carried(evidence, MetricValue(
+        "dr3", "if", value, "0-100", len(scored), detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
+        policy=f"satisfied = fully met; partial counts {partial} (dr3.if.partial = zero | half)", judge=evidence.judge))
 
 
 def depth_quality(evidence: ReportEvidence) -> MetricValue:
@@ -101,11 +112,13 @@ def recall_of_source(evidence: ReportEvidence, source: str) -> MetricValue:
     value = 100 * sum(weight.get(c, 0.0) for c in scored) / len(scored)
     full, half = sum(1 for c in scored if c == 1.0), sum(1 for c in scored if c == 0.5)
     unjudged = f", {n_gold - len(scored)} not judged" if len(scored) < n_gold else ""
-    return MetricValue("dr3", metric, value, "0-100", len(scored),
-                       detail=f"insights from {where}: {full} covered, {half} partly, "
-                              f"{len(scored) - full - half} not, of {len(scored)} judged{unjudged}",
-                       policy=f"covered = credit 1; partly counts {partial} (dr3.ir.partial = zero | half); "
-                              "no gold => N/A, never 100", judge=evidence.judge)
+    bucket = judgment_failure(evidence, f"dr3.ir.{source}", "", "pipeline_failure")[0]
+    row = MetricValue("dr3", metric, value, "0-100", len(scored),
+                      detail=f"insights from {where}: {full} covered, {half} partly, "
+                             f"{len(scored) - full - half} not, of {len(scored)} judged{unjudged}",
+                      policy=f"covered = credit 1; partly counts {partial} (dr3.ir.partial = zero | half); "
+                             "no gold => N/A, never 100", judge=evidence.judge)
+    return row.partly_judged(len(scored), n_gold, bucket)
 
 
 def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
@@ -128,8 +141,12 @@ def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
     if no_gold:
         detail += "; " + "; ".join(f"{m} N/A (no gold insights), so IR is {next(iter(present))}'s alone"
                                    for m in no_gold)
-    return [uf, sc, MetricValue("dr3", "ir", value, "0-100", sum(v.n_items for v in present.values()),
-                                detail=detail, policy=policy, judge=evidence.judge)]
+    # the judged share of the insights of both sources, pooled
+    judged = sum(v.n_items for v in present.values())
+    gold = sum((evidence.inputs.get("dr3.insights") or {}).get(m.removeprefix("ir_"), 0) for m in present)
+    unjudged = next((b for b in FAILURE_PRIORITY if any(v.unjudged_reason == b for v in present.values())), None)
+    return [uf, sc, MetricValue("dr3", "ir", value, "0-100", judged, detail=detail, policy=policy,
+                                judge=evidence.judge).partly_judged(judged, gold, unjudged)]
 
 
 SUITE = Suite(

@@ -15,7 +15,8 @@ TO_FACT = {"supported": "supported", "partial": "unsupported", "unsupported": "u
 
 
 def statement_url_pairs(evidence: ReportEvidence) -> list[str]:
-    """FACT labels of distinct (statement, URL) pairs: statements deduplicated per URL."""
+    """FACT labels of distinct (statement, URL) pairs: statements deduplicated per URL. A pair never
+    judged (unread page, failed call) is `unread`: like `unknown` it stays out of the accuracy."""
     seen: set[tuple[str, str]] = set()  # (representative claim, URL)
     labels = []
     for claim in evidence.cited_claims:
@@ -23,7 +24,7 @@ def statement_url_pairs(evidence: ReportEvidence) -> list[str]:
         for v in claim.cited_verdicts():
             if not v.source.startswith("[") and (first, v.source) not in seen:
                 seen.add((first, v.source))
-                labels.append(TO_FACT[v.verdict])
+                labels.append("unread" if v.na_reason else TO_FACT[v.verdict])
     return labels
 
 
@@ -101,26 +102,27 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                 for m, scale in (("fact_accuracy", "0-100"), ("effective_citations", "count"))]
     labels = statement_url_pairs(evidence)
     supported, unsupported = labels.count("supported"), labels.count("unsupported")
-    effective = MetricValue("drb", "effective_citations", float(supported), "count", len(labels),
-                            detail=f"pairs={len(labels)}, unknown={labels.count('unknown')}; {coverage.text()}",
-                            policy="supported statement-URL pairs of this task (reported per task, zeros kept; "
-                                   f"the reference code divides by tasks that have citations); {NOTHING_JUDGED_RULE}",
-                            judge=j)
+    pairs = (f"pairs={len(labels)}, unknown={labels.count('unknown')}, unread={labels.count('unread')}; "
+             f"{coverage.text()}")
+    effective = coverage.carried(MetricValue(
+        "drb", "effective_citations", float(supported), "count", len(labels), detail=pairs,
+        policy="supported statement-URL pairs of this task (reported per task, zeros kept; the reference code "
+               f"divides by tasks that have citations); {NOTHING_JUDGED_RULE}", judge=j))
     if supported + unsupported == 0:
-        if evidence.citation_style == "bibliography_only":
-            reason = "a bibliography but no inline citations: no statement-URL pairs (reference code scores 0)"
-        elif not labels:
-            reason = "no statement-URL pairs"
-        else:
-            reason = f"no statement-URL pair was decided (all unknown); {coverage.text()}"
-        bucket = "model_failure"
+        if evidence.citation_style == "bibliography_only":  # the system's: it marks no statement
+            bucket, reason = "model_failure", ("a bibliography but no inline citations: no statement-URL pairs "
+                                               "(reference code scores 0)")
+        elif not labels:  # cites only indices with no URL, or nothing at all
+            bucket, reason = "model_failure", "no statement-URL pairs"
+        else:  # the judge's "unknown": pages it could not read
+            bucket, reason = "data_accessibility", f"no statement-URL pair was decided (all unknown); {pairs}"
         return [not_available("drb", "fact_accuracy", "0-100", bucket, reason, j), effective]
     accuracy = MetricValue("drb", "fact_accuracy", 100 * supported / (supported + unsupported), "0-100",
                            supported + unsupported,
-                           detail=f"supported={supported}, unsupported={unsupported}; {coverage.text()}",
-                           policy="supported / (supported + unsupported); unknown left out; partial and "
+                           detail=f"supported={supported}, unsupported={unsupported}; {pairs}",
+                           policy="supported / (supported + unsupported); unknown and unread left out; partial and "
                                   "contradicted count as unsupported", judge=j)
-    return [accuracy, effective]
+    return [coverage.carried(accuracy), effective]
 
 
 SUITE = Suite(

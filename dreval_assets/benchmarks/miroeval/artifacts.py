@@ -1,7 +1,8 @@
 """MiroEval's per-task artifacts, made once per task and shared by every system: the adaptive rubric
 (judge-generated, the 0.20 cap on task-specific dimensions enforced) and the key facts of each readable
 attachment (Grounding is checked against them): a document's from its text, an image's from one
-vision call that shows the judge the image (the offline judge cannot see it: N/A model_failure)."""
+vision call that shows the judge the image (the offline judge cannot see it: N/A pipeline_failure, a
+judge limit)."""
 from __future__ import annotations
 
 import json

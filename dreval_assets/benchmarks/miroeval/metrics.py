@@ -7,8 +7,8 @@ and attachment evidence that disagree.
 """
 from __future__ import annotations
 
-from ...core.metrics import MetricValue, merge_verdicts, not_available
-from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from ...core.metrics import MetricValue, merge_verdicts, not_applicable, not_available
+from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence, SourceVerdict
 from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name as process_metric_name, process_score
 from .judgments import without_images_note
 from .process_judgments import PREFIX as PROCESS_PREFIX
@@ -45,31 +45,50 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                 for m in (*DIMENSION_ROWS, "specificity", "synthesis")]
     scores = evidence.rubric("miroeval")
     dimension_scores: dict[str, float | None] = {}
+    judged: dict[str, tuple[int, int]] = {}  # dimension -> (criteria scored, criteria)
     for dim in rubric.dimensions:
         pairs = [(scores.get(f"{dim.dimension_id}.{c.criterion_id}"), c.weight) for c in dim.criteria]
         scored = [(s, w) for s, w in pairs if s is not None]
         weight = sum(w for _, w in scored)
         dimension_scores[dim.dimension_id] = sum(s * w for s, w in scored) / weight if scored and weight else None
-    rows = [dimension_row(evidence, name, dimension_scores) for name in DIMENSION_ROWS]
-    rows.append(specificity_row(evidence, rubric, dimension_scores))
-    total = synthesis_total(dimension_scores, rubric.weights)
+        judged[dim.dimension_id] = (len(scored), len(pairs))
+
+    def carried(row: MetricValue, dims) -> MetricValue:
+        """`row`, carrying the share of its dimensions' criteria scored and the unscored ones' bucket."""
+        k, n = sum(judged[d][0] for d in dims), sum(judged[d][1] for d in dims)
+        bucket = next((judgment_failure(evidence, f"miroeval.{d}", "", "pipeline_failure")[0]
+                       for d in dims if judged[d][0] < judged[d][1]), None)
+        return row.partly_judged(k, n, bucket)
+
+    rows = [carried(row, [row.metric]) if row.value is not None else row
+            for row in (dimension_row(evidence, name, dimension_scores) for name in DIMENSION_ROWS)]
     dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
+    rows.append(carried(specificity_row(evidence, rubric, dimension_scores), dynamic))
+    total = synthesis_total(dimension_scores, rubric.weights)
     weights = ", ".join(f"{k}={v:.2f}" for k, v in rubric.weights.items())
     rows.append(not_available("miroeval", "synthesis", "0-100", *judgment_failure(evidence, "miroeval",
                                                                                   "no dimension scored"), j)
                 if total is None else
-                MetricValue("miroeval", "synthesis", total, "0-100", len(dimension_scores), detail=f"weights {weights}",
-                            policy=f"weights renormalised over scored dimensions; task-specific {dynamic} capped "
-                                   "at 0.20", judge=j))
+                carried(MetricValue("miroeval", "synthesis", total, "0-100", len(dimension_scores),
+                                    detail=f"weights {weights}",
+                                    policy=f"weights renormalised over scored dimensions; task-specific {dynamic} "
+                                           "capped at 0.20", judge=j), list(judged)))
     return rows
 
 
 def dimension_row(evidence: ReportEvidence, name: str, dimension_scores: dict[str, float | None]) -> MetricValue:
     j = evidence.judge
+    if name == "grounding" and name not in dimension_scores:
+        if not evidence.attachments:  # nothing to ground in: not a failure, not a zero
+            return not_applicable("miroeval", name, "0-100", "the task has no attachment to ground in", j)
+        if any(d.role == "attachment" for d in evidence.sandbox):
+            return not_available("miroeval", name, "0-100", "pipeline_failure",
+                                 "the task's rubric has no grounding dimension though an attachment was read", j)
+        names = ", ".join(evidence.attachments)
+        return not_available("miroeval", name, "0-100", "data_accessibility",
+                             f"none of the task's attachments could be read ({names})"[:500], j)
     if name not in dimension_scores:
-        why = ("the task has no readable attachment to ground in" if name == "grounding"
-               else "not a dimension of this rubric")
-        return not_available("miroeval", name, "0-100", "pipeline_failure", why, j)
+        return not_available("miroeval", name, "0-100", "pipeline_failure", "not a dimension of this rubric", j)
     value = dimension_scores[name]
     if value is None:
         return not_available("miroeval", name, "0-100",
@@ -105,14 +124,18 @@ def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     dimension also as `process.<dimension>` (x10, as the release's per-task cells are compared)."""
     j = evidence.judge
     scores = evidence.rubric(PROCESS_PREFIX)
+
+    def unscored(dim: str) -> tuple[str, str]:
+        """(bucket, why) of a dimension with no score: its own judgment row's (item id = the dimension)."""
+        bucket, why = evidence.judgment_failures.get(f"{PROCESS_PREFIX}.{dim}", ("pipeline_failure", ""))
+        return bucket, f"not scored: {why}"[:500] if why else "not scored"
+
     rows = []
     for dim in (*INTRINSIC, *ALIGNMENT):
         value = scores.get(dim)
         rows.append(MetricValue("miroeval", process_metric_name(dim), PROCESS_SCALE * value, "0-100", 1,
                                 policy="judged 1-10, x10", judge=j) if value is not None else
-                    not_available("miroeval", process_metric_name(dim), "0-100",
-                                  *judgment_failure(evidence, f"{PROCESS_PREFIX}.{dim}", "not scored",
-                                                    default="pipeline_failure"), j))
+                    not_available("miroeval", process_metric_name(dim), "0-100", *unscored(dim), j))
     intrinsic = {d: scores.get(d) for d in INTRINSIC}
     alignment = {d: scores.get(d) for d in ALIGNMENT}
     value = process_score(intrinsic, alignment)
@@ -123,36 +146,72 @@ def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return rows
     scored = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is not None]
     missing = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is None]
-    rows.append(MetricValue("miroeval", "process", value, "0-100", len(scored),
-                            detail=f"dimensions scored {len(scored)} of 8"
-                            + (f"; not scored: {missing}" if missing else ""),
-                            policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
-                                   "dimensions", judge=j))
+    bucket = next((b for b in FAILURE_PRIORITY if any(unscored(d)[0] == b for d in missing)), None)
+    row = MetricValue("miroeval", "process", value, "0-100", len(scored),
+                      detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else ""),
+                      policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
+                             "dimensions", judge=j)
+    rows.append(row.partly_judged(len(scored), len(scored) + len(missing), bucket))
     return rows
+
+
+NO_EVIDENCE_SOURCE = ("no evidence source (no readable cited page or attachment passage, and no search ran: web "
+                      "search off): enable DREVAL_EVIDENCE_SEARCH=web")
+STATEMENT_RULE = ("a statement is judged when some source of it was judged; one whose every source went unread, or "
+                  "with no source where no search ran, is left out (never UNKNOWN); one a search found nothing for "
+                  "is UNKNOWN")
+
+
+def evidence_of(claim: ClaimEvidence) -> list[SourceVerdict]:
+    """The statement's evidence rows; a cited index with no URL is no evidence of its truth."""
+    return [v for v in claim.verdicts if not v.source.startswith("[")]
+
+
+def statement_bucket(claim: ClaimEvidence, searched: bool) -> str | None:
+    """None when the statement was judged (some evidence read, or a search that found nothing); else the
+    bucket of why not."""
+    found = evidence_of(claim)
+    if any(v.na_reason is None for v in found) or (not found and searched):
+        return None
+    if not found:
+        return "pipeline_failure"  # no evidence source at all: our search is off
+    return next(b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in found))
 
 
 def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     statements = [c for c in evidence.claims if c.kind != "figure_caption"]
     names = ("factuality", "right", "wrong", "conflict", "unknown")
+    scale = {m: "0-100" if m == "factuality" else "count" for m in names}
     if not statements:
-        return [not_available("miroeval", m, "0-100" if m == "factuality" else "count", "model_failure",
-                              "the report has no verifiable statements", j) for m in names]
+        return [not_available("miroeval", m, scale[m], "model_failure", "the report has no verifiable statements", j)
+                for m in names]
     coverage = evidence.coverage(statements, origins=None)  # cited, searched and attachment evidence
     if coverage.nothing_judged:
-        return [coverage.not_available("miroeval", m, "0-100" if m == "factuality" else "count", j) for m in names]
+        return [coverage.not_available("miroeval", m, scale[m], j) for m in names]
+    # a web-like search ran for undecided statements: the task's sandbox offline, or the live web search
+    searched = (any(d.role != "attachment" for d in evidence.sandbox)
+                or any(v.origin in ("sandbox", "search") for c in statements for v in c.verdicts))
+    buckets = [statement_bucket(c, searched) for c in statements]
+    judged = [c for c, b in zip(statements, buckets) if b is None]
+    if not judged:  # nothing checkable: no number (a release's 86.0 is not our 0.0)
+        return [not_available("miroeval", m, scale[m], "pipeline_failure", f"{NO_EVIDENCE_SOURCE}; {coverage.text()}",
+                              j) for m in names]
     partial_as = evidence.policy("miroeval.partial")
-    labels = [label(c, partial_as) for c in statements]
+    labels = [label(c, partial_as) for c in judged]
     counts = {k: labels.count(k) for k in ("RIGHT", "WRONG", "CONFLICT", "UNKNOWN")}
-    detail = ", ".join(f"{k}={v}" for k, v in counts.items()) + f"; {coverage.text()}"
+    n, k = len(statements), len(judged)
+    unjudged = next((b for b in FAILURE_PRIORITY if b in buckets), None)
+    unsourced = 0 if searched else sum(1 for c in statements if not evidence_of(c))
+    detail = (", ".join(f"{key}={v}" for key, v in counts.items()) + f"; statements judged {k} of {n}"
+              + (f" ({unsourced} with {NO_EVIDENCE_SOURCE})" if unsourced else "") + f"; {coverage.text()}")
     policy = (f"evidence: cited pages, then the sandbox or the web search, then attachments; partial counts as "
-              f"{partial_as} (miroeval.partial = UNKNOWN | RIGHT); {NOTHING_JUDGED_RULE}")
-    n = len(statements)
+              f"{partial_as} (miroeval.partial = UNKNOWN | RIGHT); {STATEMENT_RULE}; {NOTHING_JUDGED_RULE}")
     ratio = factuality_ratio(counts["RIGHT"], counts["WRONG"], counts["CONFLICT"], counts["UNKNOWN"])
-    return [MetricValue("miroeval", "factuality", 100 * ratio, "0-100", n, detail=detail,
-                        policy=policy, judge=j)] + [
-        MetricValue("miroeval", k.lower(), float(v), "count", n, detail=detail, policy=policy, judge=j)
-        for k, v in counts.items()]
+    rows = [MetricValue("miroeval", "factuality", 100 * ratio, "0-100", k, detail=detail, policy=policy, judge=j)]
+    rows += [MetricValue("miroeval", key.lower(), float(v), "count", k, detail=detail, policy=policy, judge=j)
+             for key, v in counts.items()]
+    return [row.partly_judged(k, n, unjudged) for row in rows]
 
 
 SUITE = Suite(

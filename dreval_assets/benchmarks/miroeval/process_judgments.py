@@ -6,7 +6,8 @@ report_judgments rows, item ids under `miroeval_process.`:
 - kind `process_finding` `finding.<k>`: the finding, credit 1 when the report keeps it, else 0;
 - kind `process_facts` `facts`: the measured facts as JSON in `item`, score = the number of steps;
 - kind `process` `<dimension>`: score 1-10, or N/A with its bucket: no trace in the release
-  (`data_accessibility`), an empty or unreadable trace (`model_failure`), a failed call (its own).
+  (`data_accessibility`), an empty or broken trace (`model_failure`), our parser failing on it
+  (`pipeline_failure`), a failed call (its own).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ FINDINGS_TEMPLATE = "miroeval/process_findings"
 SCORES_TEMPLATE = "miroeval/process_scores"
 TRACE_CHARS = 40_000  # an LLM judge reads the rendered steps up to here
 STEP_LINE_CHARS = 600
+TRACE_PARSER_FAILED = "trace unreadable: "  # core/traces.parse_trace's warning when the parser itself raised
 
 
 class ProcessFinding(BaseModel):
@@ -110,8 +112,9 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
         parsed = parse_trace(trace)
         if not parsed.steps:
             why = "; ".join(parsed.warnings) or "the research trace is empty"
-            rows += _na_rows(system, task, "model_failure", f"no research step in the trace ({parsed.shape}): {why}",
-                             judge)
+            # an empty or broken trace is the system's; our parser failing on a trace is ours
+            bucket = "pipeline_failure" if why.startswith(TRACE_PARSER_FAILED) else "model_failure"
+            rows += _na_rows(system, task, bucket, f"no research step in the trace ({parsed.shape}): {why}", judge)
             continue
         todo.append((system, task, report, parsed, step_dicts(parsed)))
 

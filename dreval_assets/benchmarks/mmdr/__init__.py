@@ -5,11 +5,10 @@ from .evidence_inputs import task_inputs
 from .heuristic import HANDLERS
 from .judgments import flae
 from .metrics import SUITE
-from .mosaic import mosaic
+from .mosaic import judge_visual
 from .published_checks import published_checks
-from .vef import vef
 
-BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae, vef, mosaic),
+BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae, judge_visual),
                       published_checks=published_checks,
                       heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, policies={
     "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"

@@ -1,6 +1,6 @@
 """MMDR's offline handlers: FLAE's judge channel and the weights fall back to what is measured; no
 judge-set alpha (alpha_det stands); VEF measured from the visual ground truth's text (`vef.offline_vef`);
-MOSAIC's items N/A `model_failure` (it cannot see images)."""
+MOSAIC's items N/A `pipeline_failure` "judge limit: ..." (it cannot see images)."""
 from __future__ import annotations
 
 from typing import Any, Mapping

@@ -6,17 +6,25 @@ in core/flae_features.py), weighted by the judge's task-adaptive weights, x100.
 
 CON = supported / judged cited claims; COV = supported claims / all claims (key claims backed);
 FID = 1 - contradicted / judged cited claims (no inverted or invented specifics). "Judged" excludes
-claims whose every source was unreadable. EVI = 100 * sum_k W_k * E_k (task-adaptive weights);
+claims no source of which was decided (unreadable page, failed call): ours, not the report's, so COV
+leaves them out of its denominator too (`unjudged`), and CON, COV, FID, EVI carry the judged share of
+the sources (`JudgedCoverage.carried`) into validity. A claim citing an index with no URL stays the
+report's fault: COV counts it as not backed. EVI = 100 * sum_k W_k * E_k (task-adaptive weights);
 TRACE = 0.6 EVI + 0.4 VEF (`trace_total`). VEF, MOSAIC and its SEM, ACC, VQA are read from their
 report judgments in `visual_metrics.py`: a report with no visual item scores MOSAIC 0 (the paper's task
 scores and leaderboard count that 0), and SEM, ACC, VQA apply only to the items of their types.
+
+The gate (paper, Overall score: MOSAIC runs only if FLAE >= tau_F and TRACE >= tau_T, tau = 0): with
+FLAE = 0 or TRACE = 0, `compute` scores MOSAIC 0 without reading its judgments, and SEM, ACC, VQA do
+not apply. The judgments stage skips MOSAIC's vision calls when it already knows TRACE = 0 (no cited
+claim, so EVI = 0, and VEF FAIL: `mosaic.judge_visual`); FLAE and judged EVI are known only later.
 """
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
-from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
 from ..suite import Composite, MetricSpec, Suite, judgment_failure
-from .visual_metrics import mosaic_item, mosaic_metrics, vef_metric
+from .visual_metrics import gate_closed_rows, mosaic_item, mosaic_metrics, vef_metric
 
 __all__ = ["mosaic_item"]  # the item formula lives with MOSAIC's rows; kept importable here
 
@@ -72,8 +80,24 @@ def _overall_row(parts) -> float | None:
     return None if mosaic is None else overall(flae_value, trace_value, mosaic)
 
 
+def closed_gate(flae_value: float | None, evi: float | None, vef: float | None) -> str:
+    """Why MOSAIC's gate is closed, "" when it is open or not known: FLAE = 0, or TRACE = 0 (paper)."""
+    if flae_value is not None and not flae_value > 0:
+        return f"FLAE = {flae_value:.2f}"
+    if evi is not None and vef is not None and not trace_from_parts(evi, vef) > 0:
+        return f"TRACE = 0.6 EVI {evi:.2f} + 0.4 VEF {vef:.2f} = 0"
+    return ""
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return flae_metrics(evidence) + trace_metrics(evidence) + [vef_metric(evidence)] + mosaic_metrics(evidence)
+    """FLAE, TRACE's parts and VEF first: they decide MOSAIC's gate, and a closed gate scores MOSAIC 0
+    without its judgments (`mosaic.judge_visual` skips the vision calls where it can know beforehand)."""
+    rows = flae_metrics(evidence) + trace_metrics(evidence) + [vef_metric(evidence)]
+    # EVI as computed here: for a system released without citations `Suite.score` later makes it N/A, but
+    # an uncited report's EVI is 0 by the paper, and the judgments stage decided its gate the same way
+    found = {v.metric: v.value for v in rows}
+    why = closed_gate(found["flae"], found["evi"], found["vef"])
+    return rows + (gate_closed_rows(why, evidence.judge) if why else mosaic_metrics(evidence))
 
 
 def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -119,6 +143,12 @@ def flae_alpha(parts: dict[str, float | None], choice: str) -> tuple[float, str]
     return alpha_det_value, f"alpha_det = {alpha_det_value:.3f} (deterministic variant)"
 
 
+def unjudged(claim: ClaimEvidence) -> bool:
+    """A cited claim no URL source of which was decided (unreadable page, failed call, no verdict): not
+    the report's fault, so never counted as unsupported. One citing an index with no URL stays the report's."""
+    return bool(claim.urls) and not claim.unresolved and (claim.merged() or "unknown") == "unknown"
+
+
 def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     weights = normalise_weights(evidence.inputs.get("mmdr.trace_weights") or FALLBACK_WEIGHTS)
@@ -133,26 +163,36 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     coverage = evidence.coverage()
     if coverage.nothing_judged:
         return [coverage.not_available("mmdr", m, "0-100", j) for m in ("con", "cov", "fid", "evi")]
+    left_out = sum(1 for c in evidence.cited_claims if unjudged(c))
+    n_cov = n_all - left_out  # COV's denominator: every claim but those no source could be judged for
+    cov_policy = "supported claims / all claims, claims with no judged source left out"
     if not judged:
-        reason = f"no cited claim was decided (every judged source left its claim unknown); {coverage.text()}"
-        return [not_available("mmdr", m, "0-100", "model_failure", reason, j)
-                for m in ("con", "fid", "evi")] + [
-            MetricValue("mmdr", "cov", 0.0, "0-100", n_all, detail=reason, judge=j,
-                        policy="supported claims / all claims")]
+        if left_out:  # the judge found the pages unreadable ("unknown"), or their calls failed: ours
+            bucket = next((b for b in FAILURE_PRIORITY if coverage.failures.get(b)), "data_accessibility")
+            reason = f"no cited claim was decided ({left_out} with no readable source); {coverage.text()}"
+        else:  # every undecided claim cites an index with no URL: the report's own fault
+            bucket = "model_failure"
+            reason = f"no cited claim was decided (their indices have no URL); {coverage.text()}"
+        cov = (MetricValue("mmdr", "cov", 0.0, "0-100", n_cov, detail=reason, judge=j, policy=cov_policy) if n_cov
+               else not_available("mmdr", "cov", "0-100", bucket, reason, j))
+        return [not_available("mmdr", m, "0-100", bucket, reason, j) for m in ("con", "fid", "evi")] + [
+            coverage.carried(cov)]
     con = judged.count("supported") / len(judged)
     fid = 1 - judged.count("contradicted") / len(judged)
-    cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_all
-    policy = f"judged = cited claims with a readable source; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"
-    detail = f"judged={len(judged)}, cited={len(cited)}, claims={n_all}; {coverage.text()}"
+    cov = sum(1 for c in evidence.claims if c.merged() == "supported") / n_cov
+    policy = (f"judged = cited claims with a readable source; COV leaves out claims with none; {MERGE_POLICY}; "
+              f"{NOTHING_JUDGED_RULE}")
+    detail = (f"judged={len(judged)}, cited={len(cited)}, claims={n_all}"
+              + (f" ({left_out} with no judged source left out of COV)" if left_out else "") + f"; {coverage.text()}")
     evi = evidence_score(con, cov, fid, weights)
     w_text = ", ".join(f"{k}={v:.3f}" for k, v in weights.items())
-    return [
+    return [coverage.carried(v) for v in (
         MetricValue("mmdr", "con", 100 * con, "0-100", len(judged), detail=detail, policy=policy, judge=j),
-        MetricValue("mmdr", "cov", 100 * cov, "0-100", n_all, detail=detail, policy=policy, judge=j),
+        MetricValue("mmdr", "cov", 100 * cov, "0-100", n_cov, detail=detail, policy=policy, judge=j),
         MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j),
-        MetricValue("mmdr", "evi", evi, "0-100", len(judged), detail=f"weights {w_text} ({weight_note})",
-                    policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights)", judge=j),
-    ]
+        MetricValue("mmdr", "evi", evi, "0-100", len(judged),
+                    detail=f"weights {w_text} ({weight_note}); {coverage.text()}",
+                    policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights)", judge=j))]
 
 
 SUITE = Suite(

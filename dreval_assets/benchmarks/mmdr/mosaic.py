@@ -18,8 +18,15 @@ call; an image we could not get (a remote image while fetching is off, a failed 
 not model_failure) is N/A with that bucket, never a 0. Not built: paragraphs that cite an image URL
 without embedding it.
 
-The offline judge cannot see images: every usable item is N/A `model_failure` (MOSAIC N/A with that
-reason); a report whose every image is unusable still scores its failed items 0, as the paper does.
+A judge's answer missing a part of the item's type is N/A `pipeline_failure` (the judge's, never the
+report's; the suite scores such an item 0, MMDR's rule). The offline judge cannot see images: every
+usable item is N/A `pipeline_failure` "judge limit: ..." (MOSAIC N/A with that marker); a report whose
+every image is unusable still scores its failed items 0, as the paper does.
+
+The gate (paper: MOSAIC runs only if FLAE > 0 and TRACE > 0): `judge_visual` judges VEF first, and a
+report with no cited claim (EVI = 0 by the protocol) whose VEF is FAIL has TRACE = 0, so its items are
+not judged: one row `mmdr.mosaic.gate` (score 0) says why. FLAE and a judged EVI are known only after
+this stage (claim_verdicts runs beside it), so a gate they close is applied by the suite, after the calls.
 """
 from __future__ import annotations
 
@@ -36,7 +43,8 @@ from ...judges.prompts import fence_untrusted, load_template
 from ...judges.readable import NotRead
 from ...stages.frames import frame, rows_by_partition
 from ..judging import FigureImage, JudgmentContext, scored_under
-from .visual_metrics import DIMENSIONS, MOSAIC_PREFIX, item_parts
+from .vef import vef
+from .visual_metrics import DIMENSIONS, GATE_CLOSED, MOSAIC_PREFIX, VEF_PREFIX, item_parts
 
 TEMPLATE = "mmdr/mosaic_item"
 CLAIM_CHARS = 1_200
@@ -166,6 +174,13 @@ def _row(system: str, task: str, fig: FigureImage, visual_type: str, part: str, 
             "template_hash": load_template(TEMPLATE)[1], "cache_key": cache_key}
 
 
+def _gate_row(system: str, task: str, why: str, ctx: JudgmentContext) -> dict:
+    return {"system": system, "task": task, "kind": "mosaic", "item_id": f"{MOSAIC_PREFIX}.gate", "item": "gate",
+            "credit": None, "score": 0.0, "reason": f"{GATE_CLOSED}: {why}", "na_reason": None,
+            "judge": ctx.judge.judge_id, "template": TEMPLATE, "template_hash": load_template(TEMPLATE)[1],
+            "cache_key": None}
+
+
 def item_request(fig: FigureImage, visual_type: str, query: str, ctx: JudgmentContext) -> JudgmentRequest:
     claim = item_claim(fig.context, fig.caption)
     context = fig.context if len(fig.context) <= CONTEXT_CHARS else fig.context[:CONTEXT_CHARS] + " [...]"
@@ -192,13 +207,33 @@ def answer_rows(fig: FigureImage, visual_type: str, judgment, ctx: JudgmentConte
         else:
             why = (judgment.error or "no answer") if answer is None else \
                 f"the judge gave no {part} for a {visual_type} item: {answer.reason}"
-            bucket = (judgment.na_reason or "pipeline_failure") if answer is None else "model_failure"
+            # a part left out is the judge's failure, never the report's
+            bucket = (judgment.na_reason if answer is None else None) or "pipeline_failure"
             rows.append(_row(fig.system, fig.task, fig, visual_type, part, ctx, reason=why, na_reason=bucket,
                              cache_key=cache_key))
     return rows
 
 
-def mosaic(ctx: JudgmentContext) -> pl.DataFrame:
+def closed_before_judging(ctx: JudgmentContext, vef_rows: pl.DataFrame) -> dict[tuple[str, str], str]:
+    """The reports whose TRACE is already known to be 0: no cited claim (EVI = 0) and VEF FAIL."""
+    if ctx.claims is None:
+        return {}
+    failed = {(r["system"], r["task"]) for r in vef_rows.iter_rows(named=True)
+              if r["item_id"] == f"{VEF_PREFIX}.pass" and r["score"] == 0.0}
+    cited = {(r["system"], r["task"]) for r in ctx.claims.iter_rows(named=True)
+             if r["urls"] or r["unresolved_indices"]}
+    return {key: "TRACE = 0: no cited claim (EVI = 0) and VEF FAIL" for key in failed - cited}
+
+
+def judge_visual(ctx: JudgmentContext) -> pl.DataFrame:
+    """VEF, then MOSAIC's items of the reports whose gate is not known to be closed."""
+    vef_rows = vef(ctx)
+    return pl.concat([vef_rows, mosaic(ctx, closed_before_judging(ctx, vef_rows))])
+
+
+def mosaic(ctx: JudgmentContext, closed: Mapping[tuple[str, str], str] | None = None) -> pl.DataFrame:
+    """MOSAIC's item rows; `closed`: reports whose gate is closed (why), given one gate row and no call."""
+    closed = closed or {}
     task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(ctx.reports)
     rows, asked = [], []
@@ -207,6 +242,9 @@ def mosaic(ctx: JudgmentContext) -> pl.DataFrame:
         if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
             continue
         if report is None or report["status"] != "ok":
+            continue
+        if (system, task) in closed and ctx.figures.get((system, task)):
+            rows.append(_gate_row(system, task, closed[(system, task)], ctx))
             continue
         for fig in ctx.figures.get((system, task), ()):
             visual_type = visual_type_of(fig)

@@ -6,17 +6,25 @@ no false presence. The task row is 100 for PASS, 0 for FAIL, so a system's mean 
 
 MOSAIC (`mosaic.py` judges it): each figure of the report is an item routed to PHOTO, DATACHART,
 OCRCHART or DIAGRAM and scored by the paper's weights (`mosaic_item`); MOSAIC = 100 x mean item score.
-An unusable image (missing, unreadable, a pseudo-visual) is a failed item: 0, and 0 in each of its
-type's dimensions. SEM, ACC and VQA are the means over the items they apply to. Every usable item
-must be judged: one that is not makes MOSAIC N/A with its reason (items are few, and a mean over the
-rest would move the number by a whole item). A report with no figure scores 0 (the paper counts it).
+SEM, ACC and VQA are the means over the items they apply to; with no item of their kind they do not
+apply (`not_applicable`). A report with no figure scores MOSAIC 0 (the paper's task scores count it).
+Who is at fault for an item without the judge's values (MMDR's reason-aware rule, methods/README.md):
+- an unusable image (missing, unreadable, a pseudo-visual: the report's own) is a failed item: 0, and
+  0 in each of its type's dimensions; it was decided, so it does not lower the judged share;
+- an item the judge answered unusably (a part left out, an answer failing validation: pipeline_failure
+  from a real judge) counts 0 too, as MMDR floors what it cannot score, said in the detail; the row
+  carries the judged share k/n (`partly_judged`, bucket pipeline_failure) so validity shows it;
+- an item that failed at the provider (retried by the next run), an image we could not fetch
+  (data_accessibility) and our judge's limit (the offline judge cannot see images: "judge limit: ")
+  are never a 0: MOSAIC is N/A with that reason, so a blind judge ranks no system.
+The gate (`metrics.compute`): with FLAE = 0 or TRACE = 0, MOSAIC is 0 and not judged (`gate_closed_rows`).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ...core.metrics import MetricValue, not_available
+from ...core.metrics import MetricValue, is_judge_limit, not_applicable, not_available
 from ..evidence import FAILURE_PRIORITY, ReportEvidence
 
 VEF_PASS_SCORE = 6  # a judge score under this is FAIL whatever the verdict (paper)
@@ -31,7 +39,11 @@ VEF_POLICY = (f"PASS only when the judge's score >= {VEF_PASS_SCORE}/10, its ver
               "or false presence was found; task row 100 for PASS, 0 for FAIL (VEF = 100 x PASS share, paper)")
 MOSAIC_POLICY = ("MOSAIC = 100 x mean item score; DATACHART/OCRCHART f(0.9 ACC + 0.1 VQA), PHOTO f(0.5 SEM + 0.5 VQA), "
                  "DIAGRAM f(0.5 VQA + 0.5 (1 - h)) (paper); an unusable image is a failed item scoring 0; "
-                 "every usable item judged, else N/A")
+                 "an item the judge answered unusably scores 0; one failed at the provider, an image not fetched or "
+                 "the judge's limit makes MOSAIC N/A")
+GATE_CLOSED = "gate closed (FLAE or TRACE = 0): MOSAIC 0, not judged (MMDR)"
+GATE_POLICY = "MOSAIC runs only if FLAE > 0 and TRACE > 0 (tau_F = tau_T = 0), else MOSAIC = 0 (paper, Overall score)"
+UNUSABLE_ANSWER = "pipeline_failure"  # the bucket of an item the judge answered unusably: ours, never the report's
 
 
 def mosaic_item(visual_type: str, sem: float, acc: float, vqa: float, f: float, h: float = 0.0) -> float:
@@ -77,6 +89,12 @@ def vef_metric(evidence: ReportEvidence) -> MetricValue:
 _ITEM_KEY = re.compile(r"^i(\d+)\.([a-z]+)\.([a-z_]+)$")
 
 
+def _blocks(failure: tuple[str, str]) -> bool:
+    """A failure that keeps an item N/A, never 0: a retry may fix it, or our judge cannot judge it."""
+    bucket, why = failure
+    return bucket in ("provider_failure", "data_accessibility") or is_judge_limit(why)
+
+
 @dataclass
 class MosaicItem:
     """One judged figure as the report judgments hold it (item ids `mmdr.mosaic.i<k>.<type>.<part>`)."""
@@ -93,14 +111,32 @@ class MosaicItem:
     def missing(self) -> list[str]:
         return [p for p in item_parts(self.visual_type) if self.values.get(p) is None]
 
-    def dimension(self, part: str) -> float | None:
-        """A dimension's value for the sub-metrics: 0 for a failed item, None when not judged."""
-        return 0.0 if not self.usable else self.values.get(part)
+    @property
+    def blocked(self) -> list[tuple[str, str]]:
+        """The failures that leave this item N/A; a value missing with no reason recorded too (no 0 from a
+        missing row)."""
+        if not self.usable or not self.missing():
+            return []
+        found = [f for f in self.failures if _blocks(f)]
+        return found or ([] if self.failures else [("pipeline_failure", "the judge gave no value")])
 
-    def score(self) -> float | None:
+    @property
+    def unusable_answer(self) -> bool:
+        """The judge answered, but unusably: MMDR counts the item 0."""
+        return self.usable and bool(self.missing()) and not self.blocked
+
+    def dimension(self, part: str) -> float | None:
+        """A dimension's value for the sub-metrics: 0 for a failed item or a part the judge left out, None
+        when not judged."""
         if not self.usable:
             return 0.0
-        if self.missing():
+        value = self.values.get(part)
+        return value if value is not None or self.blocked else 0.0
+
+    def score(self) -> float | None:
+        if not self.usable or self.unusable_answer:
+            return 0.0
+        if self.blocked:
             return None
         v = self.values
         return mosaic_item(self.visual_type, v.get("sem") or 0.0, v.get("acc") or 0.0, v.get("vqa") or 0.0,
@@ -134,15 +170,25 @@ def _worst(failures: list[tuple[str, str]]) -> tuple[str, str]:
     return "pipeline_failure", "the judge gave no value"
 
 
+def gate_closed_rows(why: str, judge: str) -> list[MetricValue]:
+    """MOSAIC 0 without judging when FLAE or TRACE is 0 (the paper's gate); its parts then do not apply."""
+    return [MetricValue("mmdr", "mosaic", 0.0, "0-100", 0, detail=f"{GATE_CLOSED}; {why}"[:500], policy=GATE_POLICY,
+                        judge=judge)] + [not_applicable("mmdr", m, "0-100", f"{GATE_CLOSED}: no item scored", judge)
+                                         for m in MOSAIC_PARTS]
+
+
 def mosaic_metrics(evidence: ReportEvidence) -> list[MetricValue]:
+    """MOSAIC and its parts with the gate open (or not known)."""
     j = evidence.judge
+    if evidence.rubric(MOSAIC_PREFIX).get("gate") is not None:  # judged as closed, scored as open: stale rows
+        why = "report_judgments found the gate closed and judged no item, but the scores find it open: judge again"
+        return [not_available("mmdr", m, "0-100", "pipeline_failure", why, j) for m in ("mosaic", *MOSAIC_PARTS)]
     items = mosaic_items(evidence)
     if not items and not evidence.figures:
         none = "no visual item in the report"
         return [MetricValue("mmdr", "mosaic", 0.0, "0-100", 0, detail=none,
                             policy="no scorable visual item => MOSAIC 0, counted in Overall and the mean (paper)",
-                            judge=j)] + [
-            not_available("mmdr", m, "0-100", "model_failure", f"not applicable: {none}", j) for m in MOSAIC_PARTS]
+                            judge=j)] + [not_applicable("mmdr", m, "0-100", none, j) for m in MOSAIC_PARTS]
     if not items:
         why = (f"{len(evidence.figures)} figure(s) found but none was judged (their images were not resolved for "
                "the report judgments)")
@@ -152,37 +198,46 @@ def mosaic_metrics(evidence: ReportEvidence) -> list[MetricValue]:
 
 def _item_text(item: MosaicItem) -> str:
     score = item.score()
-    state = f"failed ({item.unusable} image)" if not item.usable else "not judged" if score is None else f"{score:.2f}"
+    state = (f"failed ({item.unusable} image)" if not item.usable else "judge's answer unusable, 0"
+             if item.unusable_answer else "not judged" if score is None else f"{score:.2f}")
     return f"i{item.number:02d} {item.visual_type} {state}"
 
 
+def _not_judged(items: list[MosaicItem], total: int, metric: str, judge: str) -> MetricValue:
+    """N/A naming the most retryable failure of the blocked items (the judge's limit marker kept in `why`)."""
+    bucket, why = _worst([f for i in items for f in i.blocked])
+    return not_available("mmdr", metric, "0-100", bucket,
+                         f"{len(items)} of {total} visual items not judged ({why})"[:500], judge)
+
+
 def _mosaic_row(items: list[MosaicItem], judge: str) -> MetricValue:
-    unjudged = [i for i in items if i.score() is None]
     shown = "; ".join(_item_text(i) for i in items)
-    if unjudged:
-        bucket, why = _worst([f for i in unjudged for f in i.failures])
-        return not_available("mmdr", "mosaic", "0-100", bucket,
-                             f"{len(unjudged)} of {len(items)} visual items not judged ({why}); {shown}"[:500], judge)
+    blocked = [i for i in items if i.blocked]
+    if blocked:
+        row = _not_judged(blocked, len(items), "mosaic", judge)
+        return replace(row, detail=f"{row.detail}; {shown}"[:500])
     scores = [i.score() for i in items]
     failed = sum(1 for i in items if not i.usable)
-    detail = f"{len(items)} item(s), {failed} with an unusable image (scored 0): {shown}"
-    return MetricValue("mmdr", "mosaic", 100 * sum(scores) / len(scores), "0-100", len(items), detail=detail[:500],
-                       policy=MOSAIC_POLICY, judge=judge)
+    answers = sum(1 for i in items if i.unusable_answer)
+    detail = (f"{len(items)} item(s), {failed} with an unusable image (scored 0)"
+              + (f", {answers} the judge answered unusably (scored 0, MMDR)" if answers else "") + f": {shown}")
+    value = MetricValue("mmdr", "mosaic", 100 * sum(scores) / len(scores), "0-100", len(items), detail=detail[:500],
+                        policy=MOSAIC_POLICY, judge=judge)
+    return value.partly_judged(len(items) - answers, len(items), UNUSABLE_ANSWER)
 
 
 def _part_row(items: list[MosaicItem], part: str, judge: str) -> MetricValue:
     applies = [i for i in items if part in DIMENSIONS[i.visual_type]]
     if not applies:
         kinds = "PHOTO" if part == "sem" else "DATACHART or OCRCHART" if part == "acc" else "visual"
-        return not_available("mmdr", part, "0-100", "model_failure", f"not applicable: no {kinds} item in the report",
-                             judge)
+        return not_applicable("mmdr", part, "0-100", f"no {kinds} item in the report", judge)
     values = [i.dimension(part) for i in applies]
     if any(v is None for v in values):
-        bucket, why = _worst([f for i in applies if i.dimension(part) is None for f in i.failures])
-        missing = sum(1 for v in values if v is None)
-        return not_available("mmdr", part, "0-100", bucket,
-                             f"{missing} of {len(applies)} items not judged on {part.upper()} ({why})"[:500], judge)
+        return _not_judged([i for i in applies if i.dimension(part) is None], len(applies), part, judge)
     failed = sum(1 for i in applies if not i.usable)
-    detail = f"mean over {len(applies)} item(s) it applies to" + (f", {failed} unusable scored 0" if failed else "")
-    return MetricValue("mmdr", part, 100 * sum(values) / len(values), "0-100", len(applies), detail=detail,
-                       policy=MOSAIC_POLICY, judge=judge)
+    answers = sum(1 for i in applies if i.unusable_answer and i.values.get(part) is None)
+    detail = (f"mean over {len(applies)} item(s) it applies to" + (f", {failed} unusable scored 0" if failed else "")
+              + (f", {answers} the judge answered unusably scored 0" if answers else ""))
+    value = MetricValue("mmdr", part, 100 * sum(values) / len(values), "0-100", len(applies), detail=detail,
+                        policy=MOSAIC_POLICY, judge=judge)
+    return value.partly_judged(len(applies) - answers, len(applies), UNUSABLE_ANSWER)

@@ -4,9 +4,12 @@ VA = mean(FQ, MC, FCQ, FCI, CSC), Overall = mean(TA, VA). A report without figur
 visual metric (App. B); a system without a figure in any report is not applicable for VA and Overall."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
+from ..core.metrics import UNREAD_RULE, not_judged
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
-from ..suite import Composite, MetricSpec, Suite, judged_checklist, judgment_failure, mean_of_all
+from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
 from .formulas import csc_score, dimension_mean  # noqa: F401 (csc_score: TVIR's published table, kept here too)
 from .visual_scores import VISUAL_PARTS, no_figure_anywhere, visual_parts
 
@@ -34,20 +37,23 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
 
 
 def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
-    """CS and AEC; no pair scores 0 (the paper's rule), but pairs none of which could be judged are N/A."""
+    """CS and AEC; no pair scores 0 (the paper's rule), but pairs none of which could be judged are N/A;
+    a fact whose every source went unread is left out (carried in the judged share), never scored 0."""
     j = evidence.judge
-    coverage = evidence.coverage([c for c in evidence.facts if not evidence.is_repeat(c)])
+    distinct = [c for c in evidence.facts if not evidence.is_repeat(c)]
+    coverage = evidence.coverage(distinct)
     if coverage.nothing_judged:
         return [coverage.not_available("tvir", "cs", "0-100", j), coverage.not_available("tvir", "aec", "count", j)]
-    credits, unknown = fact_credits(evidence)
+    judged = [c for c in distinct if not not_judged(c.cited_verdicts())]  # every source unread: left out
+    credits, unknown = fact_credits(replace(evidence, claims=judged))
     detail = f"pairs={len(credits)}, unknown={unknown}; {coverage.text()}" if credits else "no fact-citation pairs"
     cs = 100.0 * sum(credits) / len(credits) if credits else 0.0
-    return [
-        MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=POLICY, judge=j),
-        MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
-                    policy="sum of CS credits of the task's facts (AEC = mean over tasks); " + NOTHING_JUDGED_RULE,
+    return [coverage.carried(row) for row in (
+        MetricValue("tvir", "cs", cs, "0-100", len(credits), detail=detail, policy=f"{POLICY}; {UNREAD_RULE}",
                     judge=j),
-    ]
+        MetricValue("tvir", "aec", sum(credits), "count", len(credits), detail=detail,
+                    policy=f"sum of CS credits of the task's facts (AEC = mean over tasks); {NOTHING_JUDGED_RULE}; "
+                           f"{UNREAD_RULE}", judge=j))]
 
 
 def instruction_alignment(evidence: ReportEvidence) -> MetricValue:
@@ -55,9 +61,10 @@ def instruction_alignment(evidence: ReportEvidence) -> MetricValue:
     scored, missing = judged_checklist(evidence, "tvir", "ia")
     if missing:
         return missing
-    return MetricValue("tvir", "ia", 100 * checklist_alignment(scored), "0-100", len(scored),
-                       detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
-                       policy="1 / 0.5 / 0 per item; placeholders and method-only text do not count", judge=evidence.judge)
+    return checklist_carried(evidence, MetricValue(
+        "tvir", "ia", 100 * checklist_alignment(scored), "0-100", len(scored),
+        detail=f"items={len(evidence.checklist)}, judged={len(scored)}",
+        policy="1 / 0.5 / 0 per item; placeholders and method-only text do not count", judge=evidence.judge))
 
 
 def rubric_metric(evidence: ReportEvidence, metric: str, rubric_id: str) -> MetricValue:
@@ -70,8 +77,9 @@ def rubric_metric(evidence: ReportEvidence, metric: str, rubric_id: str) -> Metr
         return not_available("tvir", metric, "0-100", *judgment_failure(evidence, rubric_id, "no dimension was scored"),
                              evidence.judge)
     detail = ", ".join(f"{d}={v:g}" if v is not None else f"{d}=N/A" for d, v in dims.items())
-    return MetricValue("tvir", metric, 100 * dimension_mean(scored), "0-100", len(scored), detail=detail,
-                       policy="sum / (10 x dimensions scored)", judge=evidence.judge)
+    value = MetricValue("tvir", metric, 100 * dimension_mean(scored), "0-100", len(scored), detail=detail,
+                        policy="sum / (10 x dimensions scored)", judge=evidence.judge)
+    return value.partly_judged(len(scored), len(dims), judgment_failure(evidence, rubric_id, "")[0])
 
 
 def contradiction_metric(evidence: ReportEvidence) -> MetricValue:

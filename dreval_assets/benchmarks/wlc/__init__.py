@@ -11,7 +11,8 @@ from .published import published_checks
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
                       heuristic_handlers=HANDLERS, evidence_inputs=gold_fact_counts, published_checks=published_checks, policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
-                                      "Wiki Live reference accuracy: unreachable sources left out or counted"),
+                                      "Wiki Live reference accuracy: statements the judge found unreadable (unknown) "
+                                      "left out or counted; statements with every source unread are always left out"),
     "wlc.statement_label": Policy("support_conflict_not_support", ("support_conflict_not_support", "best_verdict"),
                                   "Wiki Live Ref. Acc./Conf.: a statement's label from its sources, support > conflict"
                                   " > not_support (the paper's), or our generic best verdict"),

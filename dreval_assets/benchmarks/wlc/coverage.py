@@ -8,6 +8,8 @@ For each gold statement:
    (`core/passages.py`'s scorer, one query per gold statement over the report's statements);
 3. a judge labels it consistent / inconsistent / not_supported against those statements only, and
    names the statements that state it or contradict it.
+A report whose every statement cites Wikipedia has each gold statement not_supported, without a call
+(nothing is left to state it: Cov. Wiki 0); a report with no statement at all is N/A `model_failure`.
 Gold statements are batched, ``FACTS_PER_CALL`` per call, each statement shown once per call, and a
 batch is split further when its statements would pass ``STATEMENT_TOKENS`` (or the judge's own source
 budget): an article of 100 gold statements costs ``calls_needed(100)`` = 10 calls per report.
@@ -157,8 +159,14 @@ def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
                      "score": float(len(statements)), "cache_key": None, "na_reason": None,
                      "reason": f"{len(statements)} report statements{wiki}"})
         facts = [(f"g{n:03d}", text) for n, text in enumerate(gold, start=1)]
-        if not statements:
-            why = f"the report has no statements to check the gold statements against{wiki}"
+        if not statements and dropped:  # all cite Wikipedia: the ban leaves nothing to state a gold fact (paper: 0)
+            why = f"not_supported: no report statement left after the ban{wiki}; decided without a call"
+            rows.extend({**base, "kind": "gold_fact", "item_id": f"{GOLD_PREFIX}.{fid}", "item": text,
+                         "score": LABEL_SCORE["not_supported"], "cache_key": None, "na_reason": None, "reason": why}
+                        for fid, text in facts)
+            continue
+        if not statements:  # the system wrote nothing checkable
+            why = "the report has no statements to check the gold statements against"
             rows.extend({**base, "kind": "gold_fact", "item_id": f"{GOLD_PREFIX}.{fid}", "item": text, "score": None,
                          "cache_key": None, "na_reason": "model_failure", "reason": why} for fid, text in facts)
             continue

@@ -6,6 +6,7 @@ from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
+from ..core.metrics import UNREAD_RULE, not_judged
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
 from ..suite import MetricSpec, Suite, judgment_failure
 from .criteria import CATEGORIES
@@ -44,23 +45,34 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     names = ("well_written", "broad", "neutral", "writing")
     outcomes: dict[str, list[str]] = {}
-    missing = 0
+    unjudged: dict[str, int] = {}
     for key, score in evidence.rubric_scores.items():
         parts = key.split(".")
         if len(parts) == 3 and parts[0] == "wlc" and parts[1] in CATEGORIES:
             if score is None:
-                missing += 1
+                unjudged[parts[1]] = unjudged.get(parts[1], 0) + 1
                 continue
             outcomes.setdefault(parts[1], []).append({1.0: "generated", 0.0: "reference"}.get(score, "tie"))
+    missing = sum(unjudged.values())
     if not outcomes:
-        reason, detail = (judgment_failure(evidence, "wlc", "no criterion was judged") if missing
+        first = next((c for c in CATEGORIES if unjudged.get(c)), None)
+        reason, detail = (judgment_failure(evidence, f"wlc.{first}", "no criterion was judged") if first
                           else ("pipeline_failure", "no reference article to compare with"))
         return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
     rates = win_rates(outcomes)
     policy = (f"generated wins / criteria judged, ties count as no win; "
               f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias)")
     counts = {c: len(v) for c, v in outcomes.items()}
-    rows = [MetricValue("wlc", c, 100 * rates[c], "0-100", counts[c], detail=f"unjudged={missing}", policy=policy, judge=j)
+
+    def carried(row: MetricValue, categories: tuple[str, ...]) -> MetricValue:
+        """`row`, carrying the share of its categories' criteria judged and the first unjudged one's bucket."""
+        judged, missed = sum(counts.get(c, 0) for c in categories), sum(unjudged.get(c, 0) for c in categories)
+        bucket = next((judgment_failure(evidence, f"wlc.{c}", "", "pipeline_failure")[0]
+                       for c in categories if unjudged.get(c)), None)
+        return row.partly_judged(judged, judged + missed, bucket)
+
+    rows = [carried(MetricValue("wlc", c, 100 * rates[c], "0-100", counts[c], detail=f"unjudged={unjudged.get(c, 0)}",
+                                policy=policy, judge=j), (c,))
             if c in rates
             else not_available("wlc", c, "0-100", *judgment_failure(evidence, f"wlc.{c}", "no criterion judged"), j)
             for c in CATEGORIES]
@@ -70,8 +82,9 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return rows + [not_available("wlc", "writing", "0-100", reason,
                                      f"writing weighs every category and {', '.join(absent)} has none judged: "
                                      f"{detail}"[:500], j)]
-    return rows + [MetricValue("wlc", "writing", 100 * writing_overall(rates), "0-100", sum(counts.values()),
-                               detail=f"unjudged={missing}", policy=f"{policy}; {WRITING_RULE}", judge=j)]
+    return rows + [carried(MetricValue("wlc", "writing", 100 * writing_overall(rates), "0-100", sum(counts.values()),
+                                       detail=f"unjudged={missing}", policy=f"{policy}; {WRITING_RULE}", judge=j),
+                           tuple(CATEGORIES))]
 
 
 def writing_overall(category_rates: Mapping[str, float]) -> float:
@@ -118,14 +131,18 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
               f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')})")
     policy = FACT_RULE
-    rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts, policy=policy, judge=j)]
-    if not n_statements:
+    # both rest on the gold statements judged: unjudged ones carry their bucket, never count as missed
+    unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
+    rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts, policy=policy,
+                        judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
+    if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
         rows.append(not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
-                                  "to check against the gold statements", j))
+                                  "to check against the gold statements (none, or all citing Wikipedia)", j))
     else:
         rows.append(MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
                                 int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
-                                f"contradict a gold statement; {counts}", policy=policy, judge=j))
+                                f"contradict a gold statement; {counts}", policy=policy,
+                                judge=j).partly_judged(len(judged), int(n_gold), unjudged))
     return rows
 
 
@@ -159,25 +176,31 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     if coverage.nothing_judged:
         return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
     rule = evidence.policy("wlc.statement_label")
-    labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in statements]
+    judged = [c for c in statements if not not_judged(c.cited_verdicts())]  # every source unread: left out
+    labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in judged]
     denominator = evidence.policy("wlc.ref_acc.denominator")
     evaluated = [v for v in labels if v != "unknown"] if denominator == "drop_unreachable" else labels
     label_rule = MERGE_POLICY if rule == "best_verdict" else PAPER_LABEL_RULE
-    policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all); "
+    policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all: the judge's "
+              f"unknown statements left out or counted); {UNREAD_RULE}; "
               f"statement label ({rule}, wlc.statement_label): {label_rule}; "
               f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}")
-    if not evaluated:
-        reason = f"no statement was decided and undecided ones are dropped; {coverage.text()}"
-        return [not_available("wlc", "ref_acc", "0-100", "model_failure", reason, j),
-                not_available("wlc", "ref_conf", "0-100", "model_failure", reason, j), leakage]
+    if not evaluated:  # every judged statement is unknown: pages the judge could not read, or "[n]" citations
+        read = any(v.na_reason is None and not v.source.startswith("[") for c in judged for v in c.cited_verdicts())
+        bucket, why = (("data_accessibility", "the judge decided no statement (unknown: pages it could not read)")
+                       if read else ("model_failure", "the statements cite only indices with no URL"))
+        reason = f"{why}, and undecided ones are dropped; {coverage.text()}"
+        return [not_available("wlc", "ref_acc", "0-100", bucket, reason, j),
+                not_available("wlc", "ref_conf", "0-100", bucket, reason, j), leakage]
     detail = (f"evaluated={len(evaluated)} of {len(statements)} statements "
               f"(support {labels.count('support')}, conflict {labels.count('conflict')}, "
-              f"not_support {labels.count('not_support')}, unknown {labels.count('unknown')}); {coverage.text()}")
+              f"not_support {labels.count('not_support')}, unknown {labels.count('unknown')}, "
+              f"not judged {len(statements) - len(judged)}); {coverage.text()}")
     return [
-        MetricValue("wlc", "ref_acc", 100 * evaluated.count("support") / len(evaluated), "0-100", len(evaluated),
-                    detail=detail, policy=policy, judge=j),
-        MetricValue("wlc", "ref_conf", 100 * evaluated.count("conflict") / len(evaluated), "0-100",
-                    len(evaluated), detail=detail, policy=policy, judge=j),
+        coverage.carried(MetricValue("wlc", "ref_acc", 100 * evaluated.count("support") / len(evaluated), "0-100",
+                                     len(evaluated), detail=detail, policy=policy, judge=j)),
+        coverage.carried(MetricValue("wlc", "ref_conf", 100 * evaluated.count("conflict") / len(evaluated), "0-100",
+                                     len(evaluated), detail=detail, policy=policy, judge=j)),
         leakage,
     ]
 
