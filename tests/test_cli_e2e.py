@@ -302,3 +302,29 @@ def test_an_unknown_extra_suite_is_a_clear_error(home_copy, monkeypatch, capsys)
     monkeypatch.setenv("DREVAL_SUITES", "tvirr")
     assert main(["--home", str(home_copy), "run"]) == 2
     assert "unknown suite(s) ['tvirr']" in capsys.readouterr().err
+
+
+def test_offline_judge_limits_are_never_the_systems_fault_and_dropping_figures_never_pays(home_copy, tmp_path):
+    """On the offline demo no row blames a system for what our judge cannot see or read; a system that
+    drops its figures from one TVIR report scores 0 on each visual metric there (TVIR App. B)."""
+    s = store(home_copy)
+    blamed = s.query("SELECT count(*) FROM metric_scores WHERE na_reason = 'model_failure' "
+                     "AND (detail LIKE '%cannot see%' OR detail LIKE '%does not read%')").item()
+    assert blamed == 0
+    limited = s.query("SELECT DISTINCT na_reason FROM metric_scores WHERE value IS NULL AND detail LIKE '%judge limit: %'")
+    assert limited.to_series().to_list() == ["pipeline_failure"]
+
+    dropper = tmp_path / "figure-dropper"
+    shutil.copytree(demo_root() / "systems" / "careful-scholar", dropper)
+    report = dropper / "100001.md"
+    report.write_text("\n".join(line for line in report.read_text().splitlines() if "<figure>" not in line))
+    assert main(["--home", str(home_copy), "add-system", "figure-dropper", "--reports", str(dropper)]) == 0
+    assert main(["--home", str(home_copy), "run", "--system", "figure-dropper", "--suite", "tvir"]) == 0
+    rows = dict(s.query("SELECT metric, value FROM metric_scores WHERE system = 'figure-dropper' "
+                        "AND task = 'tvir.100001' AND metric IN ('fq', 'mc', 'fcq', 'fci', 'csc', 'va')").iter_rows())
+    assert rows == {m: 0.0 for m in ("fq", "mc", "fcq", "fci", "csc", "va")}
+    board = {r["system"]: r for r in s.query("SELECT * FROM leaderboard WHERE suite = 'tvir' AND metric = 'va'")
+             .iter_rows(named=True)}
+    assert board["figure-dropper"]["mean"] == 0.0  # its one complete task; the other's figures need eyes
+    assert board["careful-scholar"]["status"] == "not_comparable" and board["careful-scholar"]["rank"] is None
+    assert all(r["rank"] is None for r in board.values())  # the offline judge ranks nobody on what it cannot see
