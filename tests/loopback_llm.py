@@ -24,6 +24,9 @@ Response shape, chosen from the request:
 * else (e.g. instructor's MD_JSON mode) -> ``content`` is the JSON inside a
   fenced ```json block.
 
+``max_tokens`` (or ``max_completion_tokens``) is honoured: an answer longer than it (4 characters
+a token) is cut there and ``finish_reason`` is ``"length"``.
+
 Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``
 plus ``IMAGE_TOKENS`` per image part (reported as
 ``usage.prompt_tokens_details.image_tokens`` when the request has images and
@@ -513,6 +516,10 @@ class LoopbackLLM:
         n_images = len(request["_images"])
         prompt_tokens = _ceil4(_prompt_chars(request)) + IMAGE_TOKENS * n_images
         completion_tokens = _ceil4(len(text))
+        budget = request.get("max_tokens") or request.get("max_completion_tokens")
+        cut = isinstance(budget, int) and completion_tokens > budget
+        if cut:  # as a real server does: the answer stops at the budget, finish_reason "length"
+            text, completion_tokens = text[:4 * budget], budget
 
         if request.get("tools"):
             name = _chosen_tool(request).get("name") or "answer"
@@ -534,6 +541,8 @@ class LoopbackLLM:
             message = {"role": "assistant", "content": "```json\n" + text + "\n```"}
             finish_reason = "stop"
 
+        if cut:
+            finish_reason = "length"
         payload = {
             "id": f"chatcmpl-loopback-{n}",
             "object": "chat.completion",

@@ -27,6 +27,7 @@ class JudgmentRequest:
     response_model: type[BaseModel]
     labels: Mapping[str, str] = field(default_factory=dict)  # run_id, asset, system, task: for the ledger only
     images: tuple[ImageInput, ...] = ()  # shown after the prompt text, in order; makes it a visual request
+    answer_tokens: int | None = None  # the answer's size when the caller knows it (else from the schema)
 
 
 class FreeText(BaseModel):

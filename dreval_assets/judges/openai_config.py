@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError, env_float, env_int
+from .answer_budget import overrides_from_env
 
 MODES = ("tools", "json", "json_schema", "md_json")
 
@@ -40,6 +41,7 @@ class OpenAIJudgeConfig:
     prices: dict[str, Price] = field(default_factory=dict)
     source_tokens: int = 3_000  # source passages per prompt (BM25-selected for the claims asked about)
     vision_model: str | None = None  # the model for requests that show images (None: `model`)
+    max_tokens: dict[str, int] = field(default_factory=dict)  # answer budgets by template (answer_budget.py)
 
     def model_for(self, visual: bool) -> str:
         """The model a request is sent to: the vision model for a visual request when one is set."""
@@ -76,6 +78,7 @@ class OpenAIJudgeConfig:
             prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
             source_tokens=env_int("DREVAL_JUDGE_SOURCE_TOKENS", 3_000, minimum=100),
             vision_model=env.get("DREVAL_JUDGE_VISION_MODEL") or None,
+            max_tokens=overrides_from_env(),
         )
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from ..core.images import data_url
 from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
+from .answer_budget import answer_budget
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
@@ -35,6 +36,7 @@ EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
 # (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
 ESTIMATED_IMAGE_TOKENS = 800
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
+LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0  # ledger rows are written when this many wait, or this old
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -48,11 +50,13 @@ class _Prepared:
     cache_key: str
     prompt_chars: int
     model: str  # the model asked: the vision model for a visual request when one is set
+    max_tokens: int  # the answer's budget: a longer answer is cut off, and N/A
     image_bytes: int = 0  # bytes of the images one request carries
 
     @property
     def estimated_tokens(self) -> int:
-        return self.prompt_chars // 4 + ESTIMATED_IMAGE_TOKENS * len(self.request.images) + EXPECTED_ANSWER_TOKENS
+        return self.prompt_chars // 4 + ESTIMATED_IMAGE_TOKENS * len(self.request.images) + min(
+            self.max_tokens, EXPECTED_ANSWER_TOKENS)
 
 
 @dataclass
@@ -89,6 +93,25 @@ class _FinalError(Exception):
         self.na_reason = na_reason
 
 
+class _LedgerBuffer:
+    """Ledger rows written as calls end, in small batches (at most `LEDGER_BATCH` rows or
+    `LEDGER_SECONDS` old), so a step killed after twenty minutes leaves those minutes' calls in the
+    ledger; the rest when the batch of requests ends, however it ends."""
+
+    def __init__(self, calls: JudgeCallStore | None) -> None:
+        self.calls, self.rows, self.since = calls, [], time.monotonic()
+
+    def add(self, row: LedgerRow) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= LEDGER_BATCH or time.monotonic() - self.since >= LEDGER_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.calls and self.rows:
+            self.calls.record(self.rows)
+        self.rows, self.since = [], time.monotonic()
+
+
 class OpenAIJudge:
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
@@ -111,15 +134,17 @@ class OpenAIJudge:
         _, template_hash = load_template(request.template)
         text = render(request.template, dict(request.variables))
         model = self.config.model_for(bool(request.images))
+        max_tokens = answer_budget(request.response_model, request.variables, request.template,
+                                   request.answer_tokens, self.config.max_tokens)
         identity = {
             "model": model, "template_hash": template_hash, "messages": [{"role": "user", "content": text}],
             "params": {"temperature": self.config.temperature, "seed": self.config.seed, "mode": self.config.mode},
             "schema": request.response_model.model_json_schema(),
-        }
+        }  # not max_tokens: an answer that fits a smaller budget stays valid under a larger one
         if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
             identity["images"] = [image.sha256 for image in request.images]
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
+        return _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model, max_tokens,
                          sum(len(image.data) for image in request.images))
 
     async def _judge_all(self, requests: list[JudgmentRequest]) -> list[Judgment]:
@@ -133,8 +158,14 @@ class OpenAIJudge:
             semaphore = asyncio.Semaphore(self.config.concurrency)
             limiter = RateLimiter(self.config.requests_per_minute, self.config.tokens_per_minute)
             in_flight: dict[str, asyncio.Task] = {}
+            ledger = _LedgerBuffer(self.calls)
 
             async def judge_one(p: _Prepared) -> _CallOutcome:
+                outcome = await answer(p)
+                ledger.add(self._account(p, outcome))  # as each call ends: a killed step loses at most a batch
+                return outcome
+
+            async def answer(p: _Prepared) -> _CallOutcome:
                 if p.cache_key in hits:
                     return _from_cache(p, hits[p.cache_key].answer_json)
                 first = p.cache_key not in in_flight
@@ -149,8 +180,8 @@ class OpenAIJudge:
             try:
                 outcomes = await asyncio.gather(*(judge_one(p) for p in prepared))
             finally:
+                ledger.flush()
                 await client.close()
-            self._account(prepared, outcomes)
         return [self._judgment(p, o) for p, o in zip(prepared, outcomes)]
 
     async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
@@ -226,7 +257,7 @@ class OpenAIJudge:
         hooks.on("completion:response", answered)
         hooks.on("parse:error", invalid)
         hooks.on("completion:error", failed)
-        params: dict[str, Any] = {"temperature": self.config.temperature}
+        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": p.max_tokens}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
         if p.request.response_model is FreeText:
@@ -246,9 +277,9 @@ class OpenAIJudge:
             invalid_answers = len(exc.failed_attempts or []) or 1
             raise _FinalError(f"answer failed validation after {invalid_answers} attempt(s): "
                               f"{_validation_summary(last)}", "pipeline_failure") from exc
-        except IncompleteOutputException as exc:
+        except IncompleteOutputException as exc:  # our budget: asking again unchanged would cut it again
             _mark_last(outcome, "cut off")
-            raise _FinalError(f"answer was cut off (max tokens): {first_line(exc, MESSAGE_CHARS)}",
+            raise _FinalError(f"answer cut off at {p.max_tokens} tokens (DREVAL_JUDGE_MAX_TOKENS)",
                               "pipeline_failure") from exc
         except (ValidationError, json.JSONDecodeError) as exc:
             _mark_last(outcome, "invalid answer")
@@ -272,8 +303,9 @@ class OpenAIJudge:
         _count_usage(outcome, getattr(response, "usage", None))
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
+        # FreeText is a system writing its report: its own output cut off or empty is the system's
         if choice is not None and choice.finish_reason == "length":
-            raise _FinalError("answer was cut off (max tokens)", "model_failure")
+            raise _FinalError(f"answer cut off at {p.max_tokens} tokens", "model_failure")
         if not text.strip():
             raise _FinalError("the endpoint answered with no text", "model_failure")
         outcome.trail[-1] = "ok"
@@ -295,33 +327,30 @@ class OpenAIJudge:
         price = self.config.prices.get(p.model)
         return price.cost(outcome.tokens_in, outcome.tokens_out) if price else None
 
-    def _account(self, prepared: list[_Prepared], outcomes: list[_CallOutcome]) -> None:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
-        rows = []
-        for p, o in zip(prepared, outcomes):
-            cost = self._cost(p, o)
-            image_bytes = _image_bytes_sent(p, o)
-            self.stats.requests += 1
-            self.stats.cache_hits += o.cache_hit
-            self.stats.calls += not o.cache_hit
-            self.stats.failures += o.answer is None
-            self.stats.validation_retries += o.validation_retries
-            self.stats.tokens_in += o.tokens_in
-            self.stats.tokens_out += o.tokens_out
-            self.stats.add_cost(cost)
-            self.stats.image_bytes += image_bytes
-            labels = p.request.labels
-            rows.append(LedgerRow(
-                call_id=str(uuid.uuid4()), called_at=now, run_id=labels.get("run_id"), asset=labels.get("asset"),
-                system=labels.get("system"), task=labels.get("task"), judge_id=self.judge_id,
-                model=p.model, template=p.request.template, template_hash=p.template_hash,
-                cache_key=p.cache_key, cache_hit=o.cache_hit,
-                outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
-                attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
-                tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
-                image_bytes=image_bytes, image_tokens=o.image_tokens))
-        if self.calls:
-            self.calls.record(rows)
+    def _account(self, p: _Prepared, o: _CallOutcome) -> LedgerRow:
+        """Count one ended request in the stats; its ledger row."""
+        cost = self._cost(p, o)
+        image_bytes = _image_bytes_sent(p, o)
+        self.stats.requests += 1
+        self.stats.cache_hits += o.cache_hit
+        self.stats.calls += not o.cache_hit
+        self.stats.failures += o.answer is None
+        self.stats.validation_retries += o.validation_retries
+        self.stats.tokens_in += o.tokens_in
+        self.stats.tokens_out += o.tokens_out
+        self.stats.add_cost(cost)
+        self.stats.image_bytes += image_bytes
+        labels = p.request.labels
+        return LedgerRow(
+            call_id=str(uuid.uuid4()), called_at=datetime.now(timezone.utc).replace(tzinfo=None),
+            run_id=labels.get("run_id"), asset=labels.get("asset"),
+            system=labels.get("system"), task=labels.get("task"), judge_id=self.judge_id,
+            model=p.model, template=p.request.template, template_hash=p.template_hash,
+            cache_key=p.cache_key, cache_hit=o.cache_hit,
+            outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
+            attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
+            tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
+            image_bytes=image_bytes, image_tokens=o.image_tokens)
 
     def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
         provenance = Provenance(

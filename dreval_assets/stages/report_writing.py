@@ -12,6 +12,7 @@ from ..judges.base import FreeText, Judge, JudgmentRequest
 from .frames import text_hash
 
 TEMPLATE = "report_protocol"
+REPORT_TOKENS = 16_384  # a long cited report (~2,500 words is ~3,500 tokens): room, yet a bound
 
 
 def write_reports(keys: Sequence[tuple[str, str]], tasks: pl.DataFrame, writer: Judge,
@@ -21,7 +22,8 @@ def write_reports(keys: Sequence[tuple[str, str]], tasks: pl.DataFrame, writer: 
     wanted = [k for k in keys if k[1] in task_rows]
     requests = [JudgmentRequest(TEMPLATE, {"query": task_rows[t]["query"],
                                            "attachments_note": _attachments_note(task_rows[t])},
-                                FreeText, {**(labels or {}), "system": s, "task": t}) for s, t in wanted]
+                                FreeText, {**(labels or {}), "system": s, "task": t}, answer_tokens=REPORT_TOKENS)
+                for s, t in wanted]
     rows = {}
     for (system, task), judgment in zip(wanted, writer.judge_many(requests), strict=True):
         row = {"system": system, "task": task, "source_path": f"endpoint model {writer.judge_id}",

@@ -109,7 +109,14 @@ def _request(chunk: _Chunk, labels: Mapping[str, str]) -> JudgmentRequest:
                    f"{fence_untrusted(_one_line(before.text))}\nBEFORE>>>\n")
     variables = {"units": fence_untrusted(_listing(chunk.units)), "context": context}
     return JudgmentRequest(TEMPLATE, variables, StatementExtraction,
-                           {**labels, "system": chunk.system, "task": chunk.task})
+                           {**labels, "system": chunk.system, "task": chunk.task},
+                           answer_tokens=extraction_budget(variables["units"]))
+
+
+def extraction_budget(units: str) -> int:
+    """Statements restate their units about once, with unit ids and JSON around them: ~1.5x the
+    units' tokens (4 characters a token), plus room for the frame."""
+    return int(1.5 * len(units) / 4) + 200
 
 
 def _listing(units: list[Unit]) -> str:

@@ -1,0 +1,99 @@
+"""Bounded answers: every judge request carries `max_tokens` sized from its template's answer; an
+answer cut off at that budget is N/A `pipeline_failure`, said with the budget, and not asked again
+unchanged. The loopback server cuts an answer at `max_tokens` as a real server does."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from judge_answers import dreval_answer  # noqa: E402
+from test_openai_judge import batch_request, claim_request, make_judge  # noqa: E402
+
+from dreval_assets.core.models import ClaimVerdict, ClaimVerdictBatch, StatementExtraction  # noqa: E402
+from dreval_assets.errors import ConfigError  # noqa: E402
+from dreval_assets.judges.answer_budget import CEILING, FLOOR, answer_budget, overrides_from_env  # noqa: E402
+from dreval_assets.stages.statements import extraction_budget  # noqa: E402
+
+
+def test_budget_grows_with_the_items_asked_and_stays_bounded():
+    one = answer_budget(ClaimVerdict, {}, "claim_verdict")
+    eight = answer_budget(ClaimVerdictBatch, {"items": [{}] * 8}, "claim_verdicts_batch")
+    twenty = answer_budget(ClaimVerdictBatch, {"items": [{}] * 20}, "claim_verdicts_batch")
+    assert FLOOR <= one < eight < twenty <= CEILING
+    assert answer_budget(ClaimVerdictBatch, {"items": [{}] * 500}, "claim_verdicts_batch") == CEILING
+    assert answer_budget(StatementExtraction, {}, "statement_extraction", asked=extraction_budget("x" * 6000)) == 2450
+    assert answer_budget(ClaimVerdict, {}, "claim_verdict", overrides={"claim_verdict": 64}) == 64
+    assert answer_budget(ClaimVerdict, {}, "claim_verdict", overrides={"*": 900}) == 900
+
+
+def test_the_override_setting_is_checked():
+    assert overrides_from_env("2048") == {"*": 2048}
+    assert overrides_from_env('{"claim_verdict": 300}') == {"claim_verdict": 300}
+    for bad in ("lots", '{"claim_verdict": -1}', "[1, 2]"):
+        with pytest.raises(ConfigError, match="DREVAL_JUDGE_MAX_TOKENS"):
+            overrides_from_env(bad)
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema", "md_json"])
+def test_every_request_is_bounded_and_a_cut_answer_is_na_once(llm, calls, mode):
+    judge = make_judge(llm, calls, mode=mode, validation_retries=2)
+    [ok] = judge.judge_many([claim_request("The Lowmarsh ferry carried 41,200 passengers in 2023.")])
+    assert ok.answer is not None
+    assert llm.requests[0]["max_tokens"] == answer_budget(ClaimVerdict, {}, "claim_verdict")
+
+    tight = make_judge(llm, calls, mode=mode, validation_retries=2, max_tokens={"claim_verdicts_batch": 20})
+    sent = len(llm.requests)
+    [cut] = tight.judge_many([batch_request({f"c{i}": f"The ferry carried {40_000 + i} passengers." for i in range(6)})])
+    assert cut.answer is None and cut.na_reason == "pipeline_failure"
+    assert cut.error.startswith("answer cut off at 20 tokens")
+    assert len(llm.requests) == sent + 1  # neither retried nor re-asked: the same budget would cut it again
+    assert llm.requests[-1]["max_tokens"] == 20
+    row = calls.store.query("SELECT outcome, tokens_out, error FROM judge_ledger ORDER BY called_at DESC LIMIT 1").row(0)
+    assert row[0] == "pipeline_failure" and row[1] == 20 and "cut off at 20 tokens" in row[2]
+
+
+KILLED_JUDGE = """
+import sys
+sys.path[:0] = {paths!r}
+from test_openai_judge import claim_request
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.store.db import Store
+from dreval_assets.store.judge_calls import JudgeCallStore
+store = Store({db!r})
+store.ensure_schema()
+judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url={url!r}, api_key="x", concurrency=1),
+                    JudgeCallStore(store))
+judge.judge_many([claim_request(f"The ferry carried {{40_000 + i}} passengers in 2023.") for i in range(60)])
+"""
+
+
+def test_a_killed_step_leaves_its_ended_calls_in_the_ledger(tmp_path):
+    """Answers are cached as they arrive, and their ledger rows follow in small batches: a step killed
+    mid-batch keeps what it paid for on the books (all but the last few calls)."""
+    import signal
+    import subprocess
+    import time
+
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.store.db import Store
+
+    db = tmp_path / "killed.duckdb"
+    tests = Path(__file__).parent
+    with LoopbackLLM(answer=dreval_answer, latency_s=0.05) as llm:
+        script = KILLED_JUDGE.format(paths=[str(tests.parent), str(tests)], db=str(db), url=llm.base_url)
+        child = subprocess.Popen([sys.executable, "-c", script])
+        deadline = time.monotonic() + 60
+        while llm.n_calls < 40 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        answered = llm.n_calls
+    assert 40 <= answered < 60  # killed mid-batch
+    store = Store(db)
+    cached = store.query("SELECT count(*) FROM judge_cache").item()
+    booked = store.query("SELECT count(*) FROM judge_ledger WHERE outcome = 'ok'").item()
+    assert cached >= answered - 1 and answered - 16 - 1 <= booked <= cached  # at most one batch not yet written
