@@ -279,9 +279,11 @@ def _preflight_judge(settings: Settings, store: Store) -> None:
     from .judges.preflight import PreflightFailed
 
     try:
-        check_judge(settings.judge, store, settings.home)
+        found = check_judge(settings.judge, store, settings.home)
     except PreflightFailed as exc:
         raise CliError(f"judge check failed, nothing was run: {exc}") from exc
+    if found:
+        print(found)
 
 
 def cmd_verify(args, settings: Settings) -> int:

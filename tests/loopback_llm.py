@@ -358,6 +358,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path in CHAT_PATHS:
             self._send(405, _error_body(405, "use POST"), {"Allow": "POST"})
+        elif path == "/props" and self.server.llm.context_tokens:  # llama.cpp's server settings
+            self._send(200, {"default_generation_settings": {"n_ctx": self.server.llm.context_tokens}})
         else:
             self._send(404, _error_body(404, f"unknown path {self.path!r}"))
 
@@ -368,8 +370,10 @@ class LoopbackLLM:
     """In-process fake of the OpenAI chat-completions endpoint (see module doc)."""
 
     def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
-                 report_image_tokens: bool = True) -> None:
+                 report_image_tokens: bool = True, context_tokens: int | None = None) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
+        # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
+        self.context_tokens = context_tokens
         self.latency_s = float(latency_s)
         self.report_image_tokens = report_image_tokens  # off: usage has no prompt_tokens_details
         self.requests: list[dict] = []
@@ -493,6 +497,12 @@ class LoopbackLLM:
             self._sleep(fault.seconds)
             if self._stopping.is_set():
                 return 503, _error_body(503, "loopback server stopping"), {}, None
+
+        if self.context_tokens:
+            needed = _ceil4(_prompt_chars(request)) + (request.get("max_tokens") or 0)
+            if needed > self.context_tokens:
+                return 400, _error_body(400, f"the request exceeds the available context size ({needed} > "
+                                             f"{self.context_tokens} tokens)"), {}, None
 
         schema = _schema_of(request)
         plain = False

@@ -97,3 +97,36 @@ def test_a_killed_step_leaves_its_ended_calls_in_the_ledger(tmp_path):
     cached = store.query("SELECT count(*) FROM judge_cache").item()
     booked = store.query("SELECT count(*) FROM judge_ledger WHERE outcome = 'ok'").item()
     assert cached >= answered - 1 and answered - 16 - 1 <= booked <= cached  # at most one batch not yet written
+
+
+def test_the_judge_learns_the_context_window_and_never_sends_a_prompt_that_cannot_fit(calls, monkeypatch):
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.judges.context_window import discover, prompt_tokens
+
+    monkeypatch.delenv("DREVAL_JUDGE_CONTEXT", raising=False)
+    with LoopbackLLM(answer=dreval_answer, context_tokens=1200) as llm:
+        window = discover(llm.base_url, "loopback-model")
+        assert (window.tokens, window.source) == (1200, llm.base_url.removesuffix("/v1") + "/props")
+        judge = make_judge(llm, calls)
+        short = claim_request("The Lowmarsh ferry carried 41,200 passengers in 2023.")
+        long_page = dict(short.variables, source_text="The ferry sailed on. " * 400)  # ~8,400 characters
+        too_long = type(short)(short.template, long_page, short.response_model)
+        ok, refused = judge.judge_many([short, too_long])
+        assert ok.answer is not None and len(llm.requests) == 1  # the long one was never sent
+        assert refused.answer is None and refused.na_reason == "pipeline_failure"
+        assert "exceeds the model's context of 1200" in refused.error
+        sent = llm.requests[0]
+        assert sent["max_tokens"] <= 1200 - prompt_tokens(sent["messages"][0]["content"]) + 16
+
+    assert discover("http://127.0.0.1:9/v1", "m", setting="4096").tokens == 4096
+    assert discover(None, "m", setting="").tokens is None
+
+
+def test_a_server_refusing_the_prompt_for_its_context_is_ours_not_the_providers(llm, calls, monkeypatch):
+    monkeypatch.setenv("DREVAL_JUDGE_CONTEXT", "100000")  # we believe it fits; the server says otherwise
+    llm.context_tokens = 50
+    judge = make_judge(llm, calls, max_attempts=3)
+    [refused] = judge.judge_many([claim_request("The Lowmarsh ferry carried 41,200 passengers in 2023.")])
+    assert refused.na_reason == "pipeline_failure" and "prompt exceeds the model's context" in refused.error
+    assert len(llm.requests) == 1  # a 400 is final: not retried

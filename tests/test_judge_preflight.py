@@ -173,3 +173,15 @@ def test_one_preflight_per_command_and_none_when_nothing_is_due(ferry_home, monk
     assert store.query("SELECT value FROM metric_scores WHERE metric = 'supported_ratio'").item() == 100.0
     assert main(["--home", str(ferry_home), "run"]) == 0  # nothing to do: no request at all
     assert preflights() == 1
+
+
+def test_the_preflight_says_the_model_context_and_mode_it_found(ferry_home, monkeypatch, capsys, llm):
+    openai_env(monkeypatch, llm.base_url)
+    monkeypatch.delenv("DREVAL_JUDGE_CONTEXT", raising=False)
+    llm.context_tokens = 8192
+    assert main(["--home", str(ferry_home), "run"]) == 0
+    out = capsys.readouterr().out
+    assert f"judge loopback-model at {llm.base_url}: context 8192 tokens" in out and "mode tools" in out
+    preflight = next(r for r in llm.requests if r["messages"] == [{"role": "user", "content": PROMPT}])
+    assert preflight["max_tokens"] == 16
+    assert all(isinstance(r.get("max_tokens"), int) for r in llm.requests)  # every request is bounded

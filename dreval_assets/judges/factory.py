@@ -21,15 +21,21 @@ def make_judge(kind: str, store: Store | None = None, home: Path | None = None) 
     raise ConfigError(f"unknown judge {kind!r}")
 
 
-def check_judge(kind: str, store: Store | None = None, home: Path | None = None) -> None:
+def check_judge(kind: str, store: Store | None = None, home: Path | None = None) -> str:
     """Before a run: the configured judge can answer (its settings are complete and, for an
-    endpoint, one cheap request succeeds). Raises ConfigError or PreflightFailed with one line."""
+    endpoint, one cheap request succeeds). Raises ConfigError or PreflightFailed with one line;
+    returns what it found (model, context window, mode), '' for the offline judge."""
     if kind != "openai":
-        return
+        return ""
+    from .context_window import discover
     from .openai_config import OpenAIJudgeConfig
     from .preflight import check_judge_endpoint
 
-    check_judge_endpoint(OpenAIJudgeConfig.from_env(home), JudgeCallStore(store) if store else None)
+    config = OpenAIJudgeConfig.from_env(home)
+    check_judge_endpoint(config, JudgeCallStore(store) if store else None)
+    window = discover(config.base_url, config.model, config.api_key)
+    context = f"context {window.tokens} tokens ({window.source})" if window.tokens else f"context {window.source}"
+    return f"judge {config.model} at {config.base_url or 'the OpenAI API'}: {context}; mode {config.mode}"
 
 
 def make_writer(entry, store: Store | None = None, home: Path | None = None) -> Judge:

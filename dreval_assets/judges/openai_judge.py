@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import time
 import uuid
 from contextlib import nullcontext
@@ -22,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 from ..core.images import data_url
 from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
-from .answer_budget import answer_budget
+from .answer_budget import FLOOR, answer_budget
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
+from .context_window import ContextWindow, discover, prompt_tokens
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
@@ -36,6 +38,7 @@ EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
 # (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
 ESTIMATED_IMAGE_TOKENS = 800
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
+CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0  # ledger rows are written when this many wait, or this old
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
@@ -52,6 +55,7 @@ class _Prepared:
     model: str  # the model asked: the vision model for a visual request when one is set
     max_tokens: int  # the answer's budget: a longer answer is cut off, and N/A
     image_bytes: int = 0  # bytes of the images one request carries
+    too_long: str = ""  # why the prompt is not sent: it would not fit the model's context
 
     @property
     def estimated_tokens(self) -> int:
@@ -119,11 +123,14 @@ class OpenAIJudge:
         self.source_token_budget = config.source_tokens
         self.calls = calls
         self.stats = JudgeStats()
+        self.window: ContextWindow | None = None  # the model's context, asked once before the first batch
 
     # -- public -----------------------------------------------------------------------
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         if not requests:
             return []
+        if self.window is None:
+            self.window = discover(self.config.base_url, self.config.model, self.config.api_key)
         return asyncio.run(self._judge_all(list(requests)))
 
     def cache_key(self, request: JudgmentRequest) -> str:
@@ -144,8 +151,15 @@ class OpenAIJudge:
         if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
             identity["images"] = [image.sha256 for image in request.images]
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model, max_tokens,
-                         sum(len(image.data) for image in request.images))
+        prepared = _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
+                             max_tokens, sum(len(image.data) for image in request.images))
+        room = self.window.room_for_answer(prompt_tokens(text, len(request.images))) if self.window else None
+        if room is not None and room < min(FLOOR, max_tokens):
+            prepared.too_long = (f"prompt of ~{self.window.tokens - room} tokens exceeds the model's context of "
+                                 f"{self.window.tokens} ({self.window.source}) with room for an answer")
+        elif room is not None:
+            prepared.max_tokens = min(max_tokens, room)  # the answer may take what the prompt leaves
+        return prepared
 
     async def _judge_all(self, requests: list[JudgmentRequest]) -> list[Judgment]:
         prepared = [self._prepare(r) for r in requests]
@@ -168,6 +182,8 @@ class OpenAIJudge:
             async def answer(p: _Prepared) -> _CallOutcome:
                 if p.cache_key in hits:
                     return _from_cache(p, hits[p.cache_key].answer_json)
+                if p.too_long:  # never sent to fail
+                    return _CallOutcome(None, na_reason="pipeline_failure", error=p.too_long)
                 first = p.cache_key not in in_flight
                 if first:
                     in_flight[p.cache_key] = asyncio.ensure_future(self._call(p, patched, semaphore, limiter))
@@ -404,6 +420,9 @@ def _classify_api_error(exc: BaseException) -> Exception:
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
         return _RetryableError(f"{type(exc).__name__}: {message}", None)
     if isinstance(exc, openai.APIStatusError):
+        if exc.status_code == 400 and CONTEXT_ERROR.search(message):  # our prompt, not the provider's fault
+            return _FinalError(f"prompt exceeds the model's context (set DREVAL_JUDGE_CONTEXT): {message}",
+                               "pipeline_failure")
         if exc.status_code >= 500:
             return _RetryableError(f"{exc.status_code} server error: {message}",
                                    retry_after_seconds(exc.response.headers))

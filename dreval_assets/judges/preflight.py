@@ -21,6 +21,7 @@ from .openai_config import OpenAIJudgeConfig
 PROMPT = "Reply with the single word OK."
 ATTEMPTS = 3  # for 5xx and timeouts only; every other answer is final
 TIMEOUT_S = 30.0
+PREFLIGHT_TOKENS = 16  # "OK" and then some: a model that rambles is cut, not waited for
 OPENAI_DEFAULT = "the OpenAI API (OPENAI_BASE_URL is not set)"
 
 
@@ -35,7 +36,8 @@ def check_judge_endpoint(config: OpenAIJudgeConfig, calls: JudgeCallStore | None
     where = _check_base_url(config.base_url)
     client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
                            timeout=min(config.timeout_s, TIMEOUT_S))
-    params = {"temperature": config.temperature, **({"seed": config.seed} if config.seed is not None else {})}
+    params = {"temperature": config.temperature, "max_tokens": PREFLIGHT_TOKENS,
+              **({"seed": config.seed} if config.seed is not None else {})}
     started, tokens, problem, attempt = time.perf_counter(), (0, 0), None, 0
     try:
         for attempt in range(1, ATTEMPTS + 1):

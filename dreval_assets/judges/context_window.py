@@ -1,0 +1,74 @@
+"""The judge model's context window: how many tokens a prompt and its answer may take together.
+
+From `DREVAL_JUDGE_CONTEXT` when set, else asked once from the server where it says: llama.cpp's
+`GET /props` (`default_generation_settings.n_ctx`), vLLM's `GET /v1/models` (`max_model_len` of the
+model), LM Studio's (`max_context_length`). Unknown (None) otherwise, e.g. OpenAI's API: then no
+prompt is refused for its size. A prompt's tokens are estimated from its characters (a CJK character
+is about a token, other text about `CHARS_PER_TOKEN` characters a token), with a margin."""
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+
+import httpx
+
+from ..errors import ConfigError
+
+CHARS_PER_TOKEN = 3.5  # a little under the ~4 of English text on common tokenizers: err on the long side
+MARGIN = 1.1  # the estimate's slack, and the chat template's tokens around the prompt
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+ASK_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    tokens: int | None  # None: unknown
+    source: str  # where it came from, for the preflight line
+
+    def room_for_answer(self, prompt_tokens: int) -> int | None:
+        """Tokens left for the answer after the prompt; None when the window is unknown."""
+        return None if self.tokens is None else self.tokens - prompt_tokens
+
+
+def prompt_tokens(text: str, images: int = 0, image_tokens: int = 800) -> int:
+    """An estimate on the long side of a prompt's tokens."""
+    cjk = len(CJK.findall(text))
+    return math.ceil(MARGIN * (cjk + (len(text) - cjk) / CHARS_PER_TOKEN)) + images * image_tokens + 16
+
+
+def discover(base_url: str | None, model: str, api_key: str = "", setting: str | None = None) -> ContextWindow:
+    setting = os.environ.get("DREVAL_JUDGE_CONTEXT", "") if setting is None else setting
+    if setting.strip():
+        try:
+            tokens = int(setting)
+        except ValueError as exc:
+            raise ConfigError(f"DREVAL_JUDGE_CONTEXT={setting!r}: the model's context size in tokens") from exc
+        if tokens <= 0:
+            raise ConfigError(f"DREVAL_JUDGE_CONTEXT={setting!r}: must be positive")
+        return ContextWindow(tokens, "DREVAL_JUDGE_CONTEXT")
+    if not base_url:
+        return ContextWindow(None, "unknown (set DREVAL_JUDGE_CONTEXT)")
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(timeout=ASK_TIMEOUT_S, headers=headers) as client:
+        props = _get_json(client, f"{root}/props")
+        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return ContextWindow(n_ctx, f"{root}/props")
+        models = _get_json(client, f"{base_url.rstrip('/')}/models")
+        for entry in models.get("data") or []:
+            if isinstance(entry, dict) and entry.get("id") == model:
+                size = entry.get("max_model_len") or entry.get("max_context_length")
+                if isinstance(size, int) and size > 0:
+                    return ContextWindow(size, f"{base_url.rstrip('/')}/models")
+    return ContextWindow(None, "unknown (the server does not say; set DREVAL_JUDGE_CONTEXT)")
+
+
+def _get_json(client: httpx.Client, url: str) -> dict:
+    try:
+        response = client.get(url)
+        return response.json() if response.status_code == 200 else {}
+    except (httpx.HTTPError, ValueError):
+        return {}
