@@ -23,7 +23,7 @@ def test_budget_grows_with_the_items_asked_and_stays_bounded():
     twenty = answer_budget(ClaimVerdictBatch, {"items": [{}] * 20}, "claim_verdicts_batch")
     assert FLOOR <= one < eight < twenty <= CEILING
     assert answer_budget(ClaimVerdictBatch, {"items": [{}] * 500}, "claim_verdicts_batch") == CEILING
-    assert answer_budget(StatementExtraction, {}, "statement_extraction", asked=extraction_budget("x" * 6000)) == 2450
+    assert answer_budget(StatementExtraction, {}, "statement_extraction", asked=extraction_budget("x" * 6000)) == 2025
     assert answer_budget(ClaimVerdict, {}, "claim_verdict", overrides={"claim_verdict": 64}) == 64
     assert answer_budget(ClaimVerdict, {}, "claim_verdict", overrides={"*": 900}) == 900
 
@@ -130,3 +130,32 @@ def test_a_server_refusing_the_prompt_for_its_context_is_ours_not_the_providers(
     [refused] = judge.judge_many([claim_request("The Lowmarsh ferry carried 41,200 passengers in 2023.")])
     assert refused.na_reason == "pipeline_failure" and "prompt exceeds the model's context" in refused.error
     assert len(llm.requests) == 1  # a 400 is final: not retried
+
+
+def test_a_text_only_model_shown_an_image_is_the_judges_limit_and_not_retried(llm, calls):
+    """llama.cpp without a vision projector answers a 500 "image input is not supported": retrying it
+    would only repeat it, and it is our judge's limit, never the system's fault."""
+    from loopback_llm import status
+
+    from dreval_assets.judges.base import ImageInput
+
+    llm.fail_next(status(500, body={"error": {"code": 500, "type": "server_error", "message":
+                                              "image input is not supported - hint: you may need to provide the mmproj"}}))
+    image = ImageInput("chart.png", "ab" * 32, "image/png", b"\x89PNG fake")
+    request = claim_request("The chart shows 41,200 passengers.")
+    [seen] = make_judge(llm, calls).judge_many([type(request)(request.template, request.variables,
+                                                              request.response_model, images=(image,))])
+    assert seen.answer is None and seen.na_reason == "pipeline_failure"
+    assert seen.error.startswith("judge limit: the judge model does not accept images")
+    assert len(llm.requests) == 1
+
+
+def test_a_server_slower_than_the_timeout_is_given_up_after_two_timeouts_saying_what_to_change(llm, calls):
+    from loopback_llm import delay
+
+    llm.fail_next(delay(1.5), delay(1.5), delay(1.5))
+    [slow] = make_judge(llm, calls, timeout_s=0.5, max_attempts=6).judge_many(
+        [claim_request("Average crossing time fell to 14 minutes.")])
+    assert slow.answer is None and slow.na_reason == "provider_failure"
+    assert slow.error.startswith("timed out 2 times at 0.5 s") and "DREVAL_JUDGE_TIMEOUT" in slow.error
+    assert len(llm.requests) == 2  # not six identical waits

@@ -17,9 +17,10 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError
 
-TEXT_TOKENS = 120  # a reason, an evidence span, a statement
+TEXT_TOKENS = 80  # a reason, an evidence span, a statement: a sentence or two
 SCALAR_TOKENS = 8  # a number, a flag, a label, a key and its quotes
-LIST_ITEMS = 10  # items of a list whose length no variable tells
+LIST_ITEMS = 10  # items of a top-level list whose length no variable tells
+NESTED_ITEMS = 4  # items of a list inside a list's item (a rubric dimension's criteria)
 SYNTAX = 1.2  # braces, quotes, commas and whitespace around the values
 FLOOR, CEILING = 128, 4096
 
@@ -41,6 +42,8 @@ def answer_budget(response_model: type[BaseModel], variables: Mapping[str, Any],
 
 
 def _tokens(node: dict, defs: dict, items: int) -> float:
+    """Tokens of a value of this schema; `items` is the length of the next list met (lists inside it
+    take NESTED_ITEMS)."""
     if "$ref" in node:
         return _tokens(defs[node["$ref"].rsplit("/", 1)[-1]], defs, items)
     for key in ("anyOf", "oneOf", "allOf"):
@@ -50,7 +53,7 @@ def _tokens(node: dict, defs: dict, items: int) -> float:
     if kind == "object" or "properties" in node:
         return sum(SCALAR_TOKENS + _tokens(n, defs, items) for n in node.get("properties", {}).values())
     if kind == "array":
-        return items * _tokens(node.get("items", {}), defs, items)
+        return items * _tokens(node.get("items", {}), defs, NESTED_ITEMS)
     if kind == "string" and "enum" not in node:
         return TEXT_TOKENS
     return SCALAR_TOKENS

@@ -21,6 +21,7 @@ from instructor.v2.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
 from ..core.images import data_url
+from ..core.metrics import judge_limit
 from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget
@@ -39,7 +40,10 @@ EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
 ESTIMATED_IMAGE_TOKENS = 800
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
-LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0  # ledger rows are written when this many wait, or this old
+IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
+                            r"model|mmproj", re.I)
+LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0
+TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again  # ledger rows are written when this many wait, or this old
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -86,9 +90,10 @@ class _CallOutcome:
 
 
 class _RetryableError(Exception):
-    def __init__(self, message: str, wait_hint: float | None):
+    def __init__(self, message: str, wait_hint: float | None, timed_out: bool = False):
         super().__init__(message)
         self.wait_hint = wait_hint
+        self.timed_out = timed_out
 
 
 class _FinalError(Exception):
@@ -233,6 +238,13 @@ class OpenAIJudge:
                 break
             except _RetryableError as exc:
                 outcome.error = self._redact(str(exc))
+                if exc.timed_out and outcome.trail.count("timeout") >= TIMEOUTS_TRIED:
+                    # a server slower than the timeout for this answer will be again: say what to change
+                    outcome.na_reason = "provider_failure"
+                    outcome.error = (f"timed out {TIMEOUTS_TRIED} times at {self.config.timeout_s:g} s "
+                                     f"(answers up to {p.max_tokens} tokens): raise DREVAL_JUDGE_TIMEOUT or "
+                                     f"lower DREVAL_JUDGE_MAX_TOKENS")
+                    break
                 if attempt == self.config.max_attempts:
                     outcome.na_reason = "provider_failure"
                     outcome.error = f"gave up after {attempt} attempts: {outcome.error}"
@@ -418,8 +430,11 @@ def _classify_api_error(exc: BaseException) -> Exception:
     if isinstance(exc, openai.RateLimitError):
         return _RetryableError(f"429 rate limited: {message}", retry_after_seconds(exc.response.headers))
     if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return _RetryableError(f"{type(exc).__name__}: {message}", None)
+        return _RetryableError(f"{type(exc).__name__}: {message}", None, isinstance(exc, openai.APITimeoutError))
     if isinstance(exc, openai.APIStatusError):
+        if IMAGES_REFUSED.search(message):  # a text-only model shown an image: our judge's limit, final
+            return _FinalError(judge_limit(f"the judge model does not accept images ({exc.status_code}: {message})"),
+                               "pipeline_failure")
         if exc.status_code == 400 and CONTEXT_ERROR.search(message):  # our prompt, not the provider's fault
             return _FinalError(f"prompt exceeds the model's context (set DREVAL_JUDGE_CONTEXT): {message}",
                                "pipeline_failure")

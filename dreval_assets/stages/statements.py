@@ -114,9 +114,9 @@ def _request(chunk: _Chunk, labels: Mapping[str, str]) -> JudgmentRequest:
 
 
 def extraction_budget(units: str) -> int:
-    """Statements restate their units about once, with unit ids and JSON around them: ~1.5x the
+    """Statements restate their units about once, with unit ids and JSON around them: ~1.25x the
     units' tokens (4 characters a token), plus room for the frame."""
-    return int(1.5 * len(units) / 4) + 200
+    return int(1.25 * len(units) / 4) + 150
 
 
 def _listing(units: list[Unit]) -> str:
