@@ -45,15 +45,15 @@ def main(n_reports: int) -> None:
                             JudgeCallStore(store))
         statements, summary = extract_statements(claims, judge, chunk_chars=CHUNK_CHARS)
         ledger = store.query("SELECT * FROM judge_ledger")
-    units = dict(zip(claims["claim_id"], claims["text"]))
-    print("report | units | statements kept | ungrounded | duplicates | empty | chunks | failed chunks | example dropped")
+    units = {(t, c): text for t, c, text in claims.select("task", "claim_id", "text").iter_rows()}
+    print("report | units | statements kept | ungrounded | duplicates | empty | chunks | failed chunks | detail")
     for r in summary.sort("task").iter_rows(named=True):
         print(f"{r['task']} | {r['n_units']} | {r['n_statements']} | {r['n_ungrounded']} | {r['n_duplicates']} | "
-              f"{r['n_empty']} | {r['n_chunks']} | {r['n_failed_chunks']} | {r['detail'][:160]}")
-    kept = statements.filter(pl.col("text") != pl.col("source_claim").replace_strict(units, default=""))
-    print("\nkept statements that are not a copy of their sentence (paraphrases), first 5:")
-    for text, unit in kept.select("text", "source_claim").head(5).iter_rows():
-        print(f"  {text!r}\n    <- {units.get(unit, '')[:160]!r}")
+              f"{r['n_empty']} | {r['n_chunks']} | {r['n_failed_chunks']} | {r['detail']}")
+    kept = statements.filter(pl.col("extraction") == "llm")
+    print(f"\nstatements the model wrote and grounding kept: {kept.height}; first 5 with their sentence:")
+    for task, text, unit in kept.select("task", "text", "source_claim").head(5).iter_rows():
+        print(f"  {text!r}\n    <- {units.get((task, unit), '')[:200]!r}")
     outcomes = Counter(ledger["outcome"].to_list())
     cut = ledger.filter(pl.col("error").str.contains("cut off at")).height
     print(f"\nstatement_extraction: {ledger.height} calls, {outcomes.get('ok', 0)} valid, {cut} cut off, "

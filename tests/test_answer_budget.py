@@ -159,3 +159,25 @@ def test_a_server_slower_than_the_timeout_is_given_up_after_two_timeouts_saying_
     assert slow.answer is None and slow.na_reason == "provider_failure"
     assert slow.error.startswith("timed out 2 times at 0.5 s") and "DREVAL_JUDGE_TIMEOUT" in slow.error
     assert len(llm.requests) == 2  # not six identical waits
+
+
+def test_statement_extraction_splits_a_report_into_chunks_that_fit_the_context(calls, tmp_path):
+    """A small context window: the report is split into more, smaller chunks, and every extraction
+    request fits it (none is refused, none is sent to fail)."""
+    import polars as pl
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.stages.parse import parse_reports
+    from dreval_assets.stages.statements import extract_statements, fitting_chunk_chars
+
+    sentences = " ".join(f"The Lowmarsh ferry carried {40_000 + i} passengers in {1990 + i} [1]." for i in range(120))
+    report = f"# Ferry\n\n{sentences}\n\n## References\n[1] https://ferries.example/lowmarsh\n"
+    claims = parse_reports(pl.DataFrame([{"system": "s", "task": "t", "status": "ok", "text": report,
+                                          "detail": ""}]))["report_claims"]
+    assert fitting_chunk_chars(None) > 10**6 and fitting_chunk_chars(2048) < 6000
+    with LoopbackLLM(answer=dreval_answer, context_tokens=2048) as llm:
+        _, wide = extract_statements(claims, make_judge(llm, calls))
+        requests = llm.requests
+    assert wide["n_failed_chunks"].item() == 0 and wide["n_chunks"].item() > 1
+    assert wide["n_chunks"].item() >= len(sentences) // fitting_chunk_chars(2048)
+    assert all(r["max_tokens"] >= 128 for r in requests)

@@ -134,9 +134,14 @@ class OpenAIJudge:
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         if not requests:
             return []
+        self.context_tokens()
+        return asyncio.run(self._judge_all(list(requests)))
+
+    def context_tokens(self) -> int | None:
+        """The model's context window (asked once), for callers that size their requests to fit it."""
         if self.window is None:
             self.window = discover(self.config.base_url, self.config.model, self.config.api_key)
-        return asyncio.run(self._judge_all(list(requests)))
+        return self.window.tokens
 
     def cache_key(self, request: JudgmentRequest) -> str:
         return self._prepare(request).cache_key

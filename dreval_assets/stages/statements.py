@@ -21,7 +21,7 @@ from ..core.models import StatementExtraction
 from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, grounding_problem, says_nothing,
                                statement_text)
 from ..judges.base import Judge, Judgment, JudgmentRequest
-from ..judges.prompts import fence_untrusted
+from ..judges.prompts import fence_untrusted, load_template
 from .frames import SCHEMAS
 
 TEMPLATE = "statement_extraction"
@@ -67,6 +67,7 @@ def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, 
     statements with the report_claims columns plus `source_claim` and `extraction`, and one summary row
     per report (also per (system, task) of `partitions` that has no claims, with zero counts)."""
     rows_by_id, reports = _reports(claims)
+    chunk_chars = min(chunk_chars, fitting_chunk_chars(getattr(judge, "context_tokens", lambda: None)()))
     chunks = [_Chunk(system, task, chunk, _before(units, chunk))
               for (system, task), units in reports.items() for chunk in chunk_units(units, chunk_chars)]
     judgments = judge.judge_many([_request(chunk, labels or {}) for chunk in chunks]) if chunks else []
@@ -111,6 +112,17 @@ def _request(chunk: _Chunk, labels: Mapping[str, str]) -> JudgmentRequest:
     return JudgmentRequest(TEMPLATE, variables, StatementExtraction,
                            {**labels, "system": chunk.system, "task": chunk.task},
                            answer_tokens=extraction_budget(variables["units"]))
+
+
+def fitting_chunk_chars(context_tokens: int | None) -> int:
+    """The largest chunk whose request fits the judge model's context with its answer: the template,
+    the units (u tokens, ~3.2 characters each as the judge estimates them) and ~1.25u + 150 answer
+    tokens. Unbounded for an unknown context; at least one short paragraph."""
+    if not context_tokens:
+        return 10**9
+    template_tokens = len(load_template(TEMPLATE)[0]) // 3 + 100  # the instructions and the unit before
+    units_tokens = (context_tokens - template_tokens - 150) / 2.25
+    return max(500, int(units_tokens * 3.2))
 
 
 def extraction_budget(units: str) -> int:
