@@ -25,7 +25,7 @@ import polars as pl
 from ..benchmarks.aggregation import RULES, TaskValue, aggregate, applicable, validity, validity_adjusted, \
     weighted_values
 from ..benchmarks.suites import SUITES
-from ..core.metrics import NOT_APPLICABLE, is_judge_limit
+from ..core.metrics import JUDGE_LIMIT, NOT_APPLICABLE, is_judge_limit
 from ..core.stats import bootstrap_ci, competition_ranks
 from .frames import frame
 
@@ -106,7 +106,7 @@ def _judge_limited(cells: Cells) -> dict[Comparison, dict[str, dict[str, str]]]:
 
 
 def _limit_text(detail: str) -> str:
-    return detail[detail.index("judge limit: "):][:160]
+    return detail[detail.index(JUDGE_LIMIT):][:160]
 
 
 def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Mapping[tuple[Comparison, str], str],
