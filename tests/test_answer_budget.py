@@ -45,12 +45,14 @@ def test_every_request_is_bounded_and_a_cut_answer_is_na_once(llm, calls, mode):
 
     tight = make_judge(llm, calls, mode=mode, validation_retries=2, max_tokens={"claim_verdicts_batch": 20})
     sent = len(llm.requests)
-    [cut] = tight.judge_many([batch_request({f"c{i}": f"The ferry carried {40_000 + i} passengers." for i in range(6)})])
+    claims = {f"c{i}": f"The ferry carried {40_000 + i} passengers." for i in range(6)}
+    [cut] = tight.judge_many([batch_request(claims)])
     assert cut.answer is None and cut.na_reason == "pipeline_failure"
     assert cut.error.startswith("answer cut off at 20 tokens")
     assert len(llm.requests) == sent + 1  # neither retried nor re-asked: the same budget would cut it again
     assert llm.requests[-1]["max_tokens"] == 20
-    row = calls.store.query("SELECT outcome, tokens_out, error FROM judge_ledger ORDER BY called_at DESC LIMIT 1").row(0)
+    row = calls.store.query("SELECT outcome, tokens_out, error FROM judge_ledger "
+                            "ORDER BY called_at DESC LIMIT 1").row(0)
     assert row[0] == "pipeline_failure" and row[1] == 20 and "cut off at 20 tokens" in row[2]
 
 
@@ -139,8 +141,8 @@ def test_a_text_only_model_shown_an_image_is_the_judges_limit_and_not_retried(ll
 
     from dreval_assets.judges.base import ImageInput
 
-    llm.fail_next(status(500, body={"error": {"code": 500, "type": "server_error", "message":
-                                              "image input is not supported - hint: you may need to provide the mmproj"}}))
+    refusal = "image input is not supported - hint: you may need to provide the mmproj"
+    llm.fail_next(status(500, body={"error": {"code": 500, "type": "server_error", "message": refusal}}))
     image = ImageInput("chart.png", "ab" * 32, "image/png", b"\x89PNG fake")
     request = claim_request("The chart shows 41,200 passengers.")
     [seen] = make_judge(llm, calls).judge_many([type(request)(request.template, request.variables,

@@ -110,7 +110,8 @@ def test_a_real_model_judges_a_demo_partition_within_budget(llama_server, tmp_pa
     assert longest <= max(ANSWER_TOKENS.values())  # every answer bounded by its max_tokens
     scores = store.query("SELECT * FROM metric_scores WHERE system = 'careful-scholar'")
     assert scores.height > 0
-    assert scores.filter(scores["value"].is_null() & (scores["na_reason"].is_null() | (scores["detail"] == ""))).height == 0
+    unexplained = scores["value"].is_null() & (scores["na_reason"].is_null() | (scores["detail"] == ""))
+    assert scores.filter(unexplained).height == 0
     assert set(scores["task"].unique().to_list()) == {t for t in store.query(
         "SELECT task FROM registered_tasks").to_series().to_list()}
 

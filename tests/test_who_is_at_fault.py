@@ -76,7 +76,8 @@ def test_a_blind_judge_decides_no_ranking():
     """MMDR on the offline demo: the system without images scores MOSAIC 0 and Overall 29.9; the two
     with images cannot be judged. Nobody is ranked on them; the two are not comparable, not failed."""
     rows = [row("quiet", "t1", "mosaic", 0.0), row("quiet", "t1", "overall", 29.91),
-            row("careful", "t1", "mosaic", None, reason="pipeline_failure", detail=f"1 of 1 items not judged ({BLIND})"),
+            row("careful", "t1", "mosaic", None, reason="pipeline_failure",
+                detail=f"1 of 1 items not judged ({BLIND})"),
             row("careful", "t1", "overall", None, reason="pipeline_failure", detail="needs mosaic: mosaic N/A (…)"),
             row("loose", "t1", "mosaic", None, reason="pipeline_failure", detail=f"1 of 1 items not judged ({BLIND})"),
             row("loose", "t1", "overall", None, reason="pipeline_failure", detail="needs mosaic: mosaic N/A (…)")]
@@ -104,8 +105,8 @@ def test_tasks_the_judge_could_not_read_for_everyone_leave_the_rest_ranked():
 
 def test_offline_judge_limits_are_ours_never_the_systems():
     judge = HeuristicJudge()
-    zh, = judge.judge_many([JudgmentRequest("tvir/contradictions", {"report": "渡轮在二零二三年运送了四万一千名乘客。" * 5},
-                                            ContradictionCount)])
+    report = "渡轮在二零二三年运送了四万一千名乘客。" * 5
+    zh, = judge.judge_many([JudgmentRequest("tvir/contradictions", {"report": report}, ContradictionCount)])
     assert zh.answer is None and zh.na_reason == "pipeline_failure" and zh.error.startswith(JUDGE_LIMIT)
 
 

@@ -42,8 +42,8 @@ MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first l
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
                             r"model|mmproj", re.I)
-LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0
-TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again  # ledger rows are written when this many wait, or this old
+LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0  # ledger rows are written when this many wait, or this old
+TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
@@ -380,7 +380,8 @@ class OpenAIJudge:
             system=labels.get("system"), task=labels.get("task"), judge_id=self.judge_id,
             model=p.model, template=p.request.template, template_hash=p.template_hash,
             cache_key=p.cache_key, cache_hit=o.cache_hit,
-            outcome="cache_hit" if o.cache_hit else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
+            outcome="cache_hit" if o.cache_hit
+            else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
             attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
             tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
             image_bytes=image_bytes, image_tokens=o.image_tokens)

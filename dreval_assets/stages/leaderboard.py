@@ -148,7 +148,8 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
                   else "scored" if score is not None else "no_score")
         note = _coverage_note(values[system], missing, union, len(shared), len(compared), judge)
         if own_limits:
-            note = _not_comparable_note(own_limits, len(task_rows), ranked=system in ranks) + (f"; {note}" if note else "")
+            head = _not_comparable_note(own_limits, len(task_rows), ranked=system in ranks)
+            note = head + (f"; {note}" if note else "")
         elif score is not None and system not in ranks and blind and _direction(suite, metric):
             note = (f"not ranked: our judge could not judge {', '.join(blind)} on the tasks compared"
                     + (f"; {note}" if note else ""))
