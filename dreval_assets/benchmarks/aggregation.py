@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..core.metrics import NOT_APPLICABLE
+
 RULES = {
     "mean": "mean over scored tasks (N/A left out)",
     "micro": "pooled over tasks: sum(value x n_items) / sum(n_items) of the scored tasks",
@@ -31,9 +33,6 @@ RULES = {
 }
 VALIDITY_WEIGHTS = {"provider_failure": 0.8, "data_accessibility": 0.9, "pipeline_failure": 0.5, "model_failure": 0.0}
 VALIDITY_ALPHA = 1.0
-
-
-NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True)

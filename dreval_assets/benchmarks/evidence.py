@@ -22,6 +22,22 @@ class SourceVerdict:
 # Which failure names a metric's N/A when no judgment was made: the methods README's priority.
 FAILURE_PRIORITY = ("provider_failure", "data_accessibility", "pipeline_failure", "model_failure")
 NOTHING_JUDGED_RULE = "no source judged => N/A with the failure's reason, never 0"
+UNREAD_RULE = "a claim whose every source went unread is left out (not judged), never counted as failed"
+
+
+def most_retryable(buckets: Iterable[str | None], default: str | None = None) -> str | None:
+    """The first of `buckets` in the methods README's priority (provider, data, pipeline, model), else
+    `default`: the reason an N/A made of several failures carries."""
+    present = set(buckets)
+    return next((b for b in FAILURE_PRIORITY if b in present), default)
+
+
+def unread(verdicts: Iterable[SourceVerdict]) -> bool:
+    """Every source of a claim failed before a judgment (unread page, failed call): nothing was decided,
+    so the claim is left out, never counted as failed. A cited index with no URL ("[n]") is the
+    report's own fault, a decided zero (as in `judged_coverage`)."""
+    verdicts = list(verdicts)
+    return bool(verdicts) and all(v.na_reason is not None and not v.source.startswith("[") for v in verdicts)
 
 
 @dataclass(frozen=True)
@@ -46,12 +62,11 @@ class JudgedCoverage:
 
     def carried(self, value: MetricValue) -> MetricValue:
         """`value`, carrying the judged share k/n and the unjudged sources' bucket (for validity)."""
-        bucket = next((b for b in FAILURE_PRIORITY if self.failures.get(b)), None)
-        return value.partly_judged(self.judged, self.total, bucket)
+        return value.partly_judged(self.judged, self.total, most_retryable(self.failures))
 
     def not_available(self, suite: str, metric: str, scale: str, judge: str) -> MetricValue:
         """The N/A row of a metric when `nothing_judged`, with the failures' most retryable bucket."""
-        bucket = next(b for b in FAILURE_PRIORITY if self.failures.get(b))
+        bucket = most_retryable(self.failures)
         example = f"; e.g. {self.example}" if self.example else ""
         return not_available(suite, metric, scale, bucket, f"nothing to score on: {self.text()}{example}"[:500], judge)
 

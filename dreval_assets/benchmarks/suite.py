@@ -6,7 +6,7 @@ from typing import Callable, Mapping, Sequence
 
 from ..core.metrics import NOT_APPLICABLE, MetricValue, not_available
 from .aggregation import TaskValue
-from .evidence import FAILURE_PRIORITY, ReportEvidence
+from .evidence import ReportEvidence, most_retryable
 from .policies import policy_value
 
 MetricFn = Callable[[ReportEvidence], list[MetricValue]]
@@ -88,9 +88,9 @@ class Composite:
                                unjudged_reason=least.unjudged_reason if least else None)
         missing = {p: v for p, v in parts.items() if v.value is None}
         # a failed part names the composite's bucket; parts that merely do not apply make it not apply
-        bucket = next((b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in missing.values())),
-                      NOT_APPLICABLE if all(v.na_reason == NOT_APPLICABLE for v in missing.values())
-                      else "pipeline_failure")
+        bucket = most_retryable((v.na_reason for v in missing.values()),
+                                NOT_APPLICABLE if all(v.na_reason == NOT_APPLICABLE for v in missing.values())
+                                else "pipeline_failure")
         why = "; ".join(f"{p} N/A ({v.na_reason}: {v.detail})" for p, v in missing.items())
         return MetricValue(suite, self.metric, None, self.scale, 0, na_reason=bucket,
                            detail=f"needs {', '.join(missing)}: {why}"[:500], policy=self.policy, judge=judged)

@@ -90,18 +90,19 @@ def _judge_limited(cells: Cells) -> dict[Comparison, dict[str, dict[str, str]]]:
             for task, r in tasks.items():
                 if r.value is None and r.applies and is_judge_limit(r.detail):
                     limited.setdefault(key, {}).setdefault(system, {})[task] = _limit_text(r.detail)
-    for suite in {s for s, _, _ in cells}:
-        for composite in (SUITES[suite].composites if suite in SUITES else ()):
-            for (s, metric, judge), systems in list(cells.items()):
-                if (s, metric) != (suite, composite.metric):
-                    continue
-                for system, tasks in systems.items():
-                    for task, r in tasks.items():
-                        why = next((limited.get((suite, p, j), {}).get(system, {}).get(task)
-                                    for p in composite.parts for j in (judge, UNJUDGED)
-                                    if limited.get((suite, p, j), {}).get(system, {}).get(task)), None)
-                        if r.value is None and why:
-                            limited.setdefault((s, metric, judge), {}).setdefault(system, {})[task] = why
+    def part_limit(suite: str, parts: tuple[str, ...], judge: str, system: str, task: str) -> str | None:
+        found = (limited.get((suite, p, j), {}).get(system, {}).get(task) for p in parts for j in (judge, UNJUDGED))
+        return next((why for why in found if why), None)
+
+    # composites in their suite's order, so a composite of composites (TVIR Overall) sees its parts' limits
+    keys = [k for k in cells if k[0] in SUITES and SUITES[k[0]].composite(k[1]) is not None]
+    for suite, metric, judge in sorted(keys, key=lambda k: [c.metric for c in SUITES[k[0]].composites].index(k[1])):
+        parts = SUITES[suite].composite(metric).parts
+        for system, tasks in cells[(suite, metric, judge)].items():
+            for task, r in tasks.items():
+                why = part_limit(suite, parts, judge, system, task) if r.value is None else None
+                if why:
+                    limited.setdefault((suite, metric, judge), {}).setdefault(system, {})[task] = why
     return limited
 
 

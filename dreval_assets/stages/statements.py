@@ -10,13 +10,13 @@ request failed keeps its units as they were (extraction `sentences`), so nothing
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 import polars as pl
 
-from ..benchmarks.evidence import FAILURE_PRIORITY
+from ..benchmarks.evidence import most_retryable
 from ..core.models import StatementExtraction
 from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, grounding_problem, says_nothing,
                                statement_text)
@@ -202,10 +202,8 @@ def _short(text: str) -> str:
 
 
 def _summary_row(system: str, task: str, tally: _Tally) -> dict:
-    buckets = Counter(bucket for bucket, _, _ in tally.failures)
-    na_reason = next((b for b in FAILURE_PRIORITY if buckets[b]), None) if tally.failures else None
-    if tally.failures and na_reason is None:
-        na_reason = "pipeline_failure"
+    na_reason = most_retryable((bucket for bucket, _, _ in tally.failures), "pipeline_failure") \
+        if tally.failures else None
     return {"system": system, "task": task, "n_units": tally.n_units, "n_statements": tally.n_statements,
             "n_ungrounded": tally.n_ungrounded, "n_duplicates": tally.n_duplicates, "n_empty": tally.n_empty,
             "n_chunks": tally.n_chunks, "n_failed_chunks": len(tally.failures), "na_reason": na_reason,

@@ -1,23 +1,10 @@
 """Our own suite `core`: the claim counts and ratios every report gets, whatever its benchmark."""
 from __future__ import annotations
 
-from typing import Iterable
-
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ...core.models import VERDICTS
-from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, SourceVerdict
+from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
 from ..suite import MetricSpec, Suite
-
-UNREAD_RULE = "a claim whose every source went unread is left out (not judged), never counted as failed"
-
-
-def not_judged(verdicts: Iterable[SourceVerdict]) -> bool:
-    """Every source of a claim failed before a judgment (unread page, failed call): nothing was decided,
-    so the claim is left out, never counted as failed. A cited index with no URL ("[n]") is the
-    report's own fault, a decided zero (as in `evidence.judged_coverage`)."""
-    verdicts = list(verdicts)
-    return bool(verdicts) and all(v.na_reason is not None and not v.source.startswith("[") for v in verdicts)
-
 
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
@@ -41,7 +28,7 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
     if coverage.nothing_judged:
         return rows + [coverage.not_available("core", m, "0-100", j)
                        for m in ("supported_ratio", "contradicted_ratio")] + [per_claim]
-    counted = [c for c in claims if not not_judged(c.cited_verdicts())]
+    counted = [c for c in claims if not unread(c.cited_verdicts())]
     merged = [c.merged() for c in counted]
     counts = {v: merged.count(v) for v in VERDICTS}
     policy = f"denominator=all claims incl. uncited; {UNREAD_RULE}; {MERGE_POLICY}; {NOTHING_JUDGED_RULE}"

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ...core.metrics import MetricValue, not_applicable, not_available
 from ...fetch.urls import normalise_title, url_key
-from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage
+from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage, most_retryable
 from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
 
 
@@ -132,7 +132,7 @@ def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
     failed = {m: v for m, v in parts.items() if v.value is None and m not in no_gold}
     if failed or not present:
         missing = failed or no_gold
-        bucket = next(b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in missing.values()))
+        bucket = most_retryable(v.na_reason for v in missing.values())
         why = "; ".join(f"{m} N/A ({v.na_reason}: {v.detail})" for m, v in missing.items())
         ir = not_available("dr3", "ir", "0-100", bucket, f"needs {', '.join(missing)}: {why}"[:500], evidence.judge)
         return [uf, sc, replace(ir, policy=policy)]
@@ -144,7 +144,7 @@ def information_recall(evidence: ReportEvidence) -> list[MetricValue]:
     # the judged share of the insights of both sources, pooled
     judged = sum(v.n_items for v in present.values())
     gold = sum((evidence.inputs.get("dr3.insights") or {}).get(m.removeprefix("ir_"), 0) for m in present)
-    unjudged = next((b for b in FAILURE_PRIORITY if any(v.unjudged_reason == b for v in present.values())), None)
+    unjudged = most_retryable(v.unjudged_reason for v in present.values())
     return [uf, sc, MetricValue("dr3", "ir", value, "0-100", judged, detail=detail, policy=policy,
                                 judge=evidence.judge).partly_judged(judged, gold, unjudged)]
 

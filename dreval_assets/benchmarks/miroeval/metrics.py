@@ -8,7 +8,7 @@ and attachment evidence that disagree.
 from __future__ import annotations
 
 from ...core.metrics import MetricValue, merge_verdicts, not_applicable, not_available
-from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence, SourceVerdict
+from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence, SourceVerdict, most_retryable
 from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name as process_metric_name, process_score
 from .judgments import without_images_note
 from .process_judgments import PREFIX as PROCESS_PREFIX
@@ -146,7 +146,7 @@ def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return rows
     scored = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is not None]
     missing = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is None]
-    bucket = next((b for b in FAILURE_PRIORITY if any(unscored(d)[0] == b for d in missing)), None)
+    bucket = most_retryable(unscored(d)[0] for d in missing)
     row = MetricValue("miroeval", "process", value, "0-100", len(scored),
                       detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else ""),
                       policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
@@ -175,7 +175,7 @@ def statement_bucket(claim: ClaimEvidence, searched: bool) -> str | None:
         return None
     if not found:
         return "pipeline_failure"  # no evidence source at all: our search is off
-    return next(b for b in FAILURE_PRIORITY if any(v.na_reason == b for v in found))
+    return most_retryable(v.na_reason for v in found)
 
 
 def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -201,7 +201,7 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     labels = [label(c, partial_as) for c in judged]
     counts = {k: labels.count(k) for k in ("RIGHT", "WRONG", "CONFLICT", "UNKNOWN")}
     n, k = len(statements), len(judged)
-    unjudged = next((b for b in FAILURE_PRIORITY if b in buckets), None)
+    unjudged = most_retryable(buckets)
     unsourced = 0 if searched else sum(1 for c in statements if not evidence_of(c))
     detail = (", ".join(f"{key}={v}" for key, v in counts.items()) + f"; statements judged {k} of {n}"
               + (f" ({unsourced} with {NO_EVIDENCE_SOURCE})" if unsourced else "") + f"; {coverage.text()}")

@@ -22,7 +22,7 @@ claim, so EVI = 0, and VEF FAIL: `mosaic.judge_visual`); FLAE and judged EVI are
 from __future__ import annotations
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
-from ..evidence import FAILURE_PRIORITY, NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence
+from ..evidence import NOTHING_JUDGED_RULE, ClaimEvidence, ReportEvidence, most_retryable
 from ..suite import Composite, MetricSpec, Suite, judgment_failure
 from .visual_metrics import gate_closed_rows, mosaic_item, mosaic_metrics, vef_metric
 
@@ -168,7 +168,7 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     cov_policy = "supported claims / all claims, claims with no judged source left out"
     if not judged:
         if left_out:  # the judge found the pages unreadable ("unknown"), or their calls failed: ours
-            bucket = next((b for b in FAILURE_PRIORITY if coverage.failures.get(b)), "data_accessibility")
+            bucket = most_retryable(coverage.failures, "data_accessibility")
             reason = f"no cited claim was decided ({left_out} with no readable source); {coverage.text()}"
         else:  # every undecided claim cites an index with no URL: the report's own fault
             bucket = "model_failure"

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
-from ..core.metrics import UNREAD_RULE, not_judged
-from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
 from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
 from .formulas import csc_score, dimension_mean  # noqa: F401 (csc_score: TVIR's published table, kept here too)
 from .visual_scores import VISUAL_PARTS, no_figure_anywhere, visual_parts
@@ -44,7 +43,7 @@ def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
     coverage = evidence.coverage(distinct)
     if coverage.nothing_judged:
         return [coverage.not_available("tvir", "cs", "0-100", j), coverage.not_available("tvir", "aec", "count", j)]
-    judged = [c for c in distinct if not not_judged(c.cited_verdicts())]  # every source unread: left out
+    judged = [c for c in distinct if not unread(c.cited_verdicts())]  # every source unread: left out
     credits, unknown = fact_credits(replace(evidence, claims=judged))
     detail = f"pairs={len(credits)}, unknown={unknown}; {coverage.text()}" if credits else "no fact-citation pairs"
     cs = 100.0 * sum(credits) / len(credits) if credits else 0.0

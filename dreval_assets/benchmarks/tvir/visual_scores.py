@@ -14,7 +14,7 @@ from typing import Callable, Mapping, Sequence
 from ...core.images import duplicate_penalty
 from ...core.metrics import MetricValue, not_available
 from ..aggregation import TaskValue
-from ..evidence import FAILURE_PRIORITY, ReportEvidence
+from ..evidence import ReportEvidence, most_retryable
 from .formulas import chart_quality, csc_score, dimension_mean, figure_mean, figure_quality, image_quality
 from .visual_models import CAPTION_DIMENSIONS, CHART_CHECKS, COMPOSITION_DIMENSIONS, INTEGRATION_DIMENSIONS, PREFIX
 
@@ -58,7 +58,7 @@ class Items:
         found = [v for k, v in self.evidence.judgment_failures.items() if k.startswith(f"{PREFIX}.{part}.")]
         if not found:
             return "pipeline_failure", f"{what}: not judged"
-        bucket = next(b for b in FAILURE_PRIORITY if any(f[0] == b for f in found))
+        bucket = most_retryable(f[0] for f in found)
         why = next(f[1] for f in found if f[0] == bucket)
         return bucket, f"{what}: {why}"[:500]
 

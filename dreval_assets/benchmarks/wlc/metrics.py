@@ -6,8 +6,7 @@ from typing import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
-from ..core.metrics import UNREAD_RULE, not_judged
-from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence
+from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
 from ..suite import MetricSpec, Suite, judgment_failure
 from .criteria import CATEGORIES
 
@@ -176,7 +175,7 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     if coverage.nothing_judged:
         return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
     rule = evidence.policy("wlc.statement_label")
-    judged = [c for c in statements if not not_judged(c.cited_verdicts())]  # every source unread: left out
+    judged = [c for c in statements if not unread(c.cited_verdicts())]  # every source unread: left out
     labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in judged]
     denominator = evidence.policy("wlc.ref_acc.denominator")
     evaluated = [v for v in labels if v != "unknown"] if denominator == "drop_unreachable" else labels
