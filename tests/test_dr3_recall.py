@@ -4,6 +4,7 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 from release_helpers import RELEASES, load_release
 
@@ -195,3 +196,26 @@ def load_dr3_task(row, insights):
     from dreval_assets.core.models import Task
     return Task(key=row["task"], benchmark="dr3", original_id=row["original_id"], query=row["query"],
                 gold_insights=insights, gold_insights_sandbox=row["gold_insights_sandbox"])
+
+
+def test_a_long_report_shows_the_passages_that_fit_a_small_context(calls):
+    """A 3,072-token model and a report of ~40,000 characters: each recall prompt carries the passages
+    that fit beside its insights and answer (none refused), and the insight's own passage is among them."""
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.judges.context_window import prompt_tokens
+    from judge_answers import dreval_answer
+
+    tasks, reports, keys = demo_inputs()
+    key = [k for k in keys if k[0] == "careful-scholar"][:1]
+    filler = "\n\n".join(f"Paragraph {n} restates background on county budgets and staffing levels." for n in range(600))
+    reports = reports.with_columns(text=pl.concat_str([pl.lit(filler + "\n\n"), pl.col("text")]))
+    with LoopbackLLM(answer=dreval_answer, context_tokens=3072) as llm:
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
+                                              timeout_s=5), calls)
+        judgments = judge_insight_recall(key, reports, tasks, judge)
+        sent = llm.requests
+    assert len(sent) == 2 and all(prompt_tokens(r["messages"][0]["content"]) + r["max_tokens"] <= 3072 for r in sent)
+    assert judgments["na_reason"].null_count() == judgments.height  # every insight judged
+    offline = recall_values(judge_insight_recall(key, reports, tasks, HeuristicJudge()), tasks)
+    assert recall_values(judgments, tasks) == offline  # the passages that matter were shown

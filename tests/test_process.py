@@ -1,8 +1,11 @@
 """MiroEval process evaluation: measured facts and offline scales by hand, the formula, the judgment
 rows (N/A buckets), the suite's process rows and Overall, the demo's ordering, the loopback judge."""
 import json
+import re
+import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from dreval_assets.benchmarks.evidence import ReportEvidence
@@ -18,6 +21,9 @@ from dreval_assets.releases import generic_layout
 from dreval_assets.releases.records import ImportLog
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.tasks import task_frames
+
+sys.path.insert(0, str(Path(__file__).parent))
+from judge_answers import dreval_answer  # noqa: E402
 
 DEMO = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
 SYSTEMS = ("careful-scholar", "loose-cannon", "quiet-summarizer")
@@ -197,3 +203,37 @@ def test_changed_trace_reruns_only_its_partition_and_scores_process(tmp_path):
     trace = tmp_path / "quiet-summarizer" / "37.trace.json"
     trace.write_text(trace.read_text() + "[Step 5] Verify the cost against a second source.\n")
     assert plan(store, Selection()).per_system == {"quiet-summarizer": ["miroeval.37"]}
+
+
+def long_trace(rounds: int) -> str:
+    """The demo's trace repeated `rounds` times (tool call ids renamed): a long research session."""
+    messages = json.loads((DEMO / "systems" / "careful-scholar" / "37.trace.json").read_text(encoding="utf-8"))
+    text = json.dumps(messages)
+    return json.dumps([m for r in range(rounds) for m in json.loads(re.sub(r'"c(\d+)"', f'"r{r}c\\1"', text))])
+
+
+def test_a_trace_longer_than_the_judge_context_is_read_in_windows_that_fit(calls):
+    """A 4,096-token model and a trace of ~70,000 characters: the findings are asked window by window
+    (each prompt fits, none refused), merged without repeats; the scores prompt is cut to fit, saying so."""
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.benchmarks.miroeval.process_judgments import MAX_TRACE_WINDOWS
+    from dreval_assets.judges.context_window import prompt_tokens
+
+    tasks, reports, keys = demo_inputs()
+    reports = reports.filter(reports["system"] == "careful-scholar").with_columns(trace=pl.lit(long_trace(12)))
+    with LoopbackLLM(answer=dreval_answer, context_tokens=4096) as llm:
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
+                                              timeout_s=5), calls)
+        judgments = judge_process(keys[:1], reports, tasks, judge)
+        sent = llm.requests
+    prompts = [r["messages"][0]["content"] for r in sent]
+    finding_prompts = [p for p in prompts if "You read the research trace" in p]
+    assert 1 < len(finding_prompts) <= MAX_TRACE_WINDOWS and len(sent) == len(finding_prompts) + 1
+    assert all(prompt_tokens(p) + r["max_tokens"] <= 4096 for p, r in zip(prompts, sent))
+    steps = [set(re.findall(r"^\[(\d+)\]", p.split("<<<TRACE", 1)[1], re.M)) for p in finding_prompts]
+    assert all(steps) and not set.intersection(*steps)  # consecutive windows, no step read twice
+    assert "cut to fit the judge model's context" in prompts[-1]
+    found = judgments.filter(judgments["kind"] == "process_finding")["item"].to_list()
+    assert found and len(found) == len(set(found))
+    assert judgments.filter(judgments["kind"] == "process")["na_reason"].null_count() == 8  # every dimension scored

@@ -28,6 +28,9 @@ class JudgmentRequest:
     labels: Mapping[str, str] = field(default_factory=dict)  # run_id, asset, system, task: for the ledger only
     images: tuple[ImageInput, ...] = ()  # shown after the prompt text, in order; makes it a visual request
     answer_tokens: int | None = None  # the answer's size when the caller knows it (else from the schema)
+    # text variables a judge with a smaller context may cut from the end, in this order, with a note saying
+    # so, to fit its model's window (holistic reads of a long text); every other variable is never cut
+    fit: tuple[str, ...] = ()
 
 
 class FreeText(BaseModel):

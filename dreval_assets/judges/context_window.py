@@ -34,8 +34,41 @@ class ContextWindow:
 
 def prompt_tokens(text: str, images: int = 0, image_tokens: int = 800) -> int:
     """An estimate on the long side of a prompt's tokens."""
+    return _text_tokens(text) + images * image_tokens + 16
+
+
+def cut_to_tokens(text: str, tokens: int) -> str:
+    """The longest prefix of `text` whose estimate stays within `tokens` (whole text when it fits)."""
+    if _text_tokens(text) <= tokens:
+        return text
+    low, high = 0, len(text)  # prefix lengths: low fits, high does not
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _text_tokens(text[:middle]) <= tokens else (low, middle)
+    return text[:low]
+
+
+def _text_tokens(text: str) -> int:
     cjk = len(CJK.findall(text))
-    return math.ceil(MARGIN * (cjk + (len(text) - cjk) / CHARS_PER_TOKEN)) + images * image_tokens + 16
+    return math.ceil(MARGIN * (cjk + (len(text) - cjk) / CHARS_PER_TOKEN))
+
+
+def context_of(judge: object) -> int | None:
+    """The judge model's context window in tokens; None when unknown or the judge has none (offline)."""
+    ask = getattr(judge, "context_tokens", None)
+    return ask() if callable(ask) else None
+
+
+def room_for(judge: object, request: object) -> int | None:
+    """Tokens of the model's context that `request` leaves unused with its answer budget: what a
+    caller may add to it (a text it left empty, more of a text it splits). None when unknown."""
+    ask = getattr(judge, "room_for", None)
+    return ask(request) if callable(ask) else None
+
+
+def passage_tokens(prompt_room: int) -> int:
+    """A prompt room (this module's estimate) in `core/passages.py` tokens (four characters each)."""
+    return max(0, int(prompt_room * CHARS_PER_TOKEN / (MARGIN * 4)))
 
 
 def discover(base_url: str | None, model: str, api_key: str = "", setting: str | None = None) -> ContextWindow:

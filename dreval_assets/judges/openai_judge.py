@@ -10,7 +10,7 @@ import re
 import time
 import uuid
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
@@ -26,7 +26,7 @@ from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
-from .context_window import ContextWindow, discover, prompt_tokens
+from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
@@ -38,6 +38,7 @@ EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
 # An image's share of that estimate: about what a 1024-pixel image costs on common vision endpoints
 # (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
 ESTIMATED_IMAGE_TOKENS = 800
+CUT_NOTE_TOKENS = 30  # the note a text cut to fit the context ends with
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
@@ -147,12 +148,37 @@ class OpenAIJudge:
         return self._prepare(request).cache_key
 
     # -- internals --------------------------------------------------------------------
+    def room_for(self, request: JudgmentRequest) -> int | None:
+        """Tokens of the model's context this request leaves unused with its answer budget (None: unknown)."""
+        if self.context_tokens() is None:
+            return None
+        return self.window.room_for_answer(prompt_tokens(render(request.template, dict(request.variables)),
+                                                         len(request.images))) - self._answer_budget(request)
+
+    def _answer_budget(self, request: JudgmentRequest) -> int:
+        return answer_budget(request.response_model, request.variables, request.template, request.answer_tokens,
+                             self.config.max_tokens)
+
+    def _fitted(self, request: JudgmentRequest) -> JudgmentRequest:
+        """The request with its `fit` variables cut, in order, until prompt and answer fit the window."""
+        if not request.fit or self.window is None or self.window.tokens is None:
+            return request
+        variables = dict(request.variables)
+        for name in request.fit:
+            over = -self.room_for(replace(request, variables=variables))
+            if over <= 0:
+                break
+            text = str(variables[name])
+            kept = cut_to_tokens(text, prompt_tokens(text) - over - CUT_NOTE_TOKENS)
+            variables[name] = kept + f"\n[... cut to fit the judge model's context: {len(kept)} of {len(text)} characters]"
+        return replace(request, variables=variables)
+
     def _prepare(self, request: JudgmentRequest) -> _Prepared:
         _, template_hash = load_template(request.template)
+        request = self._fitted(request)
         text = render(request.template, dict(request.variables))
         model = self.config.model_for(bool(request.images))
-        max_tokens = answer_budget(request.response_model, request.variables, request.template,
-                                   request.answer_tokens, self.config.max_tokens)
+        max_tokens = self._answer_budget(request)
         identity = {
             "model": model, "template_hash": template_hash, "messages": [{"role": "user", "content": text}],
             "params": {"temperature": self.config.temperature, "seed": self.config.seed, "mode": self.config.mode},

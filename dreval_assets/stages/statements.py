@@ -21,6 +21,7 @@ from ..core.models import StatementExtraction
 from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, grounding_problem, says_nothing,
                                statement_text)
 from ..judges.base import Judge, Judgment, JudgmentRequest
+from ..judges.context_window import context_of
 from ..judges.prompts import fence_untrusted, load_template
 from .frames import SCHEMAS
 
@@ -67,7 +68,7 @@ def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, 
     statements with the report_claims columns plus `source_claim` and `extraction`, and one summary row
     per report (also per (system, task) of `partitions` that has no claims, with zero counts)."""
     rows_by_id, reports = _reports(claims)
-    chunk_chars = min(chunk_chars, fitting_chunk_chars(getattr(judge, "context_tokens", lambda: None)()))
+    chunk_chars = min(chunk_chars, fitting_chunk_chars(context_of(judge)))
     chunks = [_Chunk(system, task, chunk, _before(units, chunk))
               for (system, task), units in reports.items() for chunk in chunk_units(units, chunk_chars)]
     judgments = judge.judge_many([_request(chunk, labels or {}) for chunk in chunks]) if chunks else []

@@ -4,11 +4,13 @@ The task's insights come in two sources kept apart since the loader: from the us
 Task.gold_insights) and from the sandbox corpus (`sc`, Task.gold_insights_sandbox). Each source's
 insights go to the judge in batches of up to `INSIGHT_BATCH` (template `dr3/insight_recall`), each
 batch with the passages of the report that best match its insights (BM25, `core/passages.py`) within
-`PASSAGE_TOKENS` (or the judge's source budget when smaller); a report that fits is shown whole.
+`PASSAGE_TOKENS` (or the judge's source budget, or the room its model's context leaves, when smaller); a
+report that fits is shown whole.
 The judge credits each insight 1 (covered), 0.5 (partly) or 0. Rows `dr3.ir.<source>.i<nn>`, kind
 `insight_recall`, the credit in `score` and `credit`; the suite reads them back (metrics.py)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import polars as pl
@@ -16,6 +18,7 @@ import polars as pl
 from ...core.models import ChecklistJudgment
 from ...core.passages import select_passages
 from ...judges.base import Judge, JudgmentRequest
+from ...judges.context_window import passage_tokens, room_for
 from ...judges.prompts import fence_untrusted, load_template
 from ...stages.frames import frame, rows_by_partition
 from ..judging import JudgmentContext, scored_under
@@ -36,9 +39,12 @@ def item_ids(source: str, insights: Sequence[str]) -> list[tuple[str, str]]:
     return [(f"dr3.ir.{source}.i{n:02d}", text) for n, text in enumerate(insights, start=1)]
 
 
-def report_passages(report: str, insights: Sequence[str], judge: Judge) -> str:
-    """The report's passages that best match these insights, within the passage budget."""
+def report_passages(report: str, insights: Sequence[str], judge: Judge, room: int | None = None) -> str:
+    """The report's passages that best match these insights, within the passage budget and the `room`
+    the judge's context leaves in the prompt (None: unknown)."""
     budget = PASSAGE_TOKENS if judge.source_token_budget is None else min(PASSAGE_TOKENS, judge.source_token_budget)
+    if room is not None:
+        budget = min(budget, passage_tokens(room))
     return select_passages(report, list(insights), budget).text
 
 
@@ -64,9 +70,11 @@ def judge_insight_recall(keys: Sequence[tuple[str, str]], reports: pl.DataFrame,
                 variables = {"query": row.get("query") or "", "source": where,
                              "insights": "\n".join(f"- [{i.rsplit('.', 1)[1]}] {t}" for i, t in chunk),
                              "insight_list": [{"item_id": i.rsplit(".", 1)[1], "text": t} for i, t in chunk],
-                             "passages": fence_untrusted(report_passages(report["text"], [t for _, t in chunk], judge))}
+                             "passages": ""}
                 request = JudgmentRequest(TEMPLATE, variables, ChecklistJudgment,
                                           {**(labels or {}), "system": system, "task": task})
+                passages = report_passages(report["text"], [t for _, t in chunk], judge, room_for(judge, request))
+                request = replace(request, variables={**variables, "passages": fence_untrusted(passages)})
                 asked.append((base, chunk, request))
     judgments = judge.judge_many([request for _, _, request in asked])
     for (base, chunk, _), judgment in zip(asked, judgments, strict=True):

@@ -1,5 +1,6 @@
 """MiroEval process evaluation, judged (methods/miroeval.md section 3): per report, the trace's steps
-(`core/traces.py`), its global findings (one `miroeval/process_findings` call per trace), the measured
+(`core/traces.py`), its global findings (`miroeval/process_findings`, one call per window of steps
+that fits the judge's context, `trace_windows`; the windows' findings merged), the measured
 facts (`process_measures.py`) and the eight 1-10 dimensions (one `miroeval/process_scores` call).
 
 report_judgments rows, item ids under `miroeval_process.`:
@@ -18,8 +19,10 @@ import polars as pl
 from pydantic import BaseModel, Field
 
 from ...core.traces import ParsedTrace, parse_trace
+from ...judges.answer_budget import answer_budget
 from ...judges.base import Judge, JudgmentRequest
-from ...judges.prompts import for_judge, load_template
+from ...judges.context_window import cut_to_tokens, prompt_tokens, room_for
+from ...judges.prompts import fence_untrusted, for_judge, load_template
 from ...judges.readable import READS_OVERLAP, require_readable
 from ...stages.frames import frame, rows_by_partition
 from ..judging import JudgmentContext, report_for_judge, scored_under
@@ -30,6 +33,7 @@ FINDINGS_TEMPLATE = "miroeval/process_findings"
 SCORES_TEMPLATE = "miroeval/process_scores"
 TRACE_CHARS = 40_000  # an LLM judge reads the rendered steps up to here
 STEP_LINE_CHARS = 600
+MAX_TRACE_WINDOWS = 8  # findings calls per trace at most: the steps after them are not read (cost bound)
 TRACE_PARSER_FAILED = "trace unreadable: "  # core/traces.parse_trace's warning when the parser itself raised
 
 
@@ -64,14 +68,61 @@ class ProcessScores(BaseModel):
     contradiction: DimensionScore = Field(default_factory=DimensionScore)
 
 
+# the findings answer is bounded by the findings asked for, not by the steps read
+FINDINGS_TOKENS = answer_budget(ProcessFindings, {"findings": [None] * MAX_FINDINGS}, FINDINGS_TEMPLATE)
+
+
 def step_dicts(parsed: ParsedTrace) -> list[dict]:
     return [{"index": s.index, "kind": s.kind, "text": s.text, "queries": s.queries, "urls": s.urls,
              "depends_on": s.depends_on} for s in parsed.steps]
 
 
+def step_line(step: Mapping[str, Any]) -> str:
+    return f"[{step['index']}] ({step['kind']}) {' '.join(str(step['text']).split())[:STEP_LINE_CHARS]}"
+
+
 def render_steps(steps: Sequence[Mapping[str, Any]], judge: Judge) -> str:
-    lines = [f"[{s['index']}] ({s['kind']}) {' '.join(str(s['text']).split())[:STEP_LINE_CHARS]}" for s in steps]
-    return for_judge("\n".join(lines), judge.source_token_budget, TRACE_CHARS, "trace cut")[0]
+    return for_judge("\n".join(step_line(s) for s in steps), judge.source_token_budget, TRACE_CHARS, "trace cut")[0]
+
+
+def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[list[dict]]:
+    """The steps in consecutive windows whose rendered lines fit one findings prompt: within
+    TRACE_CHARS and, when the judge's context is known, within `room` tokens; at most
+    MAX_TRACE_WINDOWS (the steps after them are not read). The offline judge reads one window of all."""
+    if judge.source_token_budget is None:
+        return [steps]
+    windows: list[list[dict]] = [[]]
+    used_chars = used_tokens = 0
+    for step in steps:
+        line = step_line(step)
+        chars, tokens = len(line) + 1, prompt_tokens(line)
+        if windows[-1] and (used_chars + chars > TRACE_CHARS or (room is not None and used_tokens + tokens > room)):
+            if len(windows) == MAX_TRACE_WINDOWS:
+                break
+            windows.append([])
+            used_chars = used_tokens = 0
+        windows[-1].append(step)
+        used_chars, used_tokens = used_chars + chars, used_tokens + tokens
+    return windows
+
+
+def _window_text(window: list[dict], room: int | None) -> str:
+    text = fence_untrusted("\n".join(step_line(s) for s in window))
+    return text if room is None else cut_to_tokens(text, room)  # one step longer than the room is cut
+
+
+def merge_findings(per_window: Sequence[Sequence[ProcessFinding]]) -> list[tuple[int, ProcessFinding]]:
+    """The findings of a trace read in windows, each with its window's index: round-robin over the
+    windows (each lists its most important first), a finding met before dropped, at most MAX_FINDINGS."""
+    merged, seen = [], set()
+    for rank in range(max((len(f) for f in per_window), default=0)):
+        for window, findings in enumerate(per_window):
+            if rank < len(findings) and findings[rank].finding.strip():
+                key = " ".join(findings[rank].finding.lower().split())
+                if key not in seen:
+                    seen.add(key)
+                    merged.append((window, findings[rank]))
+    return merged[:MAX_FINDINGS]
 
 
 def render_facts(facts: Mapping[str, Any]) -> str:
@@ -118,30 +169,39 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
             continue
         todo.append((system, task, report, parsed, step_dicts(parsed)))
 
-    def request(template: str, variables: dict, model, system: str, task: str) -> JudgmentRequest:
-        return JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task})
+    def request(template: str, variables: dict, model, system: str, task: str, **options) -> JudgmentRequest:
+        return JudgmentRequest(template, variables, model, {**(labels or {}), "system": system, "task": task},
+                               **options)
 
-    found = judge.judge_many([
-        request(FINDINGS_TEMPLATE, {"query": task_rows[t]["query"], "steps": render_steps(steps, judge),
-                                    "steps_list": steps, "max_findings": MAX_FINDINGS}, ProcessFindings, s, t)
-        for s, t, _, _, steps in todo])
+    def findings_request(system: str, task: str, window: list[dict], room: int | None) -> JudgmentRequest:
+        variables = {"query": task_rows[task]["query"], "steps": _window_text(window, room), "steps_list": window,
+                     "max_findings": MAX_FINDINGS}
+        return request(FINDINGS_TEMPLATE, variables, ProcessFindings, system, task, answer_tokens=FINDINGS_TOKENS)
+
+    windows = []  # per trace: its windows, each with the findings request that reads it
+    for system, task, _, _, steps in todo:
+        room = room_for(judge, findings_request(system, task, [], None))
+        windows.append([findings_request(system, task, w, room) for w in trace_windows(steps, judge, room)])
+    found = iter(judge.judge_many([r for trace in windows for r in trace]))
     plans, requests = [], []
-    for (system, task, report, parsed, steps), judgment in zip(todo, found, strict=True):
-        answer = judgment.answer if isinstance(judgment.answer, ProcessFindings) else None
-        if answer is None:  # without findings the alignment cannot be judged: the whole process waits
-            rows += _na_rows(system, task, judgment.na_reason or "pipeline_failure",
-                             f"findings of the trace: {judgment.error or 'no answer'}", judge,
+    for (system, task, report, parsed, steps), asked in zip(todo, windows, strict=True):
+        judgments = [next(found) for _ in asked]
+        failed = next((j for j in judgments if not isinstance(j.answer, ProcessFindings)), None)
+        if failed is not None:  # without findings the alignment cannot be judged: the whole process waits
+            rows += _na_rows(system, task, failed.na_reason or "pipeline_failure",
+                             f"findings of the trace: {failed.error or 'no answer'}", judge,
                              template=FINDINGS_TEMPLATE, template_hash=findings_hash)
             continue
-        findings = [f for f in answer.findings if f.finding.strip()]
+        merged = merge_findings([j.answer.findings for j in judgments])
+        findings = [f for _, f in merged]
         facts = measure(parsed, report["trace"], report["text"], [f.finding for f in findings])
         facts["trace_shape"] = parsed.shape
         kept = _kept_flags([f.finding for f in findings], report["text"])
-        for k, (f, in_report) in enumerate(zip(findings, kept, strict=True), start=1):
+        for k, ((window, f), in_report) in enumerate(zip(merged, kept, strict=True), start=1):
             rows.append(_row(system, task, "process_finding", f"finding.{k}", f.finding, judge=judge,
                              template=FINDINGS_TEMPLATE, template_hash=findings_hash, credit=float(in_report),
                              reason=f"first step {f.first_step}; related {f.related_steps}; {f.strength}",
-                             cache_key=judgment.provenance.cache_key or None))
+                             cache_key=judgments[window].provenance.cache_key or None))
         rows.append(_row(system, task, "process_facts", "facts", json.dumps(facts), judge=judge,
                          score=float(len(parsed.steps)),
                          reason="measured from the trace: " + "; ".join(parsed.warnings)[:400]))
@@ -150,7 +210,8 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
             "query": task_rows[task]["query"], "steps": render_steps(steps, judge), "facts": render_facts(facts),
             "facts_map": facts, "findings": for_judge(findings_text or "(none)", judge.source_token_budget,
                                                       TRACE_CHARS, "findings cut")[0],
-            "report": report_for_judge(report["text"], judge)}, ProcessScores, system, task))
+            "report": report_for_judge(report["text"], judge)}, ProcessScores, system, task,
+            fit=("steps", "report")))
         plans.append((system, task))
     for (system, task), judgment in zip(plans, judge.judge_many(requests), strict=True):
         answer = judgment.answer if isinstance(judgment.answer, ProcessScores) else None
