@@ -63,7 +63,7 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         text = prompt_text(request, "Request:")
         query = text.split("Request:\n", 1)[1]
         rubric = offline_rubric(query, "attachments" in text.split("Request:", 1)[0])
-        return {**rubric.model_dump(), "weights": {**rubric.weights, "task_expertise": 0.6}}  # over the cap on purpose
+        return {**rubric.model_dump(), "weights": {**rubric.weights, "task_expertise": 0.6}}  # the judge's own weight
     if any("You grade a research report on the criteria of one dimension" in str(m.get("content"))
            for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT")

@@ -216,13 +216,14 @@ class FlaeScores(BaseModel):
 class RubricCriterion(BaseModel):
     criterion_id: str
     text: str
+    explanation: str = ""  # what meeting the criterion looks like, shown to the scoring judge
     weight: float = Field(default=1.0, ge=0)
 
 
 class RubricDimension(BaseModel):
     dimension_id: str
     name: str
-    dynamic: bool = False  # task-specific (capped at 0.20 weight) rather than universal
+    dynamic: bool = False  # task-specific (Grounding among them) rather than one of the four universal
     criteria: list[RubricCriterion]
 
 

@@ -14,6 +14,9 @@ BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sand
                       heuristic_handlers={**HANDLERS, **PROCESS_HANDLERS},
                       task_artifacts=(adaptive_rubrics, key_facts, image_key_facts), evidence_inputs=evidence_inputs,
                       published_checks=published_checks, policies={
+    "miroeval.dimension_cap": Policy("none", ("none", "0.20"),
+                                     "MiroEval synthesis: the judge's dimension weights as generated (the published "
+                                     "protocol), or each task-specific dimension held at 0.20"),
     "miroeval.partial": Policy("UNKNOWN", ("UNKNOWN", "RIGHT"), "MiroEval: a partially supported statement's label"),
     "miroeval.factuality.aggregate": Policy("micro", ("micro", "mean", "mean_na_zero"),
                                             "MiroEval factuality across tasks: pooled counts (the paper's right ratio, "

@@ -1,5 +1,5 @@
 """MiroEval's per-task artifacts, made once per task and shared by every system: the adaptive rubric
-(judge-generated, the 0.20 cap on task-specific dimensions enforced) and the key facts of each readable
+(judge-generated, its weights normalised) and the key facts of each readable
 attachment (Grounding is checked against them): a document's from its text, an image's from one
 vision call that shows the judge the image (the offline judge cannot see it: N/A pipeline_failure, a
 judge limit)."""
@@ -14,6 +14,9 @@ from .judgments import IMAGE_KEY_FACTS_TEMPLATE, KEY_FACTS_KIND, RUBRIC_KIND, ad
 from .rubric import finalise
 
 TEMPLATE = "miroeval/rubric"
+GROUNDING_NOTE = ("The request comes with attached material: one of the task-specific dimensions has the id "
+                  "grounding (dynamic true) and checks that the report reads the attachments correctly and builds "
+                  "on them meaningfully.")
 
 
 KEY_FACTS_TEMPLATE = "miroeval/key_facts"
@@ -29,8 +32,7 @@ def adaptive_rubrics(wanted: list[dict], attachments, judge: Judge, labels) -> l
     _, template_hash = load_template(TEMPLATE)
     requests = [JudgmentRequest(TEMPLATE, {
         "query": r["query"], "has_attachments": bool(attachments.get(r["task"])),
-        "grounding_note": ("The request comes with attachments: add a grounding dimension for reading them. "
-                           if attachments.get(r["task"]) else "")}, AdaptiveRubric,
+        "grounding_note": (GROUNDING_NOTE if attachments.get(r["task"]) else "")}, AdaptiveRubric,
         {**(labels or {}), "task": r["task"]}) for r in wanted]
     rows = []
     for row, judgment in zip(wanted, judge.judge_many(requests), strict=True):

@@ -19,13 +19,13 @@ def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dic
 
 
 def answer_criteria_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`criteria_scores`: 10 x the share of each criterion's key words the report contains; with the
-    key facts of the task's attachments (Grounding), 10 x the share of those facts the report keeps."""
+    """`criteria_scores`: 10 x the share of each criterion's key words the report contains; Grounding,
+    with the key facts of the task's attachments, 10 x the share of those facts the report keeps."""
     report = str(variables.get("report") or "")
     facts = list(variables.get("key_facts_list") or [])
     require_readable(READS_WORD_LISTS, report=report,
                      criteria=" ".join(str(c["text"]) for c in variables["criteria_list"]), key_facts=" ".join(facts))
-    if facts:
+    if facts and variables.get("dimension_id") == "grounding":
         share, kept = share_kept(facts, report)
         return CriteriaScores(scores=[
             CriterionScore(criterion_id=c["criterion_id"], score=round(10 * share, 1),

@@ -45,8 +45,8 @@ SYNTHESIS_TEMPLATE = "miroeval/criteria_scores"
 
 def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame,
                     rubrics: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria), 0-10 each. The
-    Grounding dimension's call also shows the key facts of the task's attachments."""
+    """MiroEval adaptive synthesis: one call per rubric dimension (all its criteria with their
+    explanations), 0-10 each. Every dimension's call shows the key facts of the task's attachments."""
     rubric_by_task, facts_by_task, unread = adaptive_rubric(rubrics), task_key_facts(rubrics), unread_images(rubrics)
     query = {r["task"]: r["query"] for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
@@ -57,17 +57,16 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
         if rubric is None or report is None or report["status"] != "ok":
             continue  # the miroeval suite says why
         text = report_for_judge(report["text"], judge)
+        facts, missing = facts_by_task.get(task, []), unread.get(task, [])
         for dim in rubric.dimensions:
-            grounding = dim.dimension_id == "grounding"
-            facts = facts_by_task.get(task, []) if grounding else []
-            missing = unread.get(task, []) if grounding else []
-            variables = {"dimension": dim.name, "query": query.get(task, ""), "report": text,
+            variables = {"dimension": dim.name, "dimension_id": dim.dimension_id, "query": query.get(task, ""),
+                         "report": text,
                          "key_facts": _key_facts_block(facts) + _unread_block(missing), "key_facts_list": facts,
-                         "criteria": "\n".join(f"- [{c.criterion_id}] {c.text}" for c in dim.criteria),
+                         "criteria": "\n".join(_criterion_line(c) for c in dim.criteria),
                          "criteria_list": [{"criterion_id": c.criterion_id, "text": c.text} for c in dim.criteria]}
             requests.append(JudgmentRequest(SYNTHESIS_TEMPLATE, variables, CriteriaScores,
                                             {**(labels or {}), "system": system, "task": task}))
-            plans.append((system, task, dim, without_images_note(missing)))
+            plans.append((system, task, dim, without_images_note(missing) if dim.dimension_id == "grounding" else ""))
     rows = []
     for (system, task, dim, note), judgment in zip(plans, judge.judge_many(requests), strict=True):
         got = {s.criterion_id: s for s in judgment.answer.scores} if isinstance(judgment.answer, CriteriaScores) else {}
@@ -82,6 +81,11 @@ def judge_synthesis(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, task
                          "judge": judge.judge_id, "template": SYNTHESIS_TEMPLATE, "template_hash": template_hash,
                          "cache_key": judgment.provenance.cache_key or None})
     return frame("report_judgments", rows)
+
+
+def _criterion_line(criterion) -> str:
+    explained = f" — {criterion.explanation}" if criterion.explanation.strip() else ""
+    return f"- [{criterion.criterion_id}] {criterion.text}{explained}"
 
 
 def _key_facts_block(facts: list[str]) -> str:

@@ -62,18 +62,28 @@ def synthesis_metrics(evidence: ReportEvidence) -> list[MetricValue]:
 
     rows = [carried(row, [row.metric]) if row.value is not None else row
             for row in (dimension_row(evidence, name, dimension_scores) for name in DIMENSION_ROWS)]
-    dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
-    rows.append(carried(specificity_row(evidence, rubric, dimension_scores), dynamic))
-    total = synthesis_total(dimension_scores, rubric.weights)
-    weights = ", ".join(f"{k}={v:.2f}" for k, v in rubric.weights.items())
+    dynamic = task_specific(rubric)
+    cap = evidence.policy("miroeval.dimension_cap")
+    dimension_weights = (cap_dynamic_weights(rubric.weights, set(dynamic), float(cap)) if cap != "none"
+                         else rubric.weights)
+    rows.append(carried(specificity_row(evidence, dynamic, dimension_weights, dimension_scores), dynamic))
+    total = synthesis_total(dimension_scores, dimension_weights)
+    weights = ", ".join(f"{k}={v:.2f}" for k, v in dimension_weights.items())
     rows.append(not_available("miroeval", "synthesis", "0-100", *judgment_failure(evidence, "miroeval",
                                                                                   "no dimension scored"), j)
                 if total is None else
                 carried(MetricValue("miroeval", "synthesis", total, "0-100", len(dimension_scores),
                                     detail=f"weights {weights}",
-                                    policy=f"weights renormalised over scored dimensions; task-specific {dynamic} "
-                                           "capped at 0.20", judge=j), list(judged)))
+                                    policy=f"the judge's dimension weights, renormalised over scored dimensions; "
+                                           f"task-specific {dynamic}, cap {cap} (miroeval.dimension_cap)",
+                                    judge=j), list(judged)))
     return rows
+
+
+def task_specific(rubric) -> list[str]:
+    """The rubric's task-specific dimensions: the generated ones and Grounding (paper: "Grounding &
+    Task-specific Expertise"; a rubric stored before that rule may not mark it)."""
+    return [d.dimension_id for d in rubric.dimensions if d.dynamic or d.dimension_id == "grounding"]
 
 
 def dimension_row(evidence: ReportEvidence, name: str, dimension_scores: dict[str, float | None]) -> MetricValue:
@@ -98,15 +108,15 @@ def dimension_row(evidence: ReportEvidence, name: str, dimension_scores: dict[st
                        detail=f"scored from the other attachments, {note}" if note else "")
 
 
-def specificity_row(evidence: ReportEvidence, rubric, dimension_scores: dict[str, float | None]) -> MetricValue:
-    """The task-specific part of the adaptive rubric: its generated dimensions, weighted by their rubric
-    weights over those that scored."""
+def specificity_row(evidence: ReportEvidence, dynamic: list[str], weights: dict[str, float],
+                    dimension_scores: dict[str, float | None]) -> MetricValue:
+    """The task-specific part of the adaptive rubric (its generated dimensions and Grounding), weighted
+    by their dimension weights over those that scored."""
     j = evidence.judge
-    dynamic = [d.dimension_id for d in rubric.dimensions if d.dynamic]
     if not dynamic:
         return not_available("miroeval", "specificity", "0-100", "pipeline_failure",
                              "the rubric has no task-specific dimension", j)
-    value = synthesis_total({d: dimension_scores.get(d) for d in dynamic}, rubric.weights)
+    value = synthesis_total({d: dimension_scores.get(d) for d in dynamic}, weights)
     if value is None:
         return not_available("miroeval", "specificity", "0-100",
                              *judgment_failure(evidence, "miroeval", "no task-specific dimension was scored"), j)
@@ -239,24 +249,22 @@ SUITE = Suite(
                           "Overall = mean(synthesis, factuality, process), the layers shown beside it"),))
 
 
-DYNAMIC_DIMENSION_CAP = 0.20
-
-
-def cap_dynamic_weights(weights: dict[str, float], dynamic: set[str]) -> dict[str, float]:
-    """Normalise dimension weights, holding each task-specific dimension at most at 0.20; the excess
-    goes to the other dimensions in proportion (the cap the reference prompt states, enforced)."""
+def cap_dynamic_weights(weights: dict[str, float], dynamic: set[str], cap: float = 0.20) -> dict[str, float]:
+    """Normalise dimension weights, holding each task-specific dimension at most at `cap`; the excess
+    goes to the other dimensions in proportion (policy `miroeval.dimension_cap`; not the published
+    default: the published per-task weights exceed it)."""
     total = sum(max(0.0, w) for w in weights.values())
     if total <= 0:
         raise ValueError("dimension weights must have a positive sum")
     result = {k: max(0.0, w) / total for k, w in weights.items()}
     for _ in range(len(result)):
-        over = {k for k in dynamic if result.get(k, 0) > DYNAMIC_DIMENSION_CAP + 1e-12}
+        over = {k for k in dynamic if result.get(k, 0) > cap + 1e-12}
         if not over:
             break
-        excess = sum(result[k] - DYNAMIC_DIMENSION_CAP for k in over)
+        excess = sum(result[k] - cap for k in over)
         for k in over:
-            result[k] = DYNAMIC_DIMENSION_CAP
-        free = {k: v for k, v in result.items() if k not in dynamic or v < DYNAMIC_DIMENSION_CAP}
+            result[k] = cap
+        free = {k: v for k, v in result.items() if k not in dynamic or v < cap}
         free_total = sum(free.values())
         for k, v in free.items():
             result[k] = v + excess * (v / free_total if free_total else 1 / len(free))

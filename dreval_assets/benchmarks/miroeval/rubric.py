@@ -1,10 +1,12 @@
 """MiroEval's adaptive rubric, generated once per task and shared by all systems (methods/miroeval.md).
 
 The paper's four universal dimensions (coverage, insight, instruction following, clarity), one to
-three task-specific dimensions (capped at 0.20 weight each, enforced; together they are the reported
-Specificity), and Grounding when the task has
-readable attachments; each dimension has a few weighted criteria. The offline counterpart builds the
-task-specific dimension from the query's most salient terms.
+three task-specific dimensions, and Grounding when the task has readable attachments: Grounding is one
+of the task-specific ("Grounding & Task-specific Expertise") dimensions, which together are the reported
+Specificity (`query_spec`). Each dimension has 1-10 weighted criteria. Dimension weights are the judge's,
+normalised, with no cap (the published per-task weights give the task-specific dimensions 0.38-0.48
+together); the 0.20 cap of an earlier prompt is the policy `miroeval.dimension_cap`. The offline
+counterpart builds the task-specific dimension from the query's most salient terms.
 """
 from __future__ import annotations
 
@@ -12,7 +14,6 @@ import re
 from collections import Counter
 
 from ...core.models import AdaptiveRubric, RubricCriterion, RubricDimension
-from .metrics import cap_dynamic_weights
 
 UNIVERSAL = {
     "coverage": ("Coverage", ("answers every part of the request", "covers the main aspects of the topic")),
@@ -30,8 +31,8 @@ today where when how""".split())
 
 
 def offline_rubric(query: str, has_attachments: bool) -> AdaptiveRubric:
-    """Universal dimensions, one task-specific dimension from the query's most frequent terms, equal
-    weights before the cap; criteria carry equal weights."""
+    """Universal dimensions, one task-specific dimension from the query's most frequent terms (and
+    Grounding with attachments), equal weights; criteria carry equal weights."""
     top = salient_terms(query)
     dims = [RubricDimension(dimension_id=k, name=name, dynamic=False,
                             criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
@@ -43,7 +44,7 @@ def offline_rubric(query: str, has_attachments: bool) -> AdaptiveRubric:
                                                                             text=f"treats {term} with expert detail")
                                                             for i, term in enumerate(top, start=1)]))
     if has_attachments:
-        dims.append(RubricDimension(dimension_id="grounding", name=GROUNDING[0], dynamic=False,
+        dims.append(RubricDimension(dimension_id="grounding", name=GROUNDING[0], dynamic=True,
                                     criteria=[RubricCriterion(criterion_id=f"c{i}", text=t, weight=1.0)
                                               for i, t in enumerate(GROUNDING[1], start=1)]))
     return finalise(AdaptiveRubric(dimensions=dims, weights={d.dimension_id: 1.0 for d in dims}))
@@ -59,10 +60,13 @@ def salient_terms(query: str, n: int = 4) -> list[str]:
 
 
 def finalise(rubric: AdaptiveRubric) -> AdaptiveRubric:
-    """Normalise weights with the 0.20 cap on task-specific dimensions enforced."""
-    dynamic = {d.dimension_id for d in rubric.dimensions if d.dynamic}
-    known = {d.dimension_id for d in rubric.dimensions}
-    weights = {k: v for k, v in rubric.weights.items() if k in known}
-    for d in known - set(weights):
-        weights[d] = 0.0
-    return rubric.model_copy(update={"weights": cap_dynamic_weights(weights, dynamic)})
+    """The judge's weights normalised (a dimension it gave none weighs 0); Grounding marked task-specific.
+    Raises ValueError when no weight is positive."""
+    weights = {d.dimension_id: max(0.0, float(rubric.weights.get(d.dimension_id, 0.0))) for d in rubric.dimensions}
+    total = sum(weights.values())
+    if total <= 0:
+        raise ValueError("dimension weights must have a positive sum")
+    dimensions = [d.model_copy(update={"dynamic": True}) if d.dimension_id == "grounding" else d
+                  for d in rubric.dimensions]
+    return rubric.model_copy(update={"dimensions": dimensions,
+                                     "weights": {k: w / total for k, w in weights.items()}})
