@@ -185,7 +185,8 @@ def test_drb_citation_accuracy_is_micro_and_effective_citations_a_mean_over_task
                   "scale": "0-100", "n_items": decided, "na_reason": None if accuracy is not None else "model_failure",
                   "detail": "", "policy": "", "judge": "judge-x"},
                  {"system": "s", "task": task, "suite": "drb", "metric": "effective_citations", "value": effective,
-                  "scale": "count", "n_items": pairs, "na_reason": None, "detail": "", "policy": "", "judge": "judge-x"}]
+                  "scale": "count", "n_items": pairs, "na_reason": None, "detail": "", "policy": "",
+                  "judge": "judge-x"}]
     board = {r["metric"]: r for r in build_leaderboard(frame("metric_scores", rows)).iter_rows(named=True)}
     assert board["fact_accuracy"]["mean"] == pytest.approx(100 * 10 / 12)  # 10 supported of 12 decided
     # the reference code's stat.py: supported citations over the tasks that have citations (t3 has none)
