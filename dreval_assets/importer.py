@@ -378,8 +378,14 @@ def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> 
         summary.log.note(report.where, None, got.detail)
     text = got.text
     return {"system": system, "task": report.task, "original_id": report.task_id, "text": text,
-            "content_hash": text_hash(text), "trace": _trace(report, summary), "source": report.where,
-            "base_dir": str(report.base_dir) if report.base_dir else None, "import_id": summary.import_id}
+            "content_hash": report_hash(text, report.cleaned_text), "trace": _trace(report, summary),
+            "source": report.where, "base_dir": str(report.base_dir) if report.base_dir else None,
+            "import_id": summary.import_id, "cleaned_text": report.cleaned_text}
+
+
+def report_hash(text: str, cleaned_text: str | None) -> str:
+    """The report's hash; a cleaned rewrite is part of it, so a changed one makes the report due again."""
+    return text_hash(text) if cleaned_text is None else text_hash(f"{text}\x00cleaned\x00{cleaned_text}")
 
 
 def _trace(report: ImportedReport, summary: ImportSummary) -> str | None:

@@ -17,6 +17,8 @@ CRITERIA = "data/criteria_data/criteria.jsonl"
 REFERENCES = "data/test_data/cleaned_data/reference.jsonl"
 ALPHA = "data/test_data/raw_data/alpha-dr.jsonl"
 BETA = "data/test_data/raw_data/beta-agent.jsonl"
+CLEANED_ALPHA = "data/test_data/cleaned_data/alpha-dr.jsonl"
+CLEANED_BETA = "data/test_data/cleaned_data/beta-agent.jsonl"
 
 
 def first_record(name: str) -> dict:
@@ -135,8 +137,29 @@ def test_reports_resolve_to_task_keys_and_bad_lines_are_skipped():
         f"{ALPHA}:5: second report of alpha-dr for task 1 (first: {ALPHA}:1)",
         f"{ALPHA}:6: malformed JSON (Invalid control character at at column 35)",
         f"{BETA}:2: not UTF-8 (invalid continuation byte at byte 55)"]
-    assert problems(log.notes) == [f"{ALPHA}:2: unknown field(s) kept out: model"]
+    assert problems(log.notes) == [f"{ALPHA}:2: unknown field(s) kept out: model",
+                                   f"{CLEANED_BETA}: no cleaned article for 1 report(s) of beta-agent (id 3): "
+                                   "RACE reads them with citations stripped by our parser"]
     assert not problems(log.skipped, QUERIES)  # the task pass behind the id check logs nothing twice
+
+
+def test_each_report_carries_the_release_s_cleaned_article_when_it_has_one():
+    found = {(r.system, r.task): r.cleaned_text for r in load_drb.iter_reports(ROOT, ImportLog())}
+    assert found[("alpha-dr", "drb.1")].startswith("# Storm risk pricing") and "[1]" not in found[("alpha-dr", "drb.1")]
+    assert found[("alpha-dr", "drb.2")] == "潮汐发电成本下降了三成。"  # the Chinese report's, marker removed by the release
+    assert found[("beta-agent", "drb.8")] == "# Ferries\n\nFerries run twice a week in winter."  # matched by id "8"
+    assert found[("beta-agent", "drb.3")] is None  # a null article: our stripping will stand in
+
+
+def test_a_model_without_a_cleaned_file_is_noted_once(tmp_path):
+    root = tmp_path / "drb"
+    shutil.copytree(ROOT, root)
+    (root / CLEANED_ALPHA).unlink()
+    log = ImportLog()
+    found = [r for r in load_drb.iter_reports(root, log) if r.system == "alpha-dr"]
+    assert len(found) == 2 and all(r.cleaned_text is None for r in found)
+    assert f"{CLEANED_ALPHA}: no cleaned articles of alpha-dr: RACE reads its reports with citations stripped by " \
+           "our parser" in problems(log.notes)
 
 
 def test_loaders_are_lazy(tmp_path):

@@ -124,7 +124,11 @@ def test_drb_race_and_fact_results(tmp_path):
     assert got[("model-x", "", "instruction_following")]["published_value"] == 0.45
     assert got[("model-x", "", "fact_accuracy")]["value"] == pytest.approx(75.0)
     assert got[("model-x", "", "total_citations")]["value"] == 200
-    assert got[("model-x", "", "total_valid_citations")]["scale"] == "count"
+    # stat.py's total_valid_citations is per task with citations: our effective citations, so agreement pairs it
+    effective = got[("model-x", "", "effective_citations")]
+    assert (effective["value"], effective["scale"], effective["published_metric"]) == (150, "count",
+                                                                                       "total_valid_citations")
+    assert ("model-x", "", "total_valid_citations") not in got
     assert not [k for k in got if k[1] in ("drb.4", "drb.9")]
     found = problems(store, summary.import_id)
     assert any(p.startswith("skipped results/race/Model X/raw_results.jsonl:2: malformed JSON") for p in found)

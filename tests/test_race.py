@@ -1,5 +1,6 @@
-"""DeepResearch Bench RACE: citations stripped by the parser, both reports scored per criterion,
-T/(T+R) by hand, the position-bias policy, and N/A with reasons."""
+"""DeepResearch Bench RACE: the release's cleaned article or citations stripped by the parser, both
+reports scored per criterion in one call with the report first, T/(T+R) by hand, the position-bias
+policy, and N/A with reasons."""
 import pytest
 
 from dreval_assets.benchmarks.evidence import ReportEvidence
@@ -28,6 +29,7 @@ The barrage generates 240 megawatts for 90,000 homes [1]. Construction dates fro
 [2] History https://b.example/history
 """
 REPORT = "# Barrage\n\nIt generates 240 megawatts [1](https://a.example/energy).\n"
+CLEANED_REFERENCE = without_citations(REFERENCE)  # a release's reference.jsonl is already cleaned
 
 
 def test_without_citations_drops_markers_and_reference_lists_but_keeps_the_text():
@@ -81,7 +83,12 @@ def test_race_by_hand():
     assert m["readability"].value == pytest.approx(50.0)
     t, r = 0.6 * t_comp + 0.4 * 5, 0.6 * r_comp + 0.4 * 5
     assert m["race"].value == pytest.approx(100 * t / (t + r))
-    assert m["race"].n_items == 3 and "both_orders" in m["race"].policy
+    assert m["race"].n_items == 3 and "order: target_first" in m["race"].policy
+    assert "report text scored: not recorded" in m["race"].policy
+    cleaned = metrics(evidence({**scores, "drb.race.target_text": 1.0}))["race"]
+    assert cleaned.value == m["race"].value and "report text scored: the release's cleaned article" in cleaned.policy
+    ours = metrics(evidence({**scores, "drb.race.target_text": 0.0}))["race"]
+    assert "report text scored: citations stripped by our parser" in ours.policy
     assert m["insight"].value is None and m["insight"].na_reason == "pipeline_failure"  # not in this task's criteria
 
 
@@ -114,38 +121,69 @@ class BiasedRaceJudge:
                          Provenance("biased", r.template, "h")) for r in requests]
 
 
-def inputs(report=REPORT, reference=REFERENCE):
-    tasks = tasks_table(key="drb.t", benchmark="drb", reference_article=reference, race_criteria=CRITERIA)
+def inputs(report=REPORT, reference=CLEANED_REFERENCE, cleaned=None, benchmark="drb"):
+    tasks = tasks_table(key="drb.t", benchmark=benchmark, reference_article=reference, race_criteria=CRITERIA)
     reports = frame("reports", [{"system": "s", "task": "drb.t", "status": "ok", "text": report, "n_chars": 1,
-                                 "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
+                                 "content_hash": "x", "source_path": None, "na_reason": None, "detail": "",
+                                 "cleaned_text": cleaned}])
     return reports, tasks, generate_rubrics(tasks, {}, HeuristicJudge())
 
 
-def test_both_orders_average_out_a_position_biased_judge():
+def race_scores(rows):
+    return {r["item_id"]: r["score"] for r in rows.iter_rows(named=True)}
+
+
+def test_one_call_per_report_with_the_report_first_by_default():
     reports, tasks, rubrics = inputs()
     judge = BiasedRaceJudge()
     rows = judge_race([("s", "drb.t")], reports, tasks, rubrics, judge)
-    assert len(judge.requests) == 2  # one call per order covering every criterion, never one per criterion
-    assert rows.height == 6 and set(rows["score"]) == {6.0}  # target and reference alike: (9 + 3) / 2
-    first = judge_race([("s", "drb.t")], reports, tasks, rubrics, BiasedRaceJudge(),
-                       policies={"drb.race.position_bias": "target_first"})
-    by_side = {r["item_id"].rsplit(".", 1)[1]: r["score"] for r in first.iter_rows(named=True)}
-    assert by_side == {"target": 9.0, "reference": 3.0}  # the reference code's fixed order hands the bias to the target
+    assert len(judge.requests) == 1  # one call covering every criterion, never one per criterion or per order
+    shown = judge.requests[0].variables
+    assert "240 megawatts" in shown["article_a"] and shown["article_b"] == CLEANED_REFERENCE
+    scores = race_scores(rows)
+    assert rows.height == 7 and scores.pop("drb.race.target_text") == 0.0  # six criterion rows and what was read
+    assert {k.rsplit(".", 1)[1]: v for k, v in scores.items()} == {"target": 9.0, "reference": 3.0}
 
 
-def test_judge_sees_both_reports_without_citations():
+def test_both_orders_policy_averages_out_a_position_biased_judge():
     reports, tasks, rubrics = inputs()
     judge = BiasedRaceJudge()
-    judge_race([("s", "drb.t")], reports, tasks, rubrics, judge)
+    rows = judge_race([("s", "drb.t")], reports, tasks, rubrics, judge,
+                      policies={"drb.race.position_bias": "both_orders"})
+    assert len(judge.requests) == 2 and judge.requests[1].variables["article_a"] == CLEANED_REFERENCE
+    scores = race_scores(rows)
+    scores.pop("drb.race.target_text")
+    assert set(scores.values()) == {6.0}  # target and reference alike: (9 + 3) / 2
+    assert all("policy both_orders" in r for r in rows.filter(rows["item_id"] != "drb.race.target_text")["reason"])
+
+
+def test_the_release_s_cleaned_article_is_what_the_judge_reads():
+    cleaned = "# Barrage\n\nThe release's own rewrite: it generates 240 megawatts."
+    reports, tasks, rubrics = inputs(cleaned=cleaned)
+    judge = BiasedRaceJudge()
+    rows = judge_race([("s", "drb.t")], reports, tasks, rubrics, judge)
+    assert judge.requests[0].variables["article_a"] == cleaned
+    marker = rows.filter(rows["item_id"] == "drb.race.target_text").row(0, named=True)
+    assert marker["score"] == 1.0 and "cleaned article" in marker["reason"]
+    assert "target text release cleaned" in rows["reason"][1]
+
+
+def test_without_a_cleaned_article_the_judge_reads_both_reports_without_citations():
+    reports, tasks, rubrics = inputs(report=REPORT + "\n\n## References\n[1] https://a.example/energy\n",
+                                     reference=REFERENCE, benchmark="generic")
+    judge = BiasedRaceJudge()
+    judge_race([("s", "drb.t")], reports, tasks, rubrics, judge, extra_suites=("drb",))
     shown = judge.requests[0].variables
     assert "240 megawatts" in shown["article_a"] and "https://" not in shown["article_a"] + shown["article_b"]
-    assert "[1]" not in shown["article_b"] and "References" not in shown["article_b"]
+    assert "[1]" not in shown["article_b"] and "References" not in shown["article_a"] + shown["article_b"]
     assert [c["criterion_id"] for c in shown["criteria_list"]] == ["comprehensiveness.c1", "comprehensiveness.c2",
                                                                    "readability.c1"]
+    assert all(c["explanation"] for c in shown["criteria_list"])
+    assert "gives megawatts and homes" in shown["criteria"] and shown["query"] == "q"
 
 
 def test_offline_judge_measures_criterion_coverage_and_identical_reports_tie():
-    reports, tasks, rubrics = inputs(report=REFERENCE)
+    reports, tasks, rubrics = inputs(report=REFERENCE)  # stripped, it is the cleaned reference
     rows = judge_race([("s", "drb.t")], reports, tasks, rubrics, HeuristicJudge())
     scores = {r["item_id"]: r["score"] for r in rows.iter_rows(named=True)}
     for cid in ("comprehensiveness.c1", "comprehensiveness.c2", "readability.c1"):

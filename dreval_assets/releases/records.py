@@ -85,6 +85,7 @@ class ImportedReport:
     trace: str | None = None
     trace_path: Path | None = None
     base_dir: Path | None = None
+    cleaned_text: str | None = None  # the benchmark's own citation-free rewrite, when the release ships one
 
 
 @dataclass(frozen=True)

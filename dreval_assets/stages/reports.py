@@ -24,9 +24,10 @@ def read_reports(
     `imported_reports` for these keys, already decoded and checked by the import); endpoint systems
     from `written` (rows `stages/report_writing.write_reports` made). Each row carries the report's
     research trace (`trace`, as the system wrote it; None when there is none): a folder system's
-    `<report stem>.trace.json` beside the report, an imported report's trace from the import."""
+    `<report stem>.trace.json` beside the report, an imported report's trace from the import; and
+    `cleaned_text`, the benchmark's own citation-free rewrite an import found (None: none)."""
     written = written or {}
-    return frame("reports", [{"trace": None, **(written.get((system, task))
+    return frame("reports", [{"trace": None, "cleaned_text": None, **(written.get((system, task))
                                                 or _read_one(system, task, systems, original_ids, imported or {}))}
                              for system, task in keys])
 
@@ -48,7 +49,8 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
             return {**row, "status": "missing", "na_reason": "model_failure",
                     "detail": f"the import has no report of system {system!r} for task {task!r}"}
         return {**row, "text": found["text"], "n_chars": len(found["text"]), "content_hash": found["content_hash"],
-                "source_path": found["source"], "trace": found.get("trace")}
+                "source_path": found["source"], "trace": found.get("trace"),
+                "cleaned_text": found.get("cleaned_text")}
     if not entry.reports_dir:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} has no reports folder"}

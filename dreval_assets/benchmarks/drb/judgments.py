@@ -1,4 +1,5 @@
-"""DeepResearch Bench RACE judgments: report and reference report scored together on the task's criteria."""
+"""DeepResearch Bench RACE judgments: report and reference report scored together on the task's criteria
+(the reference code's protocol: one call per report, the report first, on its cleaned article)."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -22,16 +23,34 @@ def race_criteria(rubrics: pl.DataFrame | None) -> dict[str, RaceCriteria]:
 
 
 RACE_TEMPLATE = "drb/race_scores"
+TARGET_TEXT_ITEM = "drb.race.target_text"  # 1: the release's cleaned article was scored, 0: our stripping
+RELEASE_CLEANED = "the release's cleaned article (cleaned_data)"
+NO_SCORE = "the judge gave no score for this criterion"
+OUR_STRIPPING = "the report with citations stripped by our parser (the release has no cleaned article)"
+
+
+def race_inputs(report: dict, task_row: dict) -> tuple[str, bool, str]:
+    """(target text, whether it is the release's cleaned article, reference text) as RACE scores them:
+    the benchmark's own cleaning when the release ships it, our deterministic stripping otherwise. A
+    DRB reference report comes from cleaned_data and is shown as released."""
+    cleaned = report.get("cleaned_text")
+    target = cleaned if cleaned else without_citations(report["text"])
+    reference = task_row["reference_article"]
+    if task_row.get("benchmark") != "drb":
+        reference = without_citations(reference)
+    return target, bool(cleaned), reference
 
 
 def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, rubrics: pl.DataFrame,
                judge: Judge, extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
                labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """DeepResearch Bench RACE: the report and the task's reference report, both with citations
-    stripped by our parser, scored on every criterion of the task in one call per order. Policy
-    `drb.race.position_bias`: `both_orders` (default; each score is the mean of the two orders),
-    `target_first` (the reference code's fixed order) or `random_order` (seeded by `drb.race.seed`).
-    Rows `drb.race.<dimension>.<criterion>.target` / `.reference`, 0-10."""
+    """DeepResearch Bench RACE as published: the report (the release's cleaned article when it has
+    one, else citations stripped by our parser) and the task's reference report scored on every
+    criterion of the task, with its explanation, in ONE call per report, the report first. Policy
+    `drb.race.position_bias`: `target_first` (default, the reference code's), `both_orders` (each
+    score the mean of the two orders, two calls) or `random_order` (seeded by `drb.race.seed`).
+    Rows `drb.race.<dimension>.<criterion>.target` / `.reference`, 0-10, and `drb.race.target_text`
+    saying which text was scored (1 the release's cleaned article, 0 our stripping)."""
     policies = policies or {}
     policy = policy_value(policies, "drb.race.position_bias")
     seed = policy_value(policies, "drb.race.seed")
@@ -40,6 +59,7 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(RACE_TEMPLATE)
     plans, requests = [], []
+    released: dict[tuple[str, str], bool] = {}
     for system, task in keys:
         row = task_rows.get(task) or {}
         criteria, report = criteria_by_task.get(task), report_by_key.get((system, task))
@@ -47,8 +67,8 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
             continue
         if criteria is None or not row.get("reference_article") or report is None or report["status"] != "ok":
             continue  # the drb suite reports these as N/A with the reason
-        target = report_for_judge(without_citations(report["text"]), judge)
-        reference = report_for_judge(without_citations(row["reference_article"]), judge)
+        target_text, released[(system, task)], reference_text = race_inputs(report, row)
+        target, reference = report_for_judge(target_text, judge), report_for_judge(reference_text, judge)
         listed = race_criterion_ids(criteria)
         shown = "\n".join(f"- [{cid}] ({dim.replace('_', ' ')}) {c.criterion}: {c.explanation}"
                           for cid, dim, c in listed)
@@ -76,21 +96,27 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
                                                else (score.score_b, score.score_a))
             found.setdefault((system, task, cid), []).append(pair)
     criterion_text = {(s, t, cid): c.criterion for s, t, _, listed in plans for cid, _, c in listed}
-    rows = []
-    for (system, task, cid), pairs in found.items():
-        base = {"system": system, "task": task, "kind": "race", "credit": None, "judge": judge.judge_id,
+
+    def base(system: str, task: str) -> dict:
+        return {"system": system, "task": task, "kind": "race", "credit": None, "judge": judge.judge_id,
                 "template": RACE_TEMPLATE, "template_hash": template_hash,
                 "cache_key": cache_keys.get((system, task)) or None}
+    rows = [{**base(system, task), "item_id": TARGET_TEXT_ITEM, "item": "the report text RACE scored",
+             "score": 1.0 if cleaned else 0.0, "reason": RELEASE_CLEANED if cleaned else OUR_STRIPPING,
+             "na_reason": None} for (system, task), cleaned in released.items()]
+    for (system, task, cid), pairs in found.items():
+        source = "release cleaned" if released[(system, task)] else "our stripping"
         for side, position in (("target", 0), ("reference", 1)):
-            row = {**base, "item_id": f"drb.race.{cid}.{side}", "item": criterion_text[(system, task, cid)]}
+            row = {**base(system, task), "item_id": f"drb.race.{cid}.{side}",
+                   "item": criterion_text[(system, task, cid)]}
             if None in pairs:
-                na, error = failures.get((system, task), ("pipeline_failure", "the judge gave no score for this criterion"))
-                rows.append({**row, "score": None, "reason": error or "the judge gave no score for this criterion",
-                             "na_reason": na})
+                na, error = failures.get((system, task), ("pipeline_failure", NO_SCORE))
+                rows.append({**row, "score": None, "reason": error or NO_SCORE, "na_reason": na})
             else:
                 values = [p[position] for p in pairs]
                 rows.append({**row, "score": sum(values) / len(values), "na_reason": None,
-                             "reason": f"policy {policy}: " + " / ".join(f"{v:g}" for v in values)})
+                             "reason": f"policy {policy}, target text {source}: "
+                                       + " / ".join(f"{v:g}" for v in values)})
     return frame("report_judgments", rows)
 
 

@@ -4,6 +4,9 @@
   data/criteria_data/criteria.jsonl              RACE criteria per task id
   data/test_data/cleaned_data/reference.jsonl    reference reports {id, prompt, article}
   data/test_data/raw_data/<model>.jsonl          system reports {id, prompt, article}
+  data/test_data/cleaned_data/<model>.jsonl      the same reports, citations removed by the benchmark's own
+                                                 cleaning {id, prompt, article}: what RACE scores (kept
+                                                 with each report as its cleaned text)
 
   results/race/<model>/, results/fact/<model>/   published scores (published.py), into published_scores
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,7 @@ QUERIES = Path("data/prompt_data/query.jsonl")
 CRITERIA = Path("data/criteria_data/criteria.jsonl")
 REFERENCES = Path("data/test_data/cleaned_data/reference.jsonl")
 RAW_REPORTS = Path("data/test_data/raw_data")
+CLEANED_REPORTS = Path("data/test_data/cleaned_data")
 TASK_FIELDS = {"id", "topic", "language", "prompt"}
 REPORT_FIELDS = {"id", "prompt", "article"}
 WEIGHT_SUM_TOLERANCE = 0.01  # published weights are given to two decimals
@@ -208,12 +213,39 @@ def iter_systems(root: Path, log: ImportLog) -> Iterator[SystemInfo]:
 
 
 def iter_reports(root: Path, log: ImportLog) -> Iterator[ImportedReport]:
+    """Each raw report, with the release's cleaned article of it when cleaned_data holds one."""
     root = Path(root)
     # Same checks as iter_tasks (its log discarded); bounded: one id and key per task.
     keys = {entry.original_id: entry.key for entry in iter_entries(root, ImportLog())}
     for path in report_files(root):
-        yield from embedded_reports(path, root, path.stem, keys.get, log, id_fields=("id",),
-                                    text_fields=("article",), known=REPORT_FIELDS)
+        cleaned = cleaned_index(root, path.stem, log)
+        without_cleaned: list[str] = []
+        for report in embedded_reports(path, root, path.stem, keys.get, log, id_fields=("id",),
+                                       text_fields=("article",), known=REPORT_FIELDS):
+            article = cleaned_article(cleaned, report.task_id)
+            if article is None and cleaned is not None:
+                without_cleaned.append(report.task_id)
+            yield replace(report, cleaned_text=article)
+        if without_cleaned:
+            log.note(cleaned.file, None, f"no cleaned article for {len(without_cleaned)} report(s) of {path.stem} "
+                                         f"(id {', '.join(without_cleaned[:8])}): RACE reads them with citations "
+                                         "stripped by our parser")
+
+
+def cleaned_index(root: Path, model: str, log: ImportLog) -> JsonlIndex | None:
+    """cleaned_data/<model>.jsonl by id; None (noted once) when the release has no such file."""
+    path = root / CLEANED_REPORTS / f"{model}.jsonl"
+    if not path.is_file():
+        log.note((CLEANED_REPORTS / path.name).as_posix(), None,
+                 f"no cleaned articles of {model}: RACE reads its reports with citations stripped by our parser")
+        return None
+    return JsonlIndex(path, root, log, lambda record: text_of(record.get("id")), known=REPORT_FIELDS)
+
+
+def cleaned_article(index: JsonlIndex | None, original_id: str) -> str | None:
+    record = index.read(original_id) if index is not None else None
+    article = record.get("article") if record is not None else None
+    return article if isinstance(article, str) and article.strip() else None
 
 
 def _is_number(value: Any) -> bool:

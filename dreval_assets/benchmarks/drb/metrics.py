@@ -60,7 +60,10 @@ def race_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         if sum(weights) <= 0 or any(v is None for v in (*t, *r)):
             continue
         target[dim], reference[dim] = weighted_criteria(t, weights), weighted_criteria(r, weights)
-    policy = f"T/(T+R) x100 over criteria-weighted dimension means; position bias: {evidence.policy('drb.race.position_bias')}"
+    text = {1.0: "the release's cleaned article", 0.0: "citations stripped by our parser"}.get(
+        scores.get("target_text"), "not recorded")
+    policy = (f"T/(T+R) x100 over criteria-weighted dimension means; order: "
+              f"{evidence.policy('drb.race.position_bias')}; report text scored: {text}")
     rows = []
     for dim in names[:-1]:
         if dim not in target:
@@ -106,8 +109,9 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
              f"{coverage.text()}")
     effective = coverage.carried(MetricValue(
         "drb", "effective_citations", float(supported), "count", len(labels), detail=pairs,
-        policy="supported statement-URL pairs of this task (reported per task, zeros kept; the reference code "
-               f"divides by tasks that have citations); {NOTHING_JUDGED_RULE}", judge=j))
+        policy="supported statement-URL pairs of this task (a task with no pair counts 0 items: the reference "
+               "code's mean leaves it out, policy drb.effective_citations.aggregate); "
+               f"{NOTHING_JUDGED_RULE}", judge=j))
     if supported + unsupported == 0:
         if evidence.citation_style == "bibliography_only":  # the system's: it marks no statement
             bucket, reason = "model_failure", ("a bibliography but no inline citations: no statement-URL pairs "
@@ -132,8 +136,9 @@ SUITE = Suite(
      MetricSpec("race", "0-100", True, "T/(T+R) over the task's weighted dimensions (50 = parity with the reference)"),
      MetricSpec("fact_accuracy", "0-100", True, "supported / (supported + unsupported) statement-URL pairs", cites=True,
                 aggregate="micro", aggregate_policy="drb.fact_accuracy.aggregate", claims=True),
-     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task", cites=True,
-                aggregate_policy="drb.effective_citations.aggregate", claims=True)),
+     MetricSpec("effective_citations", "count", True, "supported statement-URL pairs per task with citations",
+                cites=True, aggregate="mean_with_items", aggregate_policy="drb.effective_citations.aggregate",
+                claims=True)),
     compute, headline=("race", "fact_accuracy", "effective_citations"))
 
 

@@ -7,8 +7,10 @@
 
 A JSONL line and a .txt file are each one record: imported whole or skipped whole. RACE scores are
 0-1 in the files and 0-100 in our suite (x100); overall_score is our `race`. valid_rate is our
-`fact_accuracy` (x100, a pooled rate); the two counts are kept as counts. The system is the <model>
-folder; task keys are the loader's (`task_key('drb', id)`).
+`fact_accuracy` (x100, a pooled rate). The reference code's stat.py divides both counts by the tasks
+that have citations: total_valid_citations is then our `effective_citations` (its default mean over
+those tasks) and total_citations (decided citations per such task) stays `total_citations`. The
+system is the <model> folder; task keys are the loader's (`task_key('drb', id)`).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ RACE_METRICS = {"comprehensiveness": "comprehensiveness", "insight": "insight",
 RAW_FIELDS = {"id", "prompt", *RACE_METRICS}
 # fact_result label -> (our metric, scale of the value, factor from the file's number)
 FACT_METRICS = {"total_citations": ("total_citations", "count", 1.0),
-                "total_valid_citations": ("total_valid_citations", "count", 1.0),
+                "total_valid_citations": ("effective_citations", "count", 1.0),
                 "valid_rate": ("fact_accuracy", "0-100", 100.0)}
 LABELLED = re.compile(r"^\s*([A-Za-z][A-Za-z _-]*?)\s*[:=]\s*(\S+)\s*$")
 

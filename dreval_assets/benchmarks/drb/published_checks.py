@@ -58,7 +58,8 @@ def fact_checks(rows: pl.DataFrame, rounding: Rounding) -> Iterator[Check]:
         if rate is None or rate["published_value"] is None:
             continue
         what = f"fact_result {rate['published_metric']} = total_valid_citations / total_citations (pooled)"
-        total, valid = (by_metric.get(m, {}).get("value") for m in ("total_citations", "total_valid_citations"))
+        # both are per task with citations in the file: their ratio is the pooled rate
+        total, valid = (by_metric.get(m, {}).get("value") for m in ("total_citations", "effective_citations"))
         if total is None or valid is None:
             yield Check(BENCHMARK, what, system, "", rate["published_value"], None, 0.0,
                         "total_citations or total_valid_citations is not published")
