@@ -12,8 +12,9 @@ from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.judging import JudgmentContext
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.benchmarks.wlc.coverage import (FACTS_PER_CALL, TEMPLATE, Statement, batches, calls_needed,
-                                                   gold_coverage, gold_fact_counts, report_statements, top_statements)
+                                                   gold_coverage, report_statements, top_statements)
 from dreval_assets.benchmarks.wlc.heuristic import gold_fact_label
+from dreval_assets.benchmarks.wlc.inputs import task_inputs
 from dreval_assets.benchmarks.wlc.metrics import cov_wiki, wiki_conf
 from dreval_assets.core.report_parser import parse_report
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -152,7 +153,7 @@ def test_na_reasons_no_gold_no_statements_and_judge_failures():
                                            [], RecordingJudge())), 1)
     assert all(v.value is None and v.na_reason == "model_failure" for v in nothing.values())  # it wrote nothing
     assert "no statements" in nothing["cov_wiki"].detail
-    assert gold_fact_counts([{"task": "t", "gold_facts": ["a", " "]}], None, None) == {"t": {"wlc.gold_facts": 1}}
+    assert task_inputs([{"task": "t", "gold_facts": ["a", " "]}], None, None)["t"]["wlc.gold_facts"] == 1
 
 
 def test_loopback_judge_and_a_failing_endpoint(llm, calls):

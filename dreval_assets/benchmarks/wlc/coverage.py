@@ -204,9 +204,3 @@ def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
                      "item": text, "score": 1.0, "cache_key": None, "na_reason": None,
                      "reason": "contradicts gold " + ", ".join(fids)})
     return frame("report_judgments", rows)
-
-
-def gold_fact_counts(tasks: list[dict], rubrics, judge) -> dict[str, dict]:
-    """`Benchmark.evidence_inputs`: task -> {"wlc.gold_facts": how many gold statements it has}."""
-    return {t["task"]: {"wlc.gold_facts": len([g for g in (t.get("gold_facts") or []) if str(g).strip()])}
-            for t in tasks}

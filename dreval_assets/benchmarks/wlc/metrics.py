@@ -59,8 +59,11 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                           else ("pipeline_failure", "no reference article to compare with"))
         return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
     rates = win_rates(outcomes)
+    texts = evidence.inputs.get("wlc.criteria_texts") or "ours"
+    shown = "ours (the task has none from a release)" if texts == "ours" else f"the release's ({texts})"
     policy = (f"generated wins / criteria judged, ties count as no win; "
-              f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias)")
+              f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias); criteria texts: {shown}; "
+              "both articles without citation markers or reference lists, the topic given")
     counts = {c: len(v) for c, v in outcomes.items()}
 
     def carried(row: MetricValue, categories: tuple[str, ...]) -> MetricValue:
