@@ -94,3 +94,12 @@ def test_ref_acc_has_a_value_offline_from_the_release_pages(run):
     m = {r["metric"]: r for r in store.query(f"SELECT metric, value, na_reason, detail FROM metric_scores "
                                              f"WHERE system = '{SYSTEM}' AND task = '{TASK}'").iter_rows(named=True)}
     assert m["ref_acc"]["value"] is not None and "sources judged" in m["ref_acc"]["detail"]
+
+
+def test_leakage_counts_the_task_s_own_article_only(run):
+    _, store = run
+    leakage = store.query(f"SELECT value, detail, n_items FROM metric_scores WHERE system = '{SYSTEM}' "
+                          f"AND task = '{TASK}' AND metric = 'leakage'").row(0, named=True)
+    # [4] is the task's own article (two statements), [5] another Wikipedia article: a legitimate source
+    assert leakage["detail"].startswith("2 of ") and "1 cite other Wikipedia articles" in leakage["detail"]
+    assert leakage["value"] == pytest.approx(100 * 2 / leakage["n_items"])
