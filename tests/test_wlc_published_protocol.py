@@ -103,3 +103,13 @@ def test_leakage_counts_the_task_s_own_article_only(run):
     # [4] is the task's own article (two statements), [5] another Wikipedia article: a legitimate source
     assert leakage["detail"].startswith("2 of ") and "1 cite other Wikipedia articles" in leakage["detail"]
     assert leakage["value"] == pytest.approx(100 * 2 / leakage["n_items"])
+
+
+def test_every_gold_fact_gets_min_10_n_candidate_statements(run):
+    llm, store = run
+    prompts = prompts_of(llm, "You check whether an encyclopedia article written by a research system")
+    n = int(store.query(f"SELECT score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                        "AND kind = 'gold_statements'").item())
+    related = [line for p in prompts for line in p.split("\n") if line.startswith("  related statements:")]
+    assert n >= 1 and len(related) == 12  # every gold statement with text, each with its candidates
+    assert all(len(line.split(":", 1)[1].split(",")) == min(10, n) for line in related)
