@@ -10,7 +10,8 @@ from .metrics import SUITE
 from .published import published_checks
 
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
-                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, published_checks=published_checks, policies={
+                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, published_checks=published_checks,
+                      policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: statements the judge found unreadable (unknown) "
                                       "left out or counted; statements with every source unread are always left out"),

@@ -25,7 +25,8 @@ WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "
 LABEL_SCORE = {"consistent": 1.0, "not_supported": 0.0, "inconsistent": -1.0}
 GOLD_PREFIX, CONFLICT_PREFIX, COUNT_ITEM = "wlc.gold", "wlc.gold_conflict", "wlc.gold_statements.count"
 FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top min(10, n) by "
-             "BM25 retrieved (retriever: bm25; the paper's is embeddings) and one judge label (consistent / inconsistent / not_supported); "
+             "BM25 retrieved (retriever: bm25; the paper's is embeddings) and one judge label "
+             "(consistent / inconsistent / not_supported); "
              "cov_wiki = consistent / gold statements judged; wiki_conf = report statements the judge names as "
              "contradicting a gold statement / report statements considered")
 
