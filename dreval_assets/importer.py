@@ -20,12 +20,16 @@ from typing import Iterable, Iterator, TypeVar
 
 from .benchmarks import registry
 from .releases.published import PublishedScore
-from .releases.records import ImportLog, ImportedReport, SystemInfo
+from .releases.records import CitedPage, ImportLog, ImportedReport, SystemInfo
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
 from .releases.report_text import decode_report_bytes, read_report_file
 from .store.db import Store
 from .store.imports import imported_report_hashes, record_import, write_imported_reports
+from .store.pages import RELEASE_BACKEND, PageStore
+from .fetch.extract import extract_page
+from .fetch.urls import url_key
+from .core.models import FetchResult
 from .store.published import published_fingerprints, write_published
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
 
@@ -64,6 +68,7 @@ class ImportSummary:
     published: dict[str, Counter] = field(default_factory=dict)  # file -> system -> published scores
     published_only: bool = False  # the release holds published scores but no task file
     published_changed: list[str] = field(default_factory=list)  # files whose scores differ from the stored ones
+    cited_pages: Counter = field(default_factory=Counter)  # the release's fetched pages: stored / unread / bot walls
     log: ImportLog = field(default_factory=ImportLog)
 
     @property
@@ -78,6 +83,7 @@ class ImportSummary:
                 "systems_known": self.systems_known, "systems_without_reports": self.systems_without_reports,
                 "published_scores": {file: dict(systems) for file, systems in self.published.items()},
                 "published_only": self.published_only, "published_changed": len(self.published_changed),
+                "cited_pages": dict(self.cited_pages),
                 "skipped": len(self.log.skipped), "missing": len(self.log.missing), "notes": len(self.log.notes)}
 
     def published_lines(self, shown: int = 20) -> list[str]:
@@ -107,6 +113,10 @@ class ImportSummary:
                f"({len(self.systems_new)} new: {', '.join(self.systems_new) or '-'})",
                f"reports found: {sum(r.values())} ({r['new']} new, {r['changed']} changed, {r['unchanged']} unchanged)"]
         out += [f"  {system}: {n}" for system, n in sorted(self.reports_by_system.items())]
+        if self.cited_pages:
+            p = self.cited_pages
+            out.append(f"cited pages from the release: {p['stored']} stored as fetched ({p['unread']} not judged "
+                       f"by the release's rule, {p['walls']} that look like bot walls or error pages)")
         if self.systems_without_reports:
             out.append(f"named without reports (not registered): {', '.join(self.systems_without_reports)}")
         if self.published_only:
@@ -158,6 +168,8 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system) \
             if from_release else ()
     _import_reports(store, found, set(known), infos, summary)
+    if from_release and hasattr(module, "iter_cited_pages"):
+        summary.cited_pages = import_cited_pages(store, module.iter_cited_pages(root, summary.log, system))
     if reports is None and hasattr(module, "iter_published"):
         before = published_fingerprints(store, benchmark)
         _import_published(store, module.iter_published(root, summary.log), system, summary)
@@ -301,6 +313,36 @@ def _import_reports(store: Store, found: Iterable[ImportedReport], task_keys: se
             write_imported_reports(store, pending)
             pending = []
     write_imported_reports(store, pending)
+
+
+def import_cited_pages(store: Store, pages: Iterable[CitedPage]) -> Counter:
+    """The release's fetched pages into the pages store, as what their URLs read (the fetcher looks
+    there before the web, so the release's texts are judged, offline). The first text of a URL wins.
+    A page the benchmark's own pipeline would not judge is stored unreadable, saying why; `blocked`
+    records what our detector sees (bot wall, error page, ...) without changing the status."""
+    counts: Counter = Counter()
+    seen: set[str] = set()
+    pending: list[tuple[str, FetchResult]] = []
+    for page in pages:
+        key = url_key(page.url)
+        if key in seen:
+            continue
+        seen.add(key)
+        looks = extract_page(page.text.encode("utf-8"), "text/plain", page.url).blocked
+        blocked = looks if looks not in (None, "empty") else None
+        common = dict(url=page.url, backend=RELEASE_BACKEND, title=page.title, content_type="text/plain",
+                      n_bytes=len(page.text.encode("utf-8")), blocked=blocked)
+        pending.append((key, FetchResult(status="unknown", na_reason="data_accessibility",
+                                         detail=f"{page.unread_because} ({page.where})", **common)
+                        if page.unread_because else
+                        FetchResult(status="ok", text=page.text, detail=f"text from the release ({page.where})",
+                                    **common)))
+        counts.update(stored=1, unread=bool(page.unread_because), walls=bool(blocked))
+        if len(pending) >= BATCH:
+            PageStore(store).put(pending)
+            pending = []
+    PageStore(store).put(pending)
+    return counts
 
 
 def _import_published(store: Store, records: Iterable[list[PublishedScore]], system: str | None,

@@ -51,6 +51,9 @@ def test_task_fields_come_from_json_csv_article_and_statements(tasks):
     record = json.loads((ROOT / R1 / "ga_100.json").read_text().split("\n")[1].rstrip(","))
     assert task.query == record["question"] and task.benchmark == "wlc" and task.language == "en"
     assert task.domain == "Culture"
+    criteria = json.loads(task.attributes.pop("writing_criteria"))  # the release's texts, paired with ours
+    assert {c: len(t) for c, t in criteria.items()} == {"well_written": 21, "broad": 8, "neutral": 10}
+    assert criteria["well_written"][10].startswith("No puffery: peacock terms")  # words to watch, first
     assert task.attributes == {
         "release": "2025-12", "title": "Harbor Lantern Festival",
         "url": "https://en.wikipedia.org/wiki/Harbor_Lantern_Festival", "created_ts": "2025-03-04T10:00:00Z",
@@ -264,3 +267,19 @@ def test_article_whose_list_resolves_everything_is_imported_as_its_file(tmp_path
     (report,), log = _release_with_one_report(tmp_path, md, {"1": "https://b.example/other"})
     assert report.path is not None and report.text is None
     assert problems(log.notes) == []
+
+
+def test_criteria_file_in_another_shape_falls_back_to_our_texts_with_a_reason(tmp_path):
+    from dreval_assets.benchmarks.wlc.criteria import CriteriaShapeError, release_criteria
+    from dreval_assets.benchmarks.wlc.loader import writing_criteria
+
+    shipped = json.loads((ROOT / "evaluation/data/wiki_writing_criteria.json").read_text())
+    short = json.loads(json.dumps(shipped))
+    short["categories"][2]["criteria"].pop()  # neutral with 9 criteria cannot pair by position with our 10
+    with pytest.raises(CriteriaShapeError, match="9 criteria"):
+        release_criteria(short)
+    (tmp_path / "evaluation/data").mkdir(parents=True)
+    (tmp_path / "evaluation/data/wiki_writing_criteria.json").write_text(json.dumps(short))
+    log = ImportLog()
+    assert writing_criteria(tmp_path, log) is None and "our paraphrases" in problems(log.skipped)[0]
+    assert writing_criteria(tmp_path / "none", log) is None and "our paraphrases" in problems(log.missing)[0]

@@ -129,10 +129,14 @@ def test_dr3_fa_and_cc_by_hand():
 
 def test_wlc_ref_accuracy_conflict_leakage_and_denominator_policy():
     claims = SAMPLE + [claim("c8", urls=[WIKI], verdicts=[(WIKI, "supported")])]
-    m = values("wlc", report(claims))
+    own = {"wlc.title": WIKI.rsplit("/", 1)[1].replace("_", " ")}  # the task's own article is the one cited
+    m = values("wlc", report(claims, inputs=own))
     # statements: c1 sup, c2 partial, c3 contra, c4 unknown, c7 unknown, c8 sup -> evaluated 4 (drop unreachable)
     assert m["ref_acc"].value == pytest.approx(100 * 2 / 4) and m["ref_conf"].value == pytest.approx(100 / 4)
     assert m["leakage"].value == pytest.approx(100 / 6)
+    other = values("wlc", report(claims, inputs={"wlc.title": "Some Other Topic"}))
+    assert other["leakage"].value == 0.0 and "1 cite other Wikipedia articles" in other["leakage"].detail
+    assert values("wlc", report(claims))["leakage"].na_reason == "pipeline_failure"  # which article is unknown
     everything = values("wlc", report(claims, policies={"wlc.ref_acc.denominator": "all"}))
     assert everything["ref_acc"].value == pytest.approx(100 * 2 / 6)
 

@@ -105,4 +105,5 @@ def test_a_system_released_without_citations_has_no_citation_metrics_only():
     core = rows("core", ev)
     assert core["n_claims"].value == 1.0  # not a citation metric: it stands
     assert core["supported_ratio"].value is None
-    assert rows("wlc", evidence(claims_with([SourceVerdict(wiki, "supported")])))["leakage"].value == 100.0
+    assert rows("wlc", evidence(claims_with([SourceVerdict(wiki, "supported")]),
+                                inputs={"wlc.article_url": wiki}))["leakage"].value == 100.0

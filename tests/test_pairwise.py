@@ -57,8 +57,11 @@ def inputs(report=PUFFED):
     return reports, tasks
 
 
+BOTH_ORDERS = {"wlc.position_bias": "both_orders"}
+
+
 def test_both_orders_cancel_a_position_biased_judge():
-    rows = judge_pairwise([("s", "wlc.h")], *inputs(), BiasedJudge())
+    rows = judge_pairwise([("s", "wlc.h")], *inputs(), BiasedJudge(), policies=BOTH_ORDERS)
     assert rows.height == 39 and set(rows["score"]) == {0.5}  # every criterion a tie: the bias cancels out
     for seed in ("0", "1", "2", "3"):  # one order per category: the bias decides, and the seed flips it
         single = judge_pairwise([("s", "wlc.h")], *inputs(), BiasedJudge(),
@@ -67,17 +70,17 @@ def test_both_orders_cancel_a_position_biased_judge():
 
 
 def test_swapping_the_articles_cannot_change_the_outcome_under_both_orders():
-    one = judge_pairwise([("s", "wlc.h")], *inputs(), BiasedJudge())
+    one = judge_pairwise([("s", "wlc.h")], *inputs(), BiasedJudge(), policies=BOTH_ORDERS)
     # the same comparison with the report and the reference swapped in the task/report roles
     swapped_reports, swapped_tasks = inputs(report=REFERENCE)
     swapped_tasks = swapped_tasks.with_columns(reference_article=swapped_tasks["reference_article"].str.replace(
         "(?s).*", PUFFED))
-    two = judge_pairwise([("s", "wlc.h")], swapped_reports, swapped_tasks, BiasedJudge())
+    two = judge_pairwise([("s", "wlc.h")], swapped_reports, swapped_tasks, BiasedJudge(), policies=BOTH_ORDERS)
     assert one["score"].to_list() == two["score"].to_list()
 
 
 def test_the_offline_judge_compares_measured_features():
-    rows = judge_pairwise([("s", "wlc.h")], *inputs(), HeuristicJudge())
+    rows = judge_pairwise([("s", "wlc.h")], *inputs(), HeuristicJudge(), policies=BOTH_ORDERS)
     by_id = dict(zip(rows["item_id"], rows["score"]))
     assert by_id["wlc.well_written.puffery"] == 0.0 and by_id["wlc.well_written.cliches"] == 0.0
     assert by_id["wlc.broad.subtopic_sections"] == 0.0  # the reference has sections, the report none
@@ -96,7 +99,8 @@ def test_win_rates_by_hand_and_na_without_reference():
     # category rates weighted by criteria counts (21 WW + 8 B + 10 N) / 39, not micro over the 34 judged
     assert m["writing"].value == pytest.approx(100 * (21 * 7 / 21 + 8 * 0 + 10 * 1.0) / 39)
     assert "(21 well_written + 8 broad + 10 neutral) / 39" in m["writing"].policy
-    assert "position bias: both_orders" in m["writing"].policy
+    assert "position bias: published" in m["writing"].policy  # the release's protocol is the default
+    assert "criteria texts: ours" in m["writing"].policy  # no release texts reached this evidence
     none = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence("s", "t", "wlc", "j"))}
     assert none["writing"].value is None and none["writing"].na_reason == "pipeline_failure"
 
@@ -122,9 +126,9 @@ def test_fact_side_rows_are_declared_and_missing_and_headline_order():
                                       "wiki_conf", "ref_conf", "leakage")
 
 
-def test_published_protocol_reference_first_one_call_per_category_no_tie():
+def test_published_protocol_is_the_default_reference_first_one_call_per_category_no_tie():
     judge = BiasedJudge()
-    rows = judge_pairwise([("s", "wlc.h")], *inputs(), judge, policies={"wlc.position_bias": "published"})
+    rows = judge_pairwise([("s", "wlc.h")], *inputs(), judge)
     assert len(judge.requests) == 3  # one call per category, never both orders
     assert all(r.variables["article_a"].startswith("# Harrowgate Tidal Barrage\n\nThe Harrowgate")
                for r in judge.requests)  # the reference is always article A
@@ -132,23 +136,22 @@ def test_published_protocol_reference_first_one_call_per_category_no_tie():
     assert all(r.startswith("policy published") for r in rows["reason"])
     prompt = render(judge.requests[0].template, dict(judge.requests[0].variables))
     assert "Ties are not allowed" in prompt and "the winner (A or B)" in prompt
-    default = BiasedJudge()
-    judge_pairwise([("s", "wlc.h")], *inputs(), default)
-    assert "or tie when they are equally good" in render(default.requests[0].template,
-                                                          dict(default.requests[0].variables))
+    both = BiasedJudge()
+    judge_pairwise([("s", "wlc.h")], *inputs(), both, policies=BOTH_ORDERS)
+    assert len(both.requests) == 6 and "or tie when they are equally good" in render(
+        both.requests[0].template, dict(both.requests[0].variables))
     with pytest.raises(ValueError):  # the published protocol's answer cannot hold a tie
         judge.requests[0].response_model.model_validate({"outcomes": [{"criterion_id": "x", "winner": "tie"}]})
 
 
 def test_offline_judge_gives_no_tie_under_the_published_protocol():
     report, tasks = inputs(report=REFERENCE)  # the report is the reference: every feature measures the same
-    both = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge())
+    both = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge(), policies=BOTH_ORDERS)
     assert set(both["score"]) == {0.5}
-    published = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge(),
-                               policies={"wlc.position_bias": "published"})
+    published = judge_pairwise([("s", "wlc.h")], report, tasks, HeuristicJudge())
     assert published.height == 39 and published["na_reason"].null_count() == 39
     assert set(published["score"]) == {0.0}  # an even criterion stays with the reference (article A)
-    puffed = judge_pairwise([("s", "wlc.h")], *inputs(), HeuristicJudge(), policies={"wlc.position_bias": "published"})
+    puffed = judge_pairwise([("s", "wlc.h")], *inputs(), HeuristicJudge())
     assert 0.5 not in set(puffed["score"]) and puffed["na_reason"].null_count() == 39
 
 

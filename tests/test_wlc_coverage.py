@@ -12,8 +12,9 @@ from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.judging import JudgmentContext
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.benchmarks.wlc.coverage import (FACTS_PER_CALL, TEMPLATE, Statement, batches, calls_needed,
-                                                   gold_coverage, gold_fact_counts, report_statements, top_statements)
+                                                   gold_coverage, report_statements, top_statements)
 from dreval_assets.benchmarks.wlc.heuristic import gold_fact_label
+from dreval_assets.benchmarks.wlc.inputs import task_inputs
 from dreval_assets.benchmarks.wlc.metrics import cov_wiki, wiki_conf
 from dreval_assets.core.report_parser import parse_report
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -58,8 +59,10 @@ def test_retrieval_keeps_the_ten_best_by_bm25():
     texts += ["Dunlin numbers fell sharply.", "The barrage turbine hall has ribbon windows and 16 turbines."]
     top = top_statements("The barrage has 16 turbines.", texts)
     assert len(top) == 10 and top[0] == 13  # the statement naming 16 turbines ranks first
-    assert 12 not in top  # no shared term: never retrieved
-    assert top_statements("Dunlin fell.", texts) == [12]  # only what scores
+    assert 12 not in top  # sharing no term, it ranks below the ten that share "barrage" and "turbine"
+    dunlin = top_statements("Dunlin fell.", texts)
+    assert len(dunlin) == 10 and dunlin[0] == 12  # k = min(10, n) candidates for every gold statement
+    assert len(top_statements("Nothing shared here.", texts[:3])) == 3  # fewer than 10 statements: all of them
     assert top_statements("anything", []) == []
 
 
@@ -152,7 +155,7 @@ def test_na_reasons_no_gold_no_statements_and_judge_failures():
                                            [], RecordingJudge())), 1)
     assert all(v.value is None and v.na_reason == "model_failure" for v in nothing.values())  # it wrote nothing
     assert "no statements" in nothing["cov_wiki"].detail
-    assert gold_fact_counts([{"task": "t", "gold_facts": ["a", " "]}], None, None) == {"t": {"wlc.gold_facts": 1}}
+    assert task_inputs([{"task": "t", "gold_facts": ["a", " "]}], None, None)["t"]["wlc.gold_facts"] == 1
 
 
 def test_loopback_judge_and_a_failing_endpoint(llm, calls):

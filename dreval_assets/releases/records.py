@@ -89,6 +89,18 @@ class ImportedReport:
 
 
 @dataclass(frozen=True)
+class CitedPage:
+    """A cited page's text as the release fetched it (Wiki Live's `citation_contents`): what the
+    benchmark's own pipeline judged, stored as that URL's fetched page so runs are offline reproducible."""
+
+    url: str
+    title: str
+    text: str
+    where: str  # file it came from, for messages
+    unread_because: str = ""  # set when the benchmark's own pipeline would not judge this text
+
+
+@dataclass(frozen=True)
 class SystemInfo:
     """What a release says about a system (Wiki Live's agencies.json, our system.json; others only name them)."""
 

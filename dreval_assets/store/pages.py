@@ -10,6 +10,7 @@ import polars as pl
 from ..core.models import FetchResult
 from .db import Store
 
+RELEASE_BACKEND = "release"  # a page text a benchmark release ships (its own fetch), stored at import
 _COLUMNS = ("url_norm", "url", "status", "backend", "final_url", "http_status", "content_type", "charset",
             "title", "text_hash", "n_bytes", "truncated", "blocked", "na_reason", "detail", "attempts", "fetched_at")
 
@@ -26,8 +27,9 @@ class PageStore:
         found = {}
         for row in rows:
             r = dict(zip(_COLUMNS + ("text",), row))
+            backend = r["backend"] if r["backend"] == RELEASE_BACKEND else "cache"  # a release's page says so
             found[r["url_norm"]] = FetchResult(
-                url=r["url"], status=r["status"], backend="cache", final_url=r["final_url"], title=r["title"] or "",
+                url=r["url"], status=r["status"], backend=backend, final_url=r["final_url"], title=r["title"] or "",
                 content_type=r["content_type"] or "", text=r["text"], na_reason=r["na_reason"],
                 detail=r["detail"] or "", http_status=r["http_status"], charset=r["charset"],
                 n_bytes=r["n_bytes"] or 0, truncated=bool(r["truncated"]), blocked=r["blocked"],

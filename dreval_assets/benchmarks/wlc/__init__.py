@@ -2,22 +2,24 @@
 metrics; its release loader."""
 from ..policies import Policy
 from ..protocol import Benchmark
-from .coverage import gold_coverage, gold_fact_counts
+from .coverage import gold_coverage
 from .heuristic import HANDLERS
+from .inputs import task_inputs
 from .judgments import pairwise
 from .metrics import SUITE
 from .published import published_checks
 
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
-                      heuristic_handlers=HANDLERS, evidence_inputs=gold_fact_counts, published_checks=published_checks, policies={
+                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, published_checks=published_checks,
+                      policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: statements the judge found unreadable (unknown) "
                                       "left out or counted; statements with every source unread are always left out"),
     "wlc.statement_label": Policy("support_conflict_not_support", ("support_conflict_not_support", "best_verdict"),
                                   "Wiki Live Ref. Acc./Conf.: a statement's label from its sources, support > conflict"
                                   " > not_support (the paper's), or our generic best verdict"),
-    "wlc.position_bias": Policy("both_orders", ("both_orders", "random_order", "published"),
-                                "Wiki Live writing: judge both orders (win only if they agree), one seeded order, or "
-                                "the release's protocol (reference first, no tie)"),
+    "wlc.position_bias": Policy("published", ("published", "both_orders", "random_order"),
+                                "Wiki Live writing: the release's protocol (one call per category, reference first, "
+                                "no tie), or ours: both orders (win only if they agree, else tie), one seeded order"),
     "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
 })

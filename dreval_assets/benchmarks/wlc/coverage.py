@@ -4,8 +4,9 @@ against the task's gold statements (`Task.gold_facts`, facts of the reference ar
 For each gold statement:
 1. the report's statements (`report_claims`: the parser's sentences and table rows, or the judge's
    extracted statements) that cite Wikipedia are dropped first (the ban; leakage is its own metric);
-2. the ``TOP_K`` (10) report statements most relevant to it are retrieved by Okapi BM25
-   (`core/passages.py`'s scorer, one query per gold statement over the report's statements);
+2. the min(``TOP_K`` (10), n) report statements most relevant to it are retrieved by Okapi BM25
+   (`core/passages.py`'s scorer, one query per gold statement over the report's statements; the
+   paper retrieves by embeddings), so every gold statement has candidates;
 3. a judge labels it consistent / inconsistent / not_supported against those statements only, and
    names the statements that state it or contradict it.
 A report whose every statement cites Wikipedia has each gold statement not_supported, without a call
@@ -78,11 +79,13 @@ def report_statements(claims: Sequence[Mapping]) -> tuple[list[Statement], int]:
 
 
 def top_statements(gold: str, texts: Sequence[str], k: int = TOP_K) -> list[int]:
-    """Indices of the at most `k` texts BM25 ranks best for `gold` (score > 0 only), best first."""
+    """Indices of the min(k, n) texts BM25 ranks best for `gold`, best first: every gold statement
+    gets its k candidates, as the paper's retriever returns (texts sharing no term follow in report
+    order, so a fact stated in other words still reaches the judge)."""
     if not texts:
         return []
-    order, scored = _priority(list(texts), [gold])
-    return order[:min(k, scored)]
+    order, _ = _priority(list(texts), [gold])
+    return order[:min(k, len(texts))]
 
 
 def calls_needed(n_facts: int, facts_per_call: int = FACTS_PER_CALL) -> int:
@@ -204,9 +207,3 @@ def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
                      "item": text, "score": 1.0, "cache_key": None, "na_reason": None,
                      "reason": "contradicts gold " + ", ".join(fids)})
     return frame("report_judgments", rows)
-
-
-def gold_fact_counts(tasks: list[dict], rubrics, judge) -> dict[str, dict]:
-    """`Benchmark.evidence_inputs`: task -> {"wlc.gold_facts": how many gold statements it has}."""
-    return {t["task"]: {"wlc.gold_facts": len([g for g in (t.get("gold_facts") or []) if str(g).strip()])}
-            for t in tasks}

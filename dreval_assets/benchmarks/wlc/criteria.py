@@ -50,3 +50,54 @@ NEUTRAL = (
 )
 CATEGORIES = {"well_written": WELL_WRITTEN, "broad": BROAD, "neutral": NEUTRAL}
 assert sum(len(c) for c in CATEGORIES.values()) == 39
+
+# The release ships the criteria texts (evaluation/data/wiki_writing_criteria.json); its category ids
+# are matched to ours by their first word (`broad_coverage` -> broad).
+RELEASE_CRITERIA_FILE = "evaluation/data/wiki_writing_criteria.json"
+OUR_TEXTS = "ours"  # where a task has no release texts (live tasks): our paraphrases above
+
+
+class CriteriaShapeError(ValueError):
+    """The release's criteria file does not pair with our 39 criteria."""
+
+
+def our_category(release_id: str) -> str | None:
+    first = release_id.strip().lower().replace("-", "_").split("_")[0]
+    return next((ours for ours in CATEGORIES if ours.split("_")[0] == first), None)
+
+
+def release_criteria(data: object) -> dict[str, list[str]]:
+    """Our category -> the release's criterion texts in its listed order (subcategories in turn),
+    paired by position with our criteria. Raises CriteriaShapeError when a category is missing,
+    unknown or holds another number of criteria than ours (pairing by position would then be wrong)."""
+    categories = data.get("categories") if isinstance(data, dict) else None
+    if not isinstance(categories, list):
+        raise CriteriaShapeError("expected {categories: [...]}")
+    found: dict[str, list[str]] = {}
+    for category in categories:
+        if not isinstance(category, dict):
+            raise CriteriaShapeError("a category is not an object")
+        ours = our_category(str(category.get("id") or category.get("name") or ""))
+        if ours is None or ours in found:
+            raise CriteriaShapeError(f"category {category.get('id')!r} is unknown or repeated")
+        groups = [s.get("criteria") for s in category.get("subcategories") or [] if isinstance(s, dict)]
+        groups.append(category.get("criteria") or [])
+        texts = [str(c.get("text") or "").strip() for group in groups if isinstance(group, list)
+                 for c in group if isinstance(c, dict)]
+        if len(texts) != len(CATEGORIES[ours]) or not all(texts):
+            raise CriteriaShapeError(f"category {category.get('id')!r} has {len(texts)} criteria with text, "
+                                     f"ours {len(CATEGORIES[ours])}")
+        found[ours] = texts
+    missing = [c for c in CATEGORIES if c not in found]
+    if missing:
+        raise CriteriaShapeError(f"no category for {', '.join(missing)}")
+    return found
+
+
+def criteria_texts(shipped: dict[str, list[str]] | None) -> dict[str, list[tuple[str, str, str]]]:
+    """Per category (criterion id, text shown to the judge, offline feature): the release's texts
+    when the task carries them, else ours."""
+    if not shipped:
+        return {c: list(criteria) for c, criteria in CATEGORIES.items()}
+    return {c: [(cid, text, feature) for (cid, _, feature), text in zip(criteria, shipped[c], strict=True)]
+            for c, criteria in CATEGORIES.items()}

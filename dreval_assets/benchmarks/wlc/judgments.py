@@ -1,6 +1,7 @@
 """Wiki Live writing judgments: the report against the task's reference article, criteria by category."""
 from __future__ import annotations
 
+import json
 from typing import Literal, Mapping, Sequence
 
 import polars as pl
@@ -8,11 +9,12 @@ from pydantic import BaseModel
 
 from ...core.models import PairwiseOutcomes
 from ...judges.base import Judge, JudgmentRequest
-from ...judges.prompts import load_template
+from ...core.report_parser import without_citations
+from ...judges.prompts import fence_untrusted, load_template
 from ...stages.frames import frame, rows_by_partition
 from ..judging import JudgmentContext, report_for_judge, scored_under, seeded_first
 from ..policies import policy_value
-from .criteria import CATEGORIES
+from .criteria import CATEGORIES, OUR_TEXTS, RELEASE_CRITERIA_FILE, criteria_texts
 from .metrics import combine_orders
 
 PAIRWISE_TEMPLATE = "wlc/pairwise_criteria"
@@ -34,6 +36,27 @@ class ForcedOutcomes(BaseModel):
     outcomes: list[ForcedWinner]
 
 
+def task_criteria(task_row: Mapping) -> tuple[dict[str, list[tuple[str, str, str]]], str]:
+    """The criteria the judge is shown for a task, and where their texts come from: the release's
+    (carried in the task's attributes by the loader) or ours (live tasks, releases without the file)."""
+    attributes = json.loads(task_row.get("attributes") or "{}")
+    shipped = attributes.get("writing_criteria")
+    if shipped:
+        return criteria_texts(json.loads(shipped)), RELEASE_CRITERIA_FILE
+    return criteria_texts(None), OUR_TEXTS
+
+
+def task_topic(task_row: Mapping) -> str:
+    """The article's topic as the reference code passes it: the task's title."""
+    attributes = json.loads(task_row.get("attributes") or "{}")
+    return attributes.get("title") or task_row.get("original_id") or ""
+
+
+def article_for_judge(text: str, judge: Judge) -> str:
+    """What the published judge reads of either article: no citation markers, no reference list."""
+    return report_for_judge(without_citations(text), judge)
+
+
 def presentation_orders(policy: str, system: str, task: str, category: str, seed: str) -> list[bool]:
     """Whether the generated article is shown first, per call, under `wlc.position_bias`."""
     if policy == "both_orders":
@@ -47,10 +70,11 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
                    extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
                    labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Wiki Live writing: the report against the task's reference article, one call per category
-    and order. Position-bias policy `wlc.position_bias`: `both_orders` (default; a win counts only
-    when both orders agree, else tie), `random_order` (one order per category, seeded by `wlc.seed`)
-    or `published` (the release's protocol: reference first, one call per category, no tie allowed).
-    Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
+    and order, both articles without citation markers or reference lists, the topic given, the
+    release's criteria texts (ours where the task has none). Position-bias policy `wlc.position_bias`:
+    `published` (default, the release's protocol: reference first, one call per category, no tie),
+    `both_orders` (a win counts only when both orders agree, else tie) or `random_order` (one order
+    per category, seeded by `wlc.seed`). Each row's score: 1 generated wins, 0 reference wins, 0.5 tie."""
     policies = policies or {}
     policy = policy_value(policies, "wlc.position_bias")
     seed = policy_value(policies, "wlc.seed")
@@ -61,6 +85,7 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(PAIRWISE_TEMPLATE)
     plans, requests = [], []
+    texts: dict[tuple[str, str], tuple[dict, str]] = {}  # the criteria shown per report and their source
     for system, task in keys:
         row = task_rows.get(task) or {}
         if not scored_under("wlc", row.get("benchmark", "generic"), extra_suites):
@@ -68,11 +93,14 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
         report, reference = report_by_key.get((system, task)), row.get("reference_article")
         if not reference or report is None or report["status"] != "ok":
             continue  # the wlc suite reports these as N/A with the reason
-        generated, reference = report_for_judge(report["text"], judge), report_for_judge(reference, judge)
-        for category, criteria in CATEGORIES.items():
+        generated, reference = article_for_judge(report["text"], judge), article_for_judge(reference, judge)
+        shown, source = task_criteria(row)
+        texts[(system, task)] = (shown, source)
+        for category, criteria in shown.items():
             for generated_first in presentation_orders(policy, system, task, category, seed):
                 a, b = (generated, reference) if generated_first else (reference, generated)
                 variables = {"category": category.replace("_", " "), "article_a": a, "article_b": b,
+                             "topic": fence_untrusted(task_topic(row)),
                              "tie_rule": tie_rule, "choices": choices, "allow_tie": allow_tie,
                              "criteria": "\n".join(f"- [{cid}] {what}" for cid, what, _ in criteria),
                              "criteria_list": [{"criterion_id": cid, "feature": f} for cid, _, f in criteria]}
@@ -97,7 +125,8 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
             winners.setdefault((system, task, category, cid), []).append(winner)
     rows = []
     for (system, task, category, cid), found in winners.items():
-        what = next(w for c, w, _ in CATEGORIES[category] if c == cid)
+        shown, source = texts[(system, task)]
+        what = next(w for c, w, _ in shown[category] if c == cid)
         base = {"system": system, "task": task, "kind": "pairwise", "item_id": f"wlc.{category}.{cid}", "item": what,
                 "credit": None, "judge": judge.judge_id, "template": PAIRWISE_TEMPLATE, "template_hash": template_hash,
                 "cache_key": cache_keys.get((system, task, category)) or None}
@@ -108,7 +137,7 @@ def judge_pairwise(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks
             continue
         outcome = combine_orders(*found) if len(found) == 2 else found[0]
         rows.append({**base, "score": OUTCOME_SCORE[outcome], "na_reason": None,
-                     "reason": f"policy {policy}: " + " / ".join(found)})
+                     "reason": f"policy {policy}; criteria texts: {source}: " + " / ".join(found)})
     return frame("report_judgments", rows)
 
 

@@ -8,6 +8,7 @@
   [data/<release>/ | data/ | ./]test_data/agencies.json     systems; outputs in test_data/<id>/
       md_data/<Title>.md (raw article) and json_data/<Title>.json (processed, with citation_urls)
   results/<run>/<Title>_writing.json                        published writing results (published.py)
+  evaluation/data/wiki_writing_criteria.json                the 39 writing criteria texts (every task carries them)
 
 Keys are `wlc.<release>-<id>`: ids restart with every release, and keeping the release in the key
 means adding a release later never renames the tasks already imported. Reports name their task
@@ -16,6 +17,7 @@ by title only, so titles are matched through ga_100.json.
 from __future__ import annotations
 
 import csv
+import json
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from typing import Any
 from ...core.keys import task_key
 from ...core.models import Task
 from ...releases.records import (
+    CitedPage,
     Entry,
     ImportedReport,
     ImportLog,
@@ -40,8 +43,11 @@ from ...releases.records import (
 from ...releases.json_readers import iter_json_array, read_json, read_text
 from ...releases.published import PublishedScore
 from . import published
+from .criteria import RELEASE_CRITERIA_FILE, CriteriaShapeError, release_criteria
 
 BENCHMARK = "wlc"
+PUBLISHED_MIN_PAGE_CHARS = 100  # the published pipeline judges a page whose text is longer than this
+CRITERIA_ATTRIBUTE = "writing_criteria"  # the release's criteria texts, JSON {category: [text, ...]}
 GA_FILE = "ga_100.json"
 GA_CSV = "ga_100.csv"
 TASK_FIELDS = {"id", "title", "url", "question"}
@@ -178,6 +184,7 @@ def _release_entries(root: Path, release: Release, log: ImportLog, seen: dict[st
 def iter_tasks(root: Path, log: ImportLog) -> Iterator[Task]:
     root = Path(root)
     release, metadata = None, {}  # the CSV index of the release being read, built when first needed
+    criteria = writing_criteria(root, log)
     for entry in iter_entries(root, log):
         article, facts = reference_material(root, entry, log)
         if article is None and not facts:
@@ -185,11 +192,26 @@ def iter_tasks(root: Path, log: ImportLog) -> Iterator[Task]:
             continue
         if entry.release != release:
             release, metadata = entry.release, read_metadata(root, entry.release, log)
-        yield build_task(entry, article, facts, metadata, log)
+        yield build_task(entry, article, facts, metadata, log, criteria)
+
+
+def writing_criteria(root: Path, log: ImportLog) -> str | None:
+    """The release's criteria texts as the JSON a task carries; None (logged) when the release has
+    none usable, and the writing judge then shows our paraphrases."""
+    path = root / RELEASE_CRITERIA_FILE
+    if not path.is_file():
+        log.miss(RELEASE_CRITERIA_FILE, None, "no writing criteria file: the judge is shown our paraphrases")
+        return None
+    try:
+        texts = release_criteria(read_json(path, root, log))
+    except CriteriaShapeError as exc:
+        log.skip(RELEASE_CRITERIA_FILE, None, f"{exc}: the judge is shown our paraphrases")
+        return None
+    return json.dumps(texts, ensure_ascii=False, sort_keys=True)
 
 
 def build_task(entry: WikiEntry, article: str | None, facts: list[str],
-               metadata: dict[str, dict[str, str]], log: ImportLog) -> Task:
+               metadata: dict[str, dict[str, str]], log: ImportLog, criteria: str | None = None) -> Task:
     row = metadata.get(title_key(entry.title))
     if row is None and metadata:
         log.note(entry.file, entry.number, f"no row for {entry.title!r} in {GA_CSV}: no category or metadata")
@@ -199,6 +221,8 @@ def build_task(entry: WikiEntry, article: str | None, facts: list[str],
     if url:
         attributes["url"] = url
     attributes.update((name, value) for name, value in row.items() if name not in CSV_OWN_FIELDS)
+    if criteria:
+        attributes[CRITERIA_ATTRIBUTE] = criteria
     return Task(key=entry.key, benchmark=BENCHMARK, original_id=entry.original_id, query=entry.question,
                 language="en", domain=row.get("category", ""), reference_article=article, gold_facts=facts,
                 attributes=attributes)
@@ -506,6 +530,47 @@ def references_block(urls: list[tuple[str, str]]) -> str:
     if not urls:
         return "\n"
     return "\n\nReferences\n" + "".join(f"[{n}] {url}\n" for n, url in urls)
+
+
+# --- the release's fetched pages -----------------------------------------------------------
+
+def iter_cited_pages(root: Path, log: ImportLog, system: str | None = None) -> Iterator[CitedPage]:
+    """Every `citation_contents` page of every system's json_data (or only `system`'s): the text the
+    published pipeline fetched for a cited URL. An entry without a URL takes it from `citation_urls`;
+    one without text is left out (the URL is then fetched as any other)."""
+    root = Path(root)
+    for test_data in find_test_data(root):
+        for name in system_folders(test_data.folder):
+            if system is not None and name != system:
+                continue
+            folder = test_data.folder / name / "json_data"
+            for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+                page = mediawiki_page(read_json(path, root, ImportLog()))  # its problems are iter_reports' to log
+                if page is not None:
+                    yield from _page_contents(page, relative(root, path), log)
+
+
+def _page_contents(page: dict, where: str, log: ImportLog) -> Iterator[CitedPage]:
+    contents = page.get("citation_contents")
+    if not isinstance(contents, dict):
+        return
+    urls = dict(citation_urls(page))
+    empty = 0
+    for index, entry in contents.items():
+        entry = entry if isinstance(entry, dict) else {}
+        url = text_of(entry.get("url")) or urls.get(str(index).strip(), "")
+        text = entry.get("content") if isinstance(entry.get("content"), str) else ""
+        if not url or not text.strip():
+            empty += 1
+            continue
+        short = "" if len(text.strip()) > PUBLISHED_MIN_PAGE_CHARS else (
+            f"the release's text has {len(text.strip())} characters: the published pipeline judges only texts "
+            f"over {PUBLISHED_MIN_PAGE_CHARS}")
+        yield CitedPage(url=url, title=text_of(entry.get("title")), text=text.strip(), where=where,
+                        unread_because=short)
+    if empty:
+        log.note(where, None, f"{empty} citation_contents entr{'y' if empty == 1 else 'ies'} without URL or text: "
+                              "those URLs are fetched as any other")
 
 
 # --- small readers -------------------------------------------------------------------------

@@ -3,7 +3,7 @@ against the gold statements (judged in coverage.py); Ref. Acc., Ref. Conf., leak
 from __future__ import annotations
 
 from typing import Mapping, Sequence
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
 from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
@@ -24,8 +24,9 @@ WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "
 # (score by label), one `gold_conflict` row per report statement contradicting one, and the count.
 LABEL_SCORE = {"consistent": 1.0, "not_supported": 0.0, "inconsistent": -1.0}
 GOLD_PREFIX, CONFLICT_PREFIX, COUNT_ITEM = "wlc.gold", "wlc.gold_conflict", "wlc.gold_statements.count"
-FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top-10 by BM25 "
-             "retrieved and one judge label (consistent / inconsistent / not_supported); "
+FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top min(10, n) by "
+             "BM25 retrieved (retriever: bm25; the paper's is embeddings) and one judge label "
+             "(consistent / inconsistent / not_supported); "
              "cov_wiki = consistent / gold statements judged; wiki_conf = report statements the judge names as "
              "contradicting a gold statement / report statements considered")
 
@@ -36,6 +37,31 @@ def cites_wikipedia(urls: tuple[str, ...]) -> bool:
         if host == "wikipedia.org" or host.endswith(".wikipedia.org"):
             return True
     return False
+
+
+def wiki_title(url: str) -> str | None:
+    """The article title a Wikipedia URL names (`/wiki/<Title>` or `?title=<Title>`), compared
+    case- and underscore-insensitively; None for any other URL."""
+    if not cites_wikipedia((url,)):
+        return None
+    parts = urlsplit(url)
+    path = unquote(parts.path)
+    title = path[len("/wiki/"):] if path.startswith("/wiki/") else next(
+        (unquote(q[6:]) for q in parts.query.split("&") if q.startswith("title=")), "")
+    return " ".join(title.replace("_", " ").split()).casefold() or None
+
+
+def cites_own_article(urls: tuple[str, ...], titles: set[str]) -> bool:
+    """Does any URL name the task's own Wikipedia article (one of `titles`, from wiki_title)?"""
+    return any(wiki_title(url) in titles for url in urls)
+
+
+def own_article_titles(evidence: ReportEvidence) -> set[str]:
+    """The task's own article as wiki_title reads it: from its URL and its title."""
+    found = {wiki_title(evidence.inputs.get("wlc.article_url") or "")}
+    title = evidence.inputs.get("wlc.title") or ""
+    found.add(" ".join(title.replace("_", " ").split()).casefold() or None)
+    return {t for t in found if t}
 
 
 def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
@@ -59,8 +85,11 @@ def writing_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                           else ("pipeline_failure", "no reference article to compare with"))
         return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
     rates = win_rates(outcomes)
+    texts = evidence.inputs.get("wlc.criteria_texts") or "ours"
+    shown = "ours (the task has none from a release)" if texts == "ours" else f"the release's ({texts})"
     policy = (f"generated wins / criteria judged, ties count as no win; "
-              f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias)")
+              f"position bias: {evidence.policy('wlc.position_bias')} (wlc.position_bias); criteria texts: {shown}; "
+              "both articles without citation markers or reference lists, the topic given")
     counts = {c: len(v) for c, v in outcomes.items()}
 
     def carried(row: MetricValue, categories: tuple[str, ...]) -> MetricValue:
@@ -145,6 +174,21 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     return rows
 
 
+def leakage_metric(evidence: ReportEvidence, statements: Sequence) -> MetricValue:
+    """Leakage as the paper: statements citing the task's own Wikipedia article (another Wikipedia
+    article may be a legitimate source); N/A when the task does not say which article it is."""
+    titles = own_article_titles(evidence)
+    if not titles:
+        return not_available("wlc", "leakage", "0-100", "pipeline_failure",
+                             "the task names no Wikipedia article (no URL or title)", "none")
+    leaked = sum(1 for c in statements if cites_own_article(c.urls, titles))
+    other = sum(1 for c in statements if cites_wikipedia(c.urls) and not cites_own_article(c.urls, titles))
+    return MetricValue("wlc", "leakage", 100 * leaked / len(statements), "0-100", len(statements),
+                       detail=f"{leaked} of {len(statements)} statements cite the task's own Wikipedia article; "
+                              f"{other} cite other Wikipedia articles (not leakage)",
+                       policy="a cited URL naming the task's own article (/wiki/<title> on a wikipedia.org host)")
+
+
 def statement_label(verdicts: Sequence[str], rule: str) -> str:
     """A statement's Wiki Live label (support | conflict | not_support | unknown) from the verdicts of
     its cited sources. `rule` is policy `wlc.statement_label`: the paper's support > conflict >
@@ -167,10 +211,7 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
                   else "no statement carries a citation")
         return [not_available("wlc", m, "0-100", "model_failure", reason, j if m != "leakage" else "none")
                 for m in ("ref_acc", "ref_conf", "leakage")]
-    leaked = sum(1 for c in statements if cites_wikipedia(c.urls))
-    leakage = MetricValue("wlc", "leakage", 100 * leaked / len(statements), "0-100", len(statements),
-                          detail=f"{leaked} of {len(statements)} statements cite Wikipedia",
-                          policy="host wikipedia.org or a subdomain")
+    leakage = leakage_metric(evidence, statements)
     coverage = evidence.coverage(statements)
     if coverage.nothing_judged:
         return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
