@@ -17,7 +17,7 @@ from dreval_assets.core.report_features import contradiction_candidates
 from dreval_assets.core.dedup import content_words
 from dreval_assets.core.evidence_match import match_claim
 from dreval_assets.judges.preflight import PROMPT as PREFLIGHT_PROMPT
-from dreval_assets.benchmarks.miroeval.process_measures import offline_findings, offline_scores
+from dreval_assets.benchmarks.miroeval.process_measures import offline_findings
 from loopback_llm import message_text
 
 _SOURCE_RE = re.compile(r"<<<SOURCE\n(.*?)\nSOURCE>>>", re.S)
@@ -54,9 +54,12 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any("You read the research trace of a deep-research agent" in str(m.get("content"))
            for m in request.get("messages", [])):
         return {"findings": offline_findings(_trace_steps(prompt_text(request, "<<<TRACE")))}
-    if any("You evaluate the research process of a deep-research agent" in str(m.get("content"))
+    if any("You evaluate how a deep-research agent researched" in str(m.get("content"))
            for m in request.get("messages", [])):
-        return process_scores(prompt_text(request, "<<<FACTS"))
+        return process_intrinsic(prompt_text(request, "<<<TRACE"))
+    if any("You compare the research process of a deep-research agent" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        return process_alignment(prompt_text(request, "<<<REPORT"))
     if any("<<<UNITS" in str(m.get("content")) for m in request.get("messages", [])):
         return extracted_statements(prompt_text(request, "<<<UNITS"))
     if any("You design the grading rubric" in str(m.get("content")) for m in request.get("messages", [])):
@@ -286,17 +289,46 @@ def _trace_steps(text: str) -> list[dict]:
     return [{"index": int(i), "kind": kind, "text": body} for i, kind, body in _STEP_LINE_RE.findall(block)]
 
 
-def process_scores(text: str) -> dict:
-    """MiroEval process scores: the offline scales on the prompt's measured facts; as a model would,
-    it also scores contradiction handling (on the critical-thinking scale)."""
-    block = text.split("<<<FACTS\n", 1)[1].split("\nFACTS>>>", 1)[0]
-    facts: dict = {}
-    for line in block.splitlines():
-        key, _, value = line.removeprefix("- ").partition(": ")
-        try:
-            facts[key] = None if value == "n/a" else (float(value) if "." in value else int(value))
-        except ValueError:
-            facts[key] = value
-    scores = offline_scores(facts)
-    scores["contradiction"] = (scores["critical_thinking"][0], "conflicts checked in verify steps")
-    return {d: {"score": s, "reason": r} for d, (s, r) in scores.items()}
+def _block(text: str, name: str) -> str:
+    return text.split(f"<<<{name}\n", 1)[1].split(f"\n{name}>>>", 1)[0]
+
+
+def _scaled(value: float) -> float:
+    return round(min(10.0, max(1.0, value)), 1)
+
+
+def process_intrinsic(text: str) -> dict:
+    """MiroEval intrinsic process scores, as a model reading only the structured process might: from
+    the steps' kinds, the queries searched and the pages read, and the findings listed."""
+    steps = _trace_steps(text)
+    queries = [s["text"].lower() for s in steps if s["kind"] == "search"]
+    reads = [s["text"] for s in steps if s["kind"] == "read"]
+    first_read = next((n for n, s in enumerate(steps) if s["kind"] in ("read", "analyze")), len(steps))
+    later = {s["text"].lower() for s in steps[first_read:] if s["kind"] == "search"} - set(queries[:first_read])
+    findings = [line for line in _block(text, "FINDINGS").splitlines() if line.startswith("[")]
+    actions = len(queries) + len(reads)
+    waste = len(queries) - len(set(queries)) + len(reads) - len(set(reads))
+    kinds = [s["kind"] for s in steps]
+    scores = {
+        "search_breadth": _scaled(1 + 1.5 * len(set(queries))),
+        "analytical_depth": _scaled(1 + 1.5 * kinds.count("analyze") + 0.5 * len(findings)),
+        "progressive_refinement": _scaled(1 + 2 * len(later)),
+        "critical_thinking": _scaled(1 + 3 * kinds.count("verify")),
+        "efficiency": _scaled(10 - 9 * waste / actions) if actions else None,
+    }
+    return {d: {"score": v, "reason": "read from the steps"} for d, v in scores.items()}
+
+
+def process_alignment(text: str) -> dict:
+    """MiroEval alignment scores, as a model comparing findings and report might: the share of the
+    findings whose figures the report states, and of the report's figures the findings hold."""
+    findings = [line for line in _block(text, "FINDINGS").splitlines() if line.startswith("[")]
+    report = _block(text, "REPORT")
+    found_numbers = {n for f in findings for n in re.findall(r"\d[\d,.]*\d|\d", f)}
+    report_numbers = set(re.findall(r"\d[\d,.]*\d|\d", report))
+    kept = sum(1 for f in findings if set(re.findall(r"\d[\d,.]*\d|\d", f)) <= report_numbers)
+    traced = len(report_numbers & found_numbers) / len(report_numbers) if report_numbers else None
+    scores = {"findings_to_report": _scaled(1 + 9 * kept / len(findings)) if findings else None,
+              "report_to_process": _scaled(1 + 9 * traced) if traced is not None else None,
+              "contradiction": _scaled(1 + 9 * traced) if traced is not None else None}
+    return {d: {"score": v, "reason": "findings compared with the report"} for d, v in scores.items()}

@@ -123,7 +123,8 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     def paid_calls_by_system(template):
         return dict(store.query("SELECT system, count(*) FROM judge_ledger WHERE template = ? AND NOT cache_hit "
                                 "GROUP BY system", [template]).iter_rows())
-    per_report = ("miroeval/process_findings", "miroeval/process_scores", "wlc/gold_coverage", "dr3/insight_recall")
+    per_report = ("miroeval/process_findings", "miroeval/process_intrinsic", "miroeval/process_alignment",
+                  "wlc/gold_coverage", "dr3/insight_recall")
     before_new = {t: paid_calls_by_system(t) for t in per_report}
     assert all(before_new.values())
 
@@ -133,13 +134,15 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     assert llm.n_calls > first_calls
     assert task_level_calls() == rubric_calls > 0
     # findings, gold coverage and insight recall: the old systems' calls are not made again, the new
-    # system's trace (a JSON step array) is read once for findings and once for the scores
+    # system's trace (a JSON step array) is read once for findings, once for the intrinsic scores, and
+    # its findings once with the report
     after_new = {t: paid_calls_by_system(t) for t in per_report}
     for template in per_report:
         old_systems = {s: n for s, n in after_new[template].items() if s != "steady-analyst"}
         assert old_systems == before_new[template], template
     assert after_new["miroeval/process_findings"]["steady-analyst"] == 1
-    assert after_new["miroeval/process_scores"]["steady-analyst"] == 1
+    assert after_new["miroeval/process_intrinsic"]["steady-analyst"] == 1
+    assert after_new["miroeval/process_alignment"]["steady-analyst"] == 1
     steps = store.query("SELECT count(*) FROM trace_steps WHERE system = 'steady-analyst'").item()
     assert steps == 8
 

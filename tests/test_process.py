@@ -11,7 +11,8 @@ import pytest
 from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.miroeval.metrics import process_metrics
 from dreval_assets.benchmarks.miroeval.process import process_score
-from dreval_assets.benchmarks.miroeval.process_judgments import FINDINGS_TEMPLATE, SCORES_TEMPLATE, judge_process
+from dreval_assets.benchmarks.miroeval.process_judgments import (ALIGNMENT_TEMPLATE, FINDINGS_TEMPLATE,
+                                                                   INTRINSIC_TEMPLATE, judge_process)
 from dreval_assets.benchmarks.miroeval.process_measures import measure, offline_findings, offline_scores
 from dreval_assets.core.traces import parse_trace
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -151,21 +152,35 @@ def test_offline_process_on_the_demo_and_the_na_buckets():
     assert set(found["credit"].to_list()) <= {0.0, 1.0} and found.height > 0
 
 
-def test_loopback_judge_two_calls_per_trace_and_cached(llm, calls):
+def test_loopback_judge_the_references_calls_per_trace_and_cached(llm, calls):
+    """As the reference: findings, then the intrinsic call on the structured process only (steps and
+    findings, no report, no facts of ours) and the alignment call on findings and report (no steps),
+    both anchored 1-3 / 4-6 / 7-10."""
     tasks, reports, keys = demo_inputs(extra=[("no-trace", None)])
     judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
                         calls)
     judgments = judge_process(keys, reports, tasks, judge)
-    assert llm.n_calls == 2 * 3  # findings once per trace, then the scores; nothing for the traceless report
+    assert llm.n_calls == 3 * 3  # findings, intrinsic, alignment per trace; nothing for the traceless report
+    prompts = [r["messages"][0]["content"] for r in llm.requests]
+    intrinsic = [p for p in prompts if "You evaluate how a deep-research agent researched" in p]
+    alignment = [p for p in prompts if "You compare the research process" in p]
+    assert len(intrinsic) == len(alignment) == 3
+    assert all("<<<TRACE" in p and "<<<FINDINGS" in p and "<<<REPORT" not in p and "<<<FACTS" not in p
+               for p in intrinsic)
+    assert all("<<<FINDINGS" in p and "<<<REPORT" in p and "<<<TRACE" not in p for p in alignment)
+    assert all("1-3" in p and "4-6" in p and "7-10" in p for p in intrinsic + alignment)
+    assert not any("cut" in p.split("<<<TRACE", 1)[-1] for p in intrinsic)  # the whole trace, uncut
     got = process_by_system(judgments)
     assert got["careful-scholar"]["process"].value > got["loose-cannon"]["process"].value
     assert got["careful-scholar"]["process.contradiction"].value is not None  # the model scores it
+    assert "every step read" in got["careful-scholar"]["process"].detail
     assert got["no-trace"]["process"].na_reason == "data_accessibility"
-    assert set(judgments.filter(judgments["kind"] == "process")["template"]) >= {SCORES_TEMPLATE}
+    templates = dict(judgments.filter(judgments["kind"] == "process").select("item_id", "template").iter_rows())
+    assert templates["miroeval_process.efficiency"] == INTRINSIC_TEMPLATE
+    assert templates["miroeval_process.contradiction"] == ALIGNMENT_TEMPLATE
     assert FINDINGS_TEMPLATE in set(judgments["template"])
-    assert llm.prompt_tokens_total > 0
     again = judge_process(keys, reports, tasks, judge)
-    assert llm.n_calls == 6 and again["score"].to_list() == judgments["score"].to_list()
+    assert llm.n_calls == 9 and again["score"].to_list() == judgments["score"].to_list()
 
 
 def test_changed_trace_reruns_only_its_partition_and_scores_process(tmp_path):
@@ -213,27 +228,33 @@ def long_trace(rounds: int) -> str:
 
 
 def test_a_trace_longer_than_the_judge_context_is_read_in_windows_that_fit(calls):
-    """A 4,096-token model and a trace of ~70,000 characters: the findings are asked window by window
-    (each prompt fits, none refused), merged without repeats; the scores prompt is cut to fit, saying so."""
+    """A 4,096-token model and a trace of ~65,000 characters: findings and intrinsic scores are asked
+    window by window (each prompt fits, none refused, every step read once per kind of call, none cut),
+    the findings merged without repeats, each intrinsic dimension the step-weighted mean of the parts."""
     from loopback_llm import LoopbackLLM
 
-    from dreval_assets.benchmarks.miroeval.process_judgments import MAX_TRACE_WINDOWS
     from dreval_assets.judges.context_window import prompt_tokens
 
     tasks, reports, keys = demo_inputs()
-    reports = reports.filter(reports["system"] == "careful-scholar").with_columns(trace=pl.lit(long_trace(12)))
+    trace = long_trace(12)
+    reports = reports.filter(reports["system"] == "careful-scholar").with_columns(trace=pl.lit(trace))
     with LoopbackLLM(answer=dreval_answer, context_tokens=4096) as llm:
         judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
                                               timeout_s=5), calls)
         judgments = judge_process(keys[:1], reports, tasks, judge)
         sent = llm.requests
     prompts = [r["messages"][0]["content"] for r in sent]
-    finding_prompts = [p for p in prompts if "You read the research trace" in p]
-    assert 1 < len(finding_prompts) <= MAX_TRACE_WINDOWS and len(sent) == len(finding_prompts) + 1
     assert all(prompt_tokens(p) + r["max_tokens"] <= 4096 for p, r in zip(prompts, sent))
-    steps = [set(re.findall(r"^\[(\d+)\]", p.split("<<<TRACE", 1)[1], re.M)) for p in finding_prompts]
-    assert all(steps) and not set.intersection(*steps)  # consecutive windows, no step read twice
-    assert "cut to fit the judge model's context" in prompts[-1]
+    n_steps = len(parse_trace(trace).steps)
+    for opening in ("You read the research trace", "You evaluate how a deep-research agent researched"):
+        parts = [p for p in prompts if opening in p]
+        steps = [re.findall(r"^\[(\d+)\]", p.split("<<<TRACE", 1)[1].split("TRACE>>>", 1)[0], re.M) for p in parts]
+        assert len(parts) > 1 and sorted(int(i) for s in steps for i in s) == list(range(1, n_steps + 1)), opening
+    assert sum("You compare the research process" in p for p in prompts) == 1
     found = judgments.filter(judgments["kind"] == "process_finding")["item"].to_list()
     assert found and len(found) == len(set(found))
-    assert judgments.filter(judgments["kind"] == "process")["na_reason"].null_count() == 8  # every dimension scored
+    dims = judgments.filter(judgments["kind"] == "process")
+    assert dims["na_reason"].null_count() == 8  # every dimension scored
+    assert "step-weighted mean" in dims.filter(dims["item_id"] == "miroeval_process.efficiency")["reason"].item()
+    seen = judgments.filter(judgments["item_id"] == "miroeval_process.trace_seen")["score"].item()
+    assert 0 < seen <= 1

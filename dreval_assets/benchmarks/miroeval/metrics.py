@@ -157,10 +157,13 @@ def process_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     scored = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is not None]
     missing = [d for d in (*INTRINSIC, *ALIGNMENT) if scores.get(d) is None]
     bucket = most_retryable(unscored(d)[0] for d in missing)
+    seen = scores.get("trace_seen")
     row = MetricValue("miroeval", "process", value, "0-100", len(scored),
-                      detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else ""),
+                      detail=f"dimensions scored {len(scored)} of 8" + (f"; not scored: {missing}" if missing else "")
+                      + (f"; every step read, {seen:.0%} of the steps' text shown" if seen is not None else ""),
                       policy="process = mean(intrinsic mean, alignment mean) x10, each group over its scored "
-                             "dimensions", judge=j)
+                             "dimensions; intrinsic judged on the structured process, alignment on findings and "
+                             "report (two calls, the reference's)", judge=j)
     rows.append(row.partly_judged(len(scored), len(scored) + len(missing), bucket))
     return rows
 

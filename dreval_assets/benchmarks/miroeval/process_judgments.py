@@ -1,11 +1,15 @@
-"""MiroEval process evaluation, judged (methods/miroeval.md section 3): per report, the trace's steps
-(`core/traces.py`), its global findings (`miroeval/process_findings`, one call per window of steps
-that fits the judge's context, `trace_windows`; the windows' findings merged), the measured
-facts (`process_measures.py`) and the eight 1-10 dimensions (one `miroeval/process_scores` call).
+"""MiroEval process evaluation, judged (methods/miroeval.md section 3), as the reference: per report,
+the trace's steps (`core/traces.py`); its global findings (`miroeval/process_findings`, one call per
+window of steps that fits the judge's context, `trace_windows`; the windows' findings merged); the
+measured facts (`process_measures.py`); the five intrinsic dimensions from the structured process only
+(`miroeval/process_intrinsic`: steps and findings; a trace longer than one window is judged part by
+part and each dimension is the step-weighted mean of the parts: no trace is cut); the three alignment
+dimensions from the findings and the report (`miroeval/process_alignment`). Both on 1-10 with anchors.
 
 report_judgments rows, item ids under `miroeval_process.`:
 - kind `process_finding` `finding.<k>`: the finding, credit 1 when the report keeps it, else 0;
 - kind `process_facts` `facts`: the measured facts as JSON in `item`, score = the number of steps;
+- kind `process_coverage` `trace_seen`: the share of the steps' text the judge was shown;
 - kind `process` `<dimension>`: score 1-10, or N/A with its bucket: no trace in the release
   (`data_accessibility`), an empty or broken trace (`model_failure`), our parser failing on it
   (`pipeline_failure`), a failed call (its own).
@@ -22,18 +26,19 @@ from ...core.traces import ParsedTrace, parse_trace
 from ...judges.answer_budget import answer_budget
 from ...judges.base import Judge, JudgmentRequest
 from ...judges.context_window import cut_to_tokens, prompt_tokens, room_for
-from ...judges.prompts import fence_untrusted, for_judge, load_template
+from ...judges.prompts import fence_untrusted, load_template
 from ...judges.readable import READS_OVERLAP, require_readable
 from ...stages.frames import frame, rows_by_partition
 from ..judging import JudgmentContext, report_for_judge, scored_under
+from .process import ALIGNMENT, INTRINSIC
 from .process_measures import DIMENSIONS, MAX_FINDINGS, measure, offline_findings, offline_scores
 
 PREFIX = "miroeval_process"  # item ids `miroeval_process.<dimension>`, read back by the suite
 FINDINGS_TEMPLATE = "miroeval/process_findings"
-SCORES_TEMPLATE = "miroeval/process_scores"
-TRACE_CHARS = 40_000  # an LLM judge reads the rendered steps up to here
-STEP_LINE_CHARS = 600
-MAX_TRACE_WINDOWS = 8  # findings calls per trace at most: the steps after them are not read (cost bound)
+INTRINSIC_TEMPLATE = "miroeval/process_intrinsic"
+ALIGNMENT_TEMPLATE = "miroeval/process_alignment"
+TRACE_CHARS = 40_000  # one window of rendered steps at most: a longer trace is read in several
+STEP_LINE_CHARS = 600  # a step's text as the structured process shows it
 TRACE_PARSER_FAILED = "trace unreadable: "  # core/traces.parse_trace's warning when the parser itself raised
 
 
@@ -55,14 +60,19 @@ class DimensionScore(BaseModel):
     reason: str = ""
 
 
-class ProcessScores(BaseModel):
-    """MiroEval process: five intrinsic and three alignment dimensions, 1-10."""
+class IntrinsicScores(BaseModel):
+    """MiroEval process: the five intrinsic dimensions of the process, 1-10."""
 
     search_breadth: DimensionScore = Field(default_factory=DimensionScore)
     analytical_depth: DimensionScore = Field(default_factory=DimensionScore)
     progressive_refinement: DimensionScore = Field(default_factory=DimensionScore)
     critical_thinking: DimensionScore = Field(default_factory=DimensionScore)
     efficiency: DimensionScore = Field(default_factory=DimensionScore)
+
+
+class AlignmentScores(BaseModel):
+    """MiroEval process: the three process-report alignment dimensions, 1-10."""
+
     findings_to_report: DimensionScore = Field(default_factory=DimensionScore)
     report_to_process: DimensionScore = Field(default_factory=DimensionScore)
     contradiction: DimensionScore = Field(default_factory=DimensionScore)
@@ -81,14 +91,16 @@ def step_line(step: Mapping[str, Any]) -> str:
     return f"[{step['index']}] ({step['kind']}) {' '.join(str(step['text']).split())[:STEP_LINE_CHARS]}"
 
 
-def render_steps(steps: Sequence[Mapping[str, Any]], judge: Judge) -> str:
-    return for_judge("\n".join(step_line(s) for s in steps), judge.source_token_budget, TRACE_CHARS, "trace cut")[0]
+def share_seen(steps: Sequence[Mapping[str, Any]]) -> float:
+    """The share of the steps' text the structured process shows (each step up to STEP_LINE_CHARS)."""
+    full = [len(" ".join(str(s["text"]).split())) for s in steps]
+    return sum(min(n, STEP_LINE_CHARS) for n in full) / sum(full) if sum(full) else 1.0
 
 
 def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[list[dict]]:
-    """The steps in consecutive windows whose rendered lines fit one findings prompt: within
-    TRACE_CHARS and, when the judge's context is known, within `room` tokens; at most
-    MAX_TRACE_WINDOWS (the steps after them are not read). The offline judge reads one window of all."""
+    """The steps in consecutive windows whose rendered lines fit one prompt: within TRACE_CHARS and,
+    when the judge's context is known, within `room` tokens; every step is in one window (no trace is
+    cut). The offline judge reads one window of all."""
     if judge.source_token_budget is None:
         return [steps]
     windows: list[list[dict]] = [[]]
@@ -97,8 +109,6 @@ def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[lis
         line = step_line(step)
         chars, tokens = len(line) + 1, prompt_tokens(line)
         if windows[-1] and (used_chars + chars > TRACE_CHARS or (room is not None and used_tokens + tokens > room)):
-            if len(windows) == MAX_TRACE_WINDOWS:
-                break
             windows.append([])
             used_chars = used_tokens = 0
         windows[-1].append(step)
@@ -125,10 +135,6 @@ def merge_findings(per_window: Sequence[Sequence[ProcessFinding]]) -> list[tuple
     return merged[:MAX_FINDINGS]
 
 
-def render_facts(facts: Mapping[str, Any]) -> str:
-    return "\n".join(f"- {k}: {'n/a' if v is None else v}" for k, v in facts.items())
-
-
 def _row(system: str, task: str, kind: str, item_id: str, item: str, *, judge: Judge, template: str = "",
          template_hash: str = "", score: float | None = None, credit: float | None = None, reason: str = "",
          na_reason: str | None = None, cache_key: str | None = None) -> dict:
@@ -146,7 +152,8 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     _, findings_hash = load_template(FINDINGS_TEMPLATE)
-    _, scores_hash = load_template(SCORES_TEMPLATE)
+    _, intrinsic_hash = load_template(INTRINSIC_TEMPLATE)
+    _, alignment_hash = load_template(ALIGNMENT_TEMPLATE)
     rows: list[dict] = []
     todo: list[tuple[str, str, dict, ParsedTrace, list[dict]]] = []
     for system, task in keys:
@@ -178,6 +185,21 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
                      "max_findings": MAX_FINDINGS}
         return request(FINDINGS_TEMPLATE, variables, ProcessFindings, system, task, answer_tokens=FINDINGS_TOKENS)
 
+    def intrinsic_requests(system: str, task: str, steps: list[dict], findings: str, facts: dict
+                           ) -> list[JudgmentRequest]:
+        """The intrinsic call on every window of steps that fits its prompt beside the findings."""
+        def asked(window: list[dict], room: int | None, note: str) -> JudgmentRequest:
+            return request(INTRINSIC_TEMPLATE, {
+                "query": task_rows[task]["query"], "steps": _window_text(window, room), "steps_list": window,
+                "findings": findings, "facts_map": facts, "part_note": note}, IntrinsicScores, system, task)
+
+        room = room_for(judge, asked([], None, PART_NOTE.format(k=1, n=2, first=1, last=1)))
+        windows = trace_windows(steps, judge, room)
+        if len(windows) == 1:
+            return [asked(windows[0], room, "")]
+        return [asked(w, room, PART_NOTE.format(k=k, n=len(windows), first=w[0]["index"], last=w[-1]["index"]))
+                for k, w in enumerate(windows, start=1)]
+
     windows = []  # per trace: its windows, each with the findings request that reads it
     for system, task, _, _, steps in todo:
         room = room_for(judge, findings_request(system, task, [], None))
@@ -205,29 +227,57 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
         rows.append(_row(system, task, "process_facts", "facts", json.dumps(facts), judge=judge,
                          score=float(len(parsed.steps)),
                          reason="measured from the trace: " + "; ".join(parsed.warnings)[:400]))
-        findings_text = "\n".join(f"[{f.first_step}] ({f.strength}) {f.finding}" for f in findings)
-        requests.append(request(SCORES_TEMPLATE, {
-            "query": task_rows[task]["query"], "steps": render_steps(steps, judge), "facts": render_facts(facts),
-            "facts_map": facts, "findings": for_judge(findings_text or "(none)", judge.source_token_budget,
-                                                      TRACE_CHARS, "findings cut")[0],
-            "report": report_for_judge(report["text"], judge)}, ProcessScores, system, task,
-            fit=("steps", "report")))
-        plans.append((system, task))
-    for (system, task), judgment in zip(plans, judge.judge_many(requests), strict=True):
-        answer = judgment.answer if isinstance(judgment.answer, ProcessScores) else None
-        for d in DIMENSIONS:
-            got = getattr(answer, d) if answer is not None else None
-            if got is not None and got.score is not None:
-                rows.append(_row(system, task, "process", d, d, judge=judge, template=SCORES_TEMPLATE,
-                                 template_hash=scores_hash, score=float(got.score), reason=got.reason,
-                                 cache_key=judgment.provenance.cache_key or None))
-            else:
-                bucket = judgment.na_reason or "pipeline_failure"  # answered without it: the judge could not
-                why = (judgment.error or "no answer") if answer is None else (got.reason if got else "") or \
-                    "the judge gave no score"
-                rows.append(_row(system, task, "process", d, d, judge=judge, template=SCORES_TEMPLATE,
-                                 template_hash=scores_hash, reason=why, na_reason=bucket))
+        findings_text = fence_untrusted("\n".join(f"[{f.first_step}] ({f.strength}) {f.finding}"
+                                                  for f in findings) or "(none)")
+        parts = intrinsic_requests(system, task, steps, findings_text, facts)
+        alignment = request(ALIGNMENT_TEMPLATE, {
+            "query": task_rows[task]["query"], "findings": findings_text, "facts_map": facts,
+            "report": report_for_judge(report["text"], judge)}, AlignmentScores, system, task, fit=("report",))
+        seen = share_seen(steps)
+        rows.append(_row(system, task, "process_coverage", "trace_seen", "trace_seen", judge=judge, score=seen,
+                         reason=f"{len(parts)} window(s) of steps read, every step; {seen:.0%} of the steps' text "
+                                f"shown (each step up to {STEP_LINE_CHARS} characters)"))
+        plans.append((system, task, [len(w.variables["steps_list"]) for w in parts]))
+        requests += [*parts, alignment]
+
+    answers = iter(judge.judge_many(requests))
+    for system, task, sizes in plans:
+        parts, alignment = [next(answers) for _ in sizes], next(answers)
+        for d in INTRINSIC:
+            rows.append(_dimension_row(system, task, d, [(j, n) for j, n in zip(parts, sizes)], judge,
+                                       INTRINSIC_TEMPLATE, intrinsic_hash))
+        for d in ALIGNMENT:
+            rows.append(_dimension_row(system, task, d, [(alignment, 1)], judge, ALIGNMENT_TEMPLATE, alignment_hash))
     return frame("report_judgments", rows)
+
+
+PART_NOTE = ("The process is long: you see part {k} of {n}, steps {first} to {last}, with the findings of the "
+             "whole process. Score what this part shows. ")
+
+
+def _dimension_row(system: str, task: str, dimension: str, parts: list[tuple[Any, int]], judge: Judge,
+                   template: str, template_hash: str) -> dict:
+    """One dimension's row from the calls that judged it: the mean of the parts' scores weighted by
+    their steps (one call: its score); N/A with the first failure's bucket when no part scored it."""
+    scored, failures = [], []
+    for judgment, steps in parts:
+        got = getattr(judgment.answer, dimension, None) if judgment.answer is not None else None
+        if got is not None and got.score is not None:
+            scored.append((float(got.score), steps, got.reason))
+        else:  # answered without it: the judge could not
+            why = (judgment.error or "no answer") if judgment.answer is None else (got.reason if got else "")
+            failures.append((judgment.na_reason or "pipeline_failure", why or "the judge gave no score"))
+    key = parts[0][0].provenance.cache_key or None
+    if not scored:
+        bucket, why = failures[0]
+        return _row(system, task, "process", dimension, dimension, judge=judge, template=template,
+                    template_hash=template_hash, reason=why, na_reason=bucket)
+    weight = sum(n for _, n, _ in scored)
+    value = sum(v * n for v, n, _ in scored) / weight
+    reason = scored[0][2] if len(parts) == 1 else (
+        f"step-weighted mean of {len(scored)} of {len(parts)} parts: " + "; ".join(r for _, _, r in scored))
+    return _row(system, task, "process", dimension, dimension, judge=judge, template=template,
+                template_hash=template_hash, score=round(value, 4), reason=reason, cache_key=key)
 
 
 def _kept_flags(findings: list[str], report: str) -> list[bool]:
@@ -251,11 +301,18 @@ def answer_process_findings(variables: Mapping[str, Any]) -> tuple[BaseModel, di
     return ProcessFindings(findings=[ProcessFinding(**f) for f in offline_findings(steps)]), {}
 
 
-def answer_process_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`miroeval/process_scores`: the documented linear scales on the measured facts; contradiction
-    handling is not measured (no score)."""
+def answer_process_intrinsic(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`miroeval/process_intrinsic`: the documented linear scales on the measured facts."""
     scores = offline_scores(dict(variables["facts_map"]))
-    return ProcessScores(**{d: DimensionScore(score=s, reason=r) for d, (s, r) in scores.items()}), {}
+    return IntrinsicScores(**{d: DimensionScore(score=scores[d][0], reason=scores[d][1]) for d in INTRINSIC}), {}
 
 
-HANDLERS = {FINDINGS_TEMPLATE: answer_process_findings, SCORES_TEMPLATE: answer_process_scores}
+def answer_process_alignment(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`miroeval/process_alignment`: the linear scales on the measured shares; the report's consistency
+    with its process is not measured (no score, a judge limit)."""
+    scores = offline_scores(dict(variables["facts_map"]))
+    return AlignmentScores(**{d: DimensionScore(score=scores[d][0], reason=scores[d][1]) for d in ALIGNMENT}), {}
+
+
+HANDLERS = {FINDINGS_TEMPLATE: answer_process_findings, INTRINSIC_TEMPLATE: answer_process_intrinsic,
+            ALIGNMENT_TEMPLATE: answer_process_alignment}

@@ -21,8 +21,8 @@ Offline scores, each 1-10 (clamped, one decimal):
 - efficiency = 10 - 9 (repeated_queries + revisits) / (queries + read visits); N/A with neither
 - findings_to_report = 1 + 9 p_to_r (N/A: no findings); report_to_process = 1 + 9 r_to_p (N/A: no
   checkable claim)
-- contradiction: N/A, a judge limit (ours, not the system's): counting cannot tell whether a conflict
-  was resolved or propagated.
+- contradiction: N/A, a judge limit (ours, not the system's): counting cannot tell whether the report
+  contradicts what its process found.
 """
 from __future__ import annotations
 
@@ -155,6 +155,6 @@ def offline_scores(facts: dict[str, Any]) -> dict[str, tuple[float | None, str]]
         "report_to_process": ((_scale(1 + 9 * f["r_to_p"]), f"{f['report_claims_traced']} of "
                                f"{f['report_claims_checkable']} checkable report claims found in the trace")
                               if f["r_to_p"] is not None else (None, "the report has no claim with a URL or figure")),
-        "contradiction": (None, judge_limit("the heuristic judge does not read whether conflicts were resolved")),
+        "contradiction": (None, judge_limit("the heuristic judge does not read whether the report contradicts its process")),
     }
     return out
