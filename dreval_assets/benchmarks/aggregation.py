@@ -7,6 +7,8 @@ A rule is a name (written on every leaderboard row, with the policy that chose i
 - `mean_na_zero`: mean over every task, an N/A task counting 0 (a paper that averages failures in).
 - `mean_with_items`: mean over the tasks that scored with at least one item (DRB reference code's
   effective citations: divided by the tasks that have citations).
+- `sum`: the total over the tasks that scored (MiroEval's RIGHT / WRONG / CONFLICT / UNKNOWN counts,
+  reported as totals by the paper).
 - `of_parts`: a composite (TVIR TA, DR³ Avg, MiroEval Overall) computed by its formula from the
   system's numbers of its parts, as the papers' tables do; per task it is the mean of the task rows
   (the leaderboard replaces it with the formula's value).
@@ -29,6 +31,7 @@ RULES = {
     "micro": "pooled over tasks: sum(value x n_items) / sum(n_items) of the scored tasks",
     "mean_na_zero": "mean over all tasks, N/A counted as 0",
     "mean_with_items": "mean over scored tasks that have at least one item",
+    "sum": "total over scored tasks",
     "of_parts": "the paper's formula over this system's aggregates of the parts",
 }
 VALIDITY_WEIGHTS = {"provider_failure": 0.8, "data_accessibility": 0.9, "pipeline_failure": 0.5, "model_failure": 0.0}
@@ -63,8 +66,8 @@ def applicable(rows: Sequence[TaskValue]) -> list[TaskValue]:
 
 
 def weighted_values(rule: str, rows: Sequence[TaskValue]) -> list[tuple[float, float]]:
-    """(value, weight) per task entering the rule's weighted mean: every rule above is one, so its
-    bootstrap resamples these pairs."""
+    """(value, weight) per task entering the rule's weighted mean: every rule above is one (`sum` is
+    the mean times the number of tasks), so its bootstrap resamples these pairs."""
     if rule not in RULES:
         raise ValueError(f"unknown aggregation rule {rule!r}; known: {', '.join(RULES)}")
     rows = applicable(rows)
@@ -81,6 +84,8 @@ def weighted_values(rule: str, rows: Sequence[TaskValue]) -> list[tuple[float, f
 def aggregate(rule: str, rows: Sequence[TaskValue]) -> float | None:
     """The system's number under `rule`; None when no task gives one."""
     pairs = weighted_values(rule, rows)
+    if rule == "sum":
+        return sum(v for v, _ in pairs) if pairs else None
     total = sum(w for _, w in pairs)
     return sum(v * w for v, w in pairs) / total if total > 0 else None
 

@@ -115,6 +115,7 @@ class ReportEvidence:
     task: str
     benchmark: str
     judge: str
+    modality: str = ""  # the task's (tasks.modality): text, multimodal
     claims: list[ClaimEvidence] = field(default_factory=list)
     references: list[dict] = field(default_factory=list)  # {index, url, title}
     citation_style: str = "inline"  # inline | bibliography_only | none

@@ -142,6 +142,8 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
         task_rows = list(rows_of[system].values())
         pairs = weighted_values(rule, task_rows)
         ci = bootstrap_ci([v for v, _ in pairs], weights=None if rule != "micro" else [w for _, w in pairs])
+        if ci and rule == "sum":  # a total is the mean times the tasks
+            ci = (ci[0] * len(pairs), ci[1] * len(pairs))
         score, valid = aggregate(rule, task_rows), validity(task_rows)
         missing = {t: r.na_reason for t, r in rows_of[system].items() if r.value is None}
         own_limits = limited.get(system, {})

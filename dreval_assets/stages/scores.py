@@ -56,7 +56,8 @@ def score_reports(
             if report is None or report["status"] != "ok":
                 detail = report["detail"] if report else "no reports row"
                 reason = (report["na_reason"] if report else None) or "pipeline_failure"
-                values = suite.unreadable(reason, detail, judge.judge_id)
+                values = suite.unreadable(reason, detail, judge.judge_id,
+                                          (task_rows.get(key[1]) or {}).get("modality") or "")
             else:
                 values = suite.score(evidence[key])
             rows.extend({"system": key[0], "task": key[1], **asdict(v)} for v in values)
@@ -80,6 +81,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
         task_row = task_rows.get(task) or {}
         result[key] = ReportEvidence(
             system=system, task=task, benchmark=task_row.get("benchmark", "generic"), judge=judge_id,
+            modality=task_row.get("modality") or "",
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
             figures=json.loads(row.get("figures") or "[]"), extraction=extraction_text(row),

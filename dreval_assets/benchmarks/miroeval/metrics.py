@@ -13,7 +13,7 @@ from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name a
 from .judgments import without_images_note
 from .process_judgments import PREFIX as PROCESS_PREFIX
 from .right_ratio import factuality_ratio
-from ..suite import Composite, MetricSpec, Suite, judgment_failure, mean_of_all
+from ..suite import Composite, MetricSpec, Suite, by_modality, judgment_failure, mean_of_all
 
 DECISIVE = ("supported", "contradicted")
 
@@ -227,29 +227,38 @@ def factuality_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     return [row.partly_judged(k, n, unjudged) for row in rows]
 
 
-SUITE = Suite(
-    "miroeval", "MiroEval",
-    (*(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in DIMENSION_ROWS),
-     MetricSpec("specificity", "0-100", True, "the task-specific dimensions of the adaptive rubric, weighted"),
-     MetricSpec("synthesis", "0-100", True, "adaptive synthesis quality: weighted over scored dimensions"),
-     MetricSpec("factuality", "0-100", True, "RIGHT / all statements", aggregate="micro",
-                aggregate_policy="miroeval.factuality.aggregate", claims=True),
-     MetricSpec("right", "count", True, "statements the evidence supports", better=0, claims=True),
-     MetricSpec("wrong", "count", True, "statements the evidence contradicts", better=-1, claims=True),
-     MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree", better=-1,
-                claims=True),
-     MetricSpec("unknown", "count", True, "statements no evidence decides", better=0, claims=True),
-     MetricSpec("process", "0-100", True, "process evaluation of the research trace: mean(intrinsic mean, "
-                "alignment mean) x10"),
-     *(MetricSpec(process_metric_name(d), "0-100", True, f"process dimension {d} (1-10, x10)")
-       for d in (*INTRINSIC, *ALIGNMENT)),
+METRICS = (
+    *(MetricSpec(d, "0-100", True, f"adaptive rubric dimension {d}") for d in DIMENSION_ROWS),
+    MetricSpec("specificity", "0-100", True, "the task-specific dimensions of the adaptive rubric, weighted"),
+    MetricSpec("synthesis", "0-100", True, "adaptive synthesis quality: weighted over scored dimensions"),
+    MetricSpec("factuality", "0-100", True, "RIGHT / all statements", aggregate="micro",
+               aggregate_policy="miroeval.factuality.aggregate", claims=True),
+    # the paper reports the label counts as totals over tasks (e.g. 3,335 right / 170 wrong / 496 unknown)
+    MetricSpec("right", "count", True, "statements the evidence supports", better=0, aggregate="sum", claims=True),
+    MetricSpec("wrong", "count", True, "statements the evidence contradicts", better=-1, aggregate="sum",
+               claims=True),
+    MetricSpec("conflict", "count", True, "statements where web and attachment evidence disagree", better=-1,
+               aggregate="sum", claims=True),
+    MetricSpec("unknown", "count", True, "statements no evidence decides", better=0, aggregate="sum", claims=True),
+    MetricSpec("process", "0-100", True, "process evaluation of the research trace: mean(intrinsic mean, "
+               "alignment mean) x10"),
+    *(MetricSpec(process_metric_name(d), "0-100", True, f"process dimension {d} (1-10, x10)")
+      for d in (*INTRINSIC, *ALIGNMENT)),
+    MetricSpec("overall", "0-100", True, "MiroEval Overall: mean of synthesis, factuality and process",
+               aggregate="of_parts"),
+)
+COMPOSITES = (Composite("overall", ("synthesis", "factuality", "process"), mean_of_all,
+                        "Overall = mean(synthesis, factuality, process), the layers shown beside it"),)
+# the paper's leaderboard gives text-only and multimodal tasks their own headline numbers
+BY_MODALITY = ("overall", "synthesis", "factuality", "process")
+SPLIT_METRICS, SPLIT_COMPOSITES = by_modality(METRICS, COMPOSITES, BY_MODALITY)
 
-     MetricSpec("overall", "0-100", True, "MiroEval Overall: mean of synthesis, factuality and process",
-                aggregate="of_parts")),
-    compute, headline=("overall", "synthesis", "factuality", "process", "right", "wrong", "conflict", "unknown",
-                       *FIXED_DIMENSIONS, "specificity", "grounding"),
-    composites=(Composite("overall", ("synthesis", "factuality", "process"), mean_of_all,
-                          "Overall = mean(synthesis, factuality, process), the layers shown beside it"),))
+SUITE = Suite(
+    "miroeval", "MiroEval", (*METRICS, *SPLIT_METRICS), compute,
+    headline=("overall", "overall.text", "overall.multimodal", "synthesis", "factuality", "process", "right", "wrong",
+              "conflict", "unknown", *FIXED_DIMENSIONS, "specificity", "grounding",
+              *(f"{m}.{x}" for x in ("text", "multimodal") for m in BY_MODALITY[1:])),
+    composites=(*COMPOSITES, *SPLIT_COMPOSITES), modality_split=BY_MODALITY)
 
 
 def cap_dynamic_weights(weights: dict[str, float], dynamic: set[str], cap: float = 0.20) -> dict[str, float]:
