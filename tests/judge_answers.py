@@ -80,7 +80,7 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         text = prompt_text(request, "<<<ATTACHMENT")
         attachment = text.split("<<<ATTACHMENT\n", 1)[1].rsplit("\nATTACHMENT>>>", 1)[0]
         return {"facts": extract_key_facts(attachment, 12)}
-    if any("You score two research reports written for the same task" in str(m.get("content"))
+    if any("<<<REPORT A\n" in str(m.get("content"))  # RACE, in English or in Chinese
            for m in request.get("messages", [])):
         text = prompt_text(request, "<<<REPORT A")
         a = key_words(text.split("<<<REPORT A\n", 1)[1].split("\nREPORT A>>>", 1)[0])

@@ -140,3 +140,16 @@ def test_a_changed_cleaned_file_makes_the_report_changed_on_reimport(tmp_path):
     stored = dict(store.query("SELECT task, cleaned_text FROM imported_reports WHERE system = 'cleaned-agent'")
                   .iter_rows())
     assert stored == {"drb.1": CLEANED[1] + " Revised.", "drb.2": None}
+
+
+def test_a_chinese_task_is_instructed_in_chinese_as_the_reference_code_does(tmp_path):
+    rows, prompts = judged(tmp_path)
+    chinese = [p for p in prompts if TASKS[2][1] in p]
+    english = [p for p in prompts if TASKS[1][1] in p]
+    assert len(chinese) == len(english) == 2
+    assert all("评价标准" in p and "You score two research reports" not in p for p in chinese)
+    assert all("You score two research reports" in p and "评价标准" not in p for p in english)
+    templates = dict(rows.filter(rows["item_id"] == "drb.race.target_text").select("task", "template").unique()
+                     .iter_rows())
+    assert templates == {"drb.1": "drb/race_scores", "drb.2": "drb/race_scores_zh"}
+    assert rows.filter(rows["task"] == "drb.2")["score"].null_count() == 0  # the Chinese answers were read

@@ -27,4 +27,4 @@ def answer_race_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[st
     return RaceScores(scores=scores), {}
 
 
-HANDLERS = {"drb/race_scores": answer_race_scores}
+HANDLERS = {"drb/race_scores": answer_race_scores, "drb/race_scores_zh": answer_race_scores}

@@ -23,6 +23,11 @@ def race_criteria(rubrics: pl.DataFrame | None) -> dict[str, RaceCriteria]:
 
 
 RACE_TEMPLATE = "drb/race_scores"
+RACE_TEMPLATE_ZH = "drb/race_scores_zh"  # the reference code instructs the judge in Chinese on Chinese tasks
+
+
+def race_template(language: str | None) -> str:
+    return RACE_TEMPLATE_ZH if (language or "").lower().startswith("zh") else RACE_TEMPLATE
 TARGET_TEXT_ITEM = "drb.race.target_text"  # 1: the release's cleaned article was scored, 0: our stripping
 RELEASE_CLEANED = "the release's cleaned article (cleaned_data)"
 NO_SCORE = "the judge gave no score for this criterion"
@@ -57,7 +62,6 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     criteria_by_task = race_criteria(rubrics)
     report_by_key = rows_by_partition(reports)
-    _, template_hash = load_template(RACE_TEMPLATE)
     plans, requests = [], []
     released: dict[tuple[str, str], bool] = {}
     for system, task in keys:
@@ -77,7 +81,8 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
                   "random_order": [seeded_first(system, task, "race", seed)]}[policy]
         for target_first in orders:
             a, b = (target, reference) if target_first else (reference, target)
-            requests.append(JudgmentRequest(RACE_TEMPLATE, {"query": row.get("query", ""), "criteria": shown,
+            requests.append(JudgmentRequest(race_template(row.get("language")), {
+                                                "query": row.get("query", ""), "criteria": shown,
                                                             "criteria_list": items, "article_a": a, "article_b": b},
                                             RaceScores, {**(labels or {}), "system": system, "task": task}))
             plans.append((system, task, target_first, listed))
@@ -98,8 +103,9 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
     criterion_text = {(s, t, cid): c.criterion for s, t, _, listed in plans for cid, _, c in listed}
 
     def base(system: str, task: str) -> dict:
+        template = race_template((task_rows.get(task) or {}).get("language"))
         return {"system": system, "task": task, "kind": "race", "credit": None, "judge": judge.judge_id,
-                "template": RACE_TEMPLATE, "template_hash": template_hash,
+                "template": template, "template_hash": load_template(template)[1],
                 "cache_key": cache_keys.get((system, task)) or None}
     rows = [{**base(system, task), "item_id": TARGET_TEXT_ITEM, "item": "the report text RACE scored",
              "score": 1.0 if cleaned else 0.0, "reason": RELEASE_CLEANED if cleaned else OUR_STRIPPING,
