@@ -105,3 +105,41 @@ def test_unknown_policies_fail_before_any_run(tmp_path):
     with pytest.raises(ConfigError, match="unknown policy 'drb.race.order'"):
         Settings(tmp_path, policies='{"drb.race.order": "both_orders"}').validate()
     assert all(p.allowed is None or p.default in p.allowed for p in all_policies().values())
+
+
+def test_miroeval_synthesis_prompts_as_published(llm):
+    """What the synthesis judge sees: every dimension's call carries the attachments' key facts, the
+    criteria with their explanations and the anchored 0-10 bands, and leaves factual accuracy out;
+    Grounding is a task-specific dimension and the judge's weights are kept uncapped."""
+    from dreval_assets.benchmarks.miroeval.metrics import task_specific
+    from dreval_assets.core.models import AdaptiveRubric, RubricCriterion, RubricDimension
+    from dreval_assets.benchmarks.miroeval.rubric import finalise
+    from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+    from dreval_assets.judges.openai_judge import OpenAIJudge
+
+    tasks, rows = rubrics_for(benchmark="miroeval", query="How is desalination in the province doing?")
+    rubric = adaptive_rubric(rows)["t"]
+    assert "grounding" in task_specific(rubric)
+    reports = frame("reports", [{"system": "s", "task": "t", "status": "ok", "text": "Capacity is 540,000 m3/day.",
+                                 "n_chars": 1, "content_hash": "x", "source_path": None, "na_reason": None,
+                                 "detail": ""}])
+    judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5))
+    judge_synthesis([("s", "t")], reports, tasks, rows, judge)
+    prompts = [r["messages"][0]["content"] for r in llm.requests]
+    assert len(prompts) == len(rubric.dimensions)
+    facts = task_key_facts(rows)["t"]
+    for prompt in prompts:
+        assert all(f in prompt for f in facts)  # key facts in every dimension's call, not only Grounding's
+        assert "0-2:" in prompt and "9-10:" in prompt and "Most reports land between 4 and 8" in prompt
+        assert "do not\njudge whether its facts are true" in prompt or "do not judge whether its facts are true" in \
+            " ".join(prompt.split())
+
+    explained = AdaptiveRubric(dimensions=[
+        RubricDimension(dimension_id="coverage", name="Coverage", criteria=[
+            RubricCriterion(criterion_id="c1", text="covers supply", explanation="names every plant", weight=1)]),
+        RubricDimension(dimension_id="grounding", name="Grounding", criteria=[
+            RubricCriterion(criterion_id="c1", text="reads the brief", weight=1)])],
+        weights={"coverage": 0.4, "grounding": 0.6})
+    final = finalise(explained)
+    assert final.weights == {"coverage": 0.4, "grounding": 0.6} and task_specific(final) == ["grounding"]
+    assert [d.dynamic for d in final.dimensions] == [False, True]
