@@ -106,7 +106,8 @@ def test_every_declared_metric_exists_for_every_system_task_pair(demo_home, caps
     from dreval_assets.benchmarks.suites import SUITES
 
     db = store(demo_home)
-    pairs = db.query("SELECT r.system, r.task, t.benchmark, t.modality, r.status FROM reports r JOIN tasks t USING (task)")
+    pairs = db.query("SELECT r.system, r.task, t.benchmark, t.modality, r.status "
+                     "FROM reports r JOIN tasks t USING (task)")
     scores = {(r["system"], r["task"], r["suite"], r["metric"]): r["value"]
               for r in db.query("SELECT system, task, suite, metric, value FROM metric_scores").iter_rows(named=True)}
     for pair in pairs.iter_rows(named=True):

@@ -208,7 +208,8 @@ def test_a_long_report_shows_the_passages_that_fit_a_small_context(calls):
 
     tasks, reports, keys = demo_inputs()
     key = [k for k in keys if k[0] == "careful-scholar"][:1]
-    filler = "\n\n".join(f"Paragraph {n} restates background on county budgets and staffing levels." for n in range(600))
+    filler = "\n\n".join(f"Paragraph {n} restates background on county budgets and staffing levels."
+                         for n in range(600))
     reports = reports.with_columns(text=pl.concat_str([pl.lit(filler + "\n\n"), pl.col("text")]))
     with LoopbackLLM(answer=dreval_answer, context_tokens=3072) as llm:
         judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",

@@ -170,7 +170,8 @@ class OpenAIJudge:
                 break
             text = str(variables[name])
             kept = cut_to_tokens(text, prompt_tokens(text) - over - CUT_NOTE_TOKENS)
-            variables[name] = kept + f"\n[... cut to fit the judge model's context: {len(kept)} of {len(text)} characters]"
+            variables[name] = kept + (f"\n[... cut to fit the judge model's context: {len(kept)} of {len(text)} "
+                                      "characters]")
         return replace(request, variables=variables)
 
     def _prepare(self, request: JudgmentRequest) -> _Prepared:

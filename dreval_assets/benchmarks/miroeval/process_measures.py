@@ -155,6 +155,7 @@ def offline_scores(facts: dict[str, Any]) -> dict[str, tuple[float | None, str]]
         "report_to_process": ((_scale(1 + 9 * f["r_to_p"]), f"{f['report_claims_traced']} of "
                                f"{f['report_claims_checkable']} checkable report claims found in the trace")
                               if f["r_to_p"] is not None else (None, "the report has no claim with a URL or figure")),
-        "contradiction": (None, judge_limit("the heuristic judge does not read whether the report contradicts its process")),
+        "contradiction": (None, judge_limit("the heuristic judge does not read whether the report contradicts "
+                                            "its process")),
     }
     return out
