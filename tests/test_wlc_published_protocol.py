@@ -94,6 +94,8 @@ def test_ref_acc_has_a_value_offline_from_the_release_pages(run):
     m = {r["metric"]: r for r in store.query(f"SELECT metric, value, na_reason, detail FROM metric_scores "
                                              f"WHERE system = '{SYSTEM}' AND task = '{TASK}'").iter_rows(named=True)}
     assert m["ref_acc"]["value"] is not None and "sources judged" in m["ref_acc"]["detail"]
+    # the automation page is a bot wall: judged as published, and the row says so
+    assert "bot walls among the sources: 1 (1 bot_wall), judged as published" in m["ref_acc"]["detail"]
 
 
 def test_leakage_counts_the_task_s_own_article_only(run):

@@ -232,19 +232,21 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
 
 @asset(**PER_REPORT, group_name="scores",
        ins={**{name: AssetIn(partition_mapping=same_report)
-               for name in ("reports", "parsed_reports", "claim_verdicts", "report_judgments")},
+               for name in ("reports", "parsed_reports", "fetched_references", "claim_verdicts",
+                            "report_judgments")},
             "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
        check_specs=[_spec("scores_within_range"),
                     _spec("na_has_reason")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                  parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
-                  report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
+                  parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
+                  claim_verdicts: pl.DataFrame, report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame],
+                  task_rubrics: pl.DataFrame):
     """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
     judge = dreval.judge()
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
                           dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
-                          systems_without_citations(dreval.store()))
+                          systems_without_citations(dreval.store()), fetched=fetched_references)
     record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), judge.stats.metadata())
     yield Output(frame)
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),

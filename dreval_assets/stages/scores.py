@@ -24,15 +24,19 @@ def score_reports(
     verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
     judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
-    systems_without_citations: frozenset[str] = frozenset(),
+    systems_without_citations: frozenset[str] = frozenset(), fetched: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """`systems_without_citations`: systems a release marks as writing without citations; their
-    citation metrics are N/A, never scored from a stray URL line."""
+    citation metrics are N/A, never scored from a stray URL line. `fetched`: the fetched_references
+    rows, for the pages read although our detector flags them (a suite may count or drop those)."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     inputs = _evidence_inputs(keys, task_rows, rubrics, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, inputs, policies or {})
     _mark_duplicates(evidence, judge)
+    for key, flagged in flagged_pages(fetched).items():
+        if key in evidence:
+            evidence[key].flagged_pages = flagged
     for (system, task), ev in evidence.items():
         ev.has_reference = bool((task_rows.get(task) or {}).get("reference_article"))
         ev.system_cites = False if system in systems_without_citations else None
@@ -92,6 +96,17 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
                 c["claim_id"], c["kind"], c["text"], tuple(c["urls"] or ()), tuple(c["unresolved_indices"] or ()),
                 tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
     return result
+
+
+def flagged_pages(fetched: pl.DataFrame | None) -> dict[Key, dict[str, str]]:
+    """(system, task) -> {url: what our detector saw} for pages read (status ok) that it flags as a
+    wall (bot wall, captcha, ...): a release's text is stored read even then, as its pipeline judged it."""
+    found: dict[Key, dict[str, str]] = {}
+    if fetched is None or fetched.is_empty():
+        return found
+    for r in fetched.filter((pl.col("status") == "ok") & pl.col("blocked").is_not_null()).iter_rows(named=True):
+        found.setdefault((r["system"], r["task"]), {})[r["url"]] = r["blocked"]
+    return found
 
 
 def extraction_text(parsed_row: dict) -> str:

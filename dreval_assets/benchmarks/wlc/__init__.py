@@ -21,5 +21,8 @@ BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgment
     "wlc.position_bias": Policy("published", ("published", "both_orders", "random_order"),
                                 "Wiki Live writing: the release's protocol (one call per category, reference first, "
                                 "no tie), or ours: both orders (win only if they agree, else tie), one seeded order"),
+    "wlc.bot_walls": Policy("judge", ("judge", "drop"),
+                            "Wiki Live Ref. Acc./Conf.: a read page our detector flags as a wall (bot wall, captcha, "
+                            "...) is judged as the published pipeline does, or ours: dropped as unread"),
     "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
 })

@@ -2,11 +2,13 @@
 against the gold statements (judged in coverage.py); Ref. Acc., Ref. Conf., leakage."""
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
-from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
+from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ClaimEvidence, ReportEvidence, SourceVerdict, unread
 from ..suite import MetricSpec, Suite, judgment_failure
 from .criteria import CATEGORIES
 
@@ -203,9 +205,37 @@ def statement_label(verdicts: Sequence[str], rule: str) -> str:
     return "not_support" if found & {"partial", "unsupported"} else "unknown"
 
 
+def with_walls_dropped(statements: Sequence[ClaimEvidence], flagged: Mapping[str, str]) -> list[ClaimEvidence]:
+    """Policy `wlc.bot_walls = drop` (ours): a verdict on a page our detector flags as a wall becomes
+    unread (data_accessibility), as a live fetch of that page would be, so it decides nothing."""
+    def dropped(v: SourceVerdict) -> SourceVerdict:
+        if v.source not in flagged or v.na_reason is not None:
+            return v
+        return replace(v, verdict="unknown", na_reason="data_accessibility",
+                       note=f"{v.source}: our detector reads the page as {flagged[v.source]} (wlc.bot_walls=drop)")
+    return [replace(c, verdicts=tuple(dropped(v) for v in c.verdicts)) for c in statements]
+
+
+def walls_text(statements: Sequence[ClaimEvidence], flagged: Mapping[str, str], policy: str) -> str:
+    """How many of the statements' cited pages our detector flags as walls, and what was done with them."""
+    walls = sorted({url for c in statements for url in c.urls if url in flagged})
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(flagged[u] for u in walls).items()))
+    what = ("judged as published (wlc.bot_walls=judge)" if policy == "judge"
+            else "dropped as unread (wlc.bot_walls=drop)")
+    return f"bot walls among the sources: {len(walls)}" + (f" ({kinds}), {what}" if walls else "")
+
+
+def with_detail(row: MetricValue, more: str) -> MetricValue:
+    return replace(row, detail=f"{row.detail}; {more}"[:500])
+
+
 def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     statements = [c for c in evidence.cited_claims if c.kind in ("sentence", "table_row")]
+    walls_policy = evidence.policy("wlc.bot_walls")
+    walls = walls_text(statements, evidence.flagged_pages, walls_policy)
+    if walls_policy == "drop":
+        statements = with_walls_dropped(statements, evidence.flagged_pages)
     if not statements:
         reason = ("a bibliography but no inline citations" if evidence.citation_style == "bibliography_only"
                   else "no statement carries a citation")
@@ -214,7 +244,8 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     leakage = leakage_metric(evidence, statements)
     coverage = evidence.coverage(statements)
     if coverage.nothing_judged:
-        return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
+        return [with_detail(coverage.not_available("wlc", m, "0-100", j), walls)
+                for m in ("ref_acc", "ref_conf")] + [leakage]
     rule = evidence.policy("wlc.statement_label")
     judged = [c for c in statements if not unread(c.cited_verdicts())]  # every source unread: left out
     labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in judged]
@@ -224,18 +255,19 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all: the judge's "
               f"unknown statements left out or counted); {UNREAD_RULE}; "
               f"statement label ({rule}, wlc.statement_label): {label_rule}; "
-              f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}")
+              f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}; pages our detector flags as walls: "
+              f"{walls_policy} (wlc.bot_walls = judge | drop)")
     if not evaluated:  # every judged statement is unknown: pages the judge could not read, or "[n]" citations
         read = any(v.na_reason is None and not v.source.startswith("[") for c in judged for v in c.cited_verdicts())
         bucket, why = (("data_accessibility", "the judge decided no statement (unknown: pages it could not read)")
                        if read else ("model_failure", "the statements cite only indices with no URL"))
-        reason = f"{why}, and undecided ones are dropped; {coverage.text()}"
+        reason = f"{why}, and undecided ones are dropped; {coverage.text()}; {walls}"
         return [not_available("wlc", "ref_acc", "0-100", bucket, reason, j),
                 not_available("wlc", "ref_conf", "0-100", bucket, reason, j), leakage]
     detail = (f"evaluated={len(evaluated)} of {len(statements)} statements "
               f"(support {labels.count('support')}, conflict {labels.count('conflict')}, "
               f"not_support {labels.count('not_support')}, unknown {labels.count('unknown')}, "
-              f"not judged {len(statements) - len(judged)}); {coverage.text()}")
+              f"not judged {len(statements) - len(judged)}); {coverage.text()}; {walls}")
     return [
         coverage.carried(MetricValue("wlc", "ref_acc", 100 * evaluated.count("support") / len(evaluated), "0-100",
                                      len(evaluated), detail=detail, policy=policy, judge=j)),
