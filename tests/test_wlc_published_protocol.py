@@ -111,7 +111,24 @@ def test_every_gold_fact_gets_min_10_n_candidate_statements(run):
     llm, store = run
     prompts = prompts_of(llm, "You check whether an encyclopedia article written by a research system")
     n = int(store.query(f"SELECT score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
-                        "AND kind = 'gold_statements'").item())
+                        "AND item_id = 'wlc.gold_statements.count'").item())
     related = [line for p in prompts for line in p.split("\n") if line.startswith("  related statements:")]
     assert n >= 1 and len(related) == 12  # every gold statement with text, each with its candidates
     assert all(len(line.split(":", 1)[1].split(",")) == min(10, n) for line in related)
+
+
+def test_wiki_conf_judges_each_statement_against_its_own_top_gold_facts(run):
+    llm, store = run
+    prompts = prompts_of(llm, "You check statements from an encyclopedia article")
+    n = int(store.query(f"SELECT score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                        "AND item_id = 'wlc.gold_statements.count'").item())
+    related = [line for p in prompts for line in p.split("\n") if line.startswith("  related facts:")]
+    assert len(related) == n and all(len(line.split(":", 1)[1].split(",")) == min(10, 12) for line in related)
+    rows = store.query(f"SELECT item_id, score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                       "AND kind = 'statement_conflict'")
+    assert rows.height == n and rows["score"].null_count() == 0
+    m = {r["metric"]: r for r in store.query(f"SELECT metric, value, n_items, detail, policy FROM metric_scores "
+                                             f"WHERE system = '{SYSTEM}' AND task = '{TASK}'").iter_rows(named=True)}
+    assert m["wiki_conf"]["n_items"] == n and "gen_conflict_with_wiki" in m["wiki_conf"]["policy"]
+    assert m["wiki_conf"]["value"] == pytest.approx(100 * rows["score"].sum() / n)
+    assert "retriever: bm25" in m["cov_wiki"]["detail"] and "by bm25" in m["cov_wiki"]["policy"]

@@ -24,5 +24,8 @@ BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgment
     "wlc.bot_walls": Policy("judge", ("judge", "drop"),
                             "Wiki Live Ref. Acc./Conf.: a read page our detector flags as a wall (bot wall, captcha, "
                             "...) is judged as the published pipeline does, or ours: dropped as unread"),
+    "wlc.wiki_conf": Policy("per_statement", ("per_statement", "gold_side"),
+                            "Wiki Live Wiki Conf.: each report statement judged against its own top gold statements "
+                            "(the reference code's), or ours: statements the Cov. Wiki calls name as contradicting"),
     "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
 })

@@ -26,11 +26,17 @@ WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "
 # (score by label), one `gold_conflict` row per report statement contradicting one, and the count.
 LABEL_SCORE = {"consistent": 1.0, "not_supported": 0.0, "inconsistent": -1.0}
 GOLD_PREFIX, CONFLICT_PREFIX, COUNT_ITEM = "wlc.gold", "wlc.gold_conflict", "wlc.gold_statements.count"
-FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top min(10, n) by "
-             "BM25 retrieved (retriever: bm25; the paper's is embeddings) and one judge label "
-             "(consistent / inconsistent / not_supported); "
-             "cov_wiki = consistent / gold statements judged; wiki_conf = report statements the judge names as "
-             "contradicting a gold statement / report statements considered")
+STATEMENT_CONFLICT_PREFIX, RETRIEVER_PREFIX = "wlc.statement_conflict", "wlc.gold_retriever"
+CONFLICT_SCORE = {"conflict": 1.0, "no_conflict": 0.0}
+COV_RULE = ("the report's statements citing Wikipedia dropped; for each gold statement the top min(10, n) report "
+            "statements by {retriever} and one judge label (consistent / inconsistent / not_supported); "
+            "cov_wiki = consistent / gold statements judged")
+CONF_RULES = {
+    "per_statement": "wiki_conf (wlc.wiki_conf = per_statement, the reference's gen_conflict_with_wiki): each report "
+                     "statement against its own top min(10, n) gold statements by {retriever}, conflict / "
+                     "no_conflict; conflicting / report statements judged",
+    "gold_side": "wiki_conf (wlc.wiki_conf = gold_side, ours): report statements the Cov. Wiki calls name as "
+                 "contradicting a gold statement / report statements considered"}
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:
@@ -154,26 +160,45 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     by_score = {v: k for k, v in LABEL_SCORE.items()}
     judged = [by_score[v] for v in evidence.rubric(GOLD_PREFIX).values() if v in by_score]
     n_statements = evidence.rubric_scores.get(COUNT_ITEM)
+    retriever = next(iter(evidence.rubric(RETRIEVER_PREFIX)), "bm25")
+    conf_policy = evidence.policy("wlc.wiki_conf")
+    conf_rule = CONF_RULES[conf_policy].format(retriever=retriever)
     if not judged:
         reason, detail = judgment_failure(evidence, GOLD_PREFIX, "no gold statement was judged", "pipeline_failure")
-        return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
-    conflicting = len(evidence.rubric(CONFLICT_PREFIX))
-    counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
-              f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')})")
-    policy = FACT_RULE
-    # both rest on the gold statements judged: unjudged ones carry their bucket, never count as missed
-    unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
-    rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts, policy=policy,
-                        judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
-    if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
-        rows.append(not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
-                                  "to check against the gold statements (none, or all citing Wikipedia)", j))
+        rows = [not_available("wlc", "cov_wiki", "0-100", reason, f"retriever: {retriever}; {detail}"[:500], j)]
     else:
-        rows.append(MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
-                                int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
-                                f"contradict a gold statement; {counts}", policy=policy,
-                                judge=j).partly_judged(len(judged), int(n_gold), unjudged))
-    return rows
+        counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
+                  f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')}); "
+                  f"retriever: {retriever}")
+        # rests on the gold statements judged: unjudged ones carry their bucket, never count as missed
+        unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
+        rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts,
+                            policy=COV_RULE.format(retriever=retriever), judge=j
+                            ).partly_judged(len(judged), int(n_gold), unjudged)]
+    if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
+        return rows + [not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
+                                     "to check against the gold statements (none, or all citing Wikipedia)", j)]
+    if conf_policy == "gold_side":
+        if not judged:
+            return rows + [not_available("wlc", "wiki_conf", "0-100", rows[0].na_reason, rows[0].detail, j)]
+        conflicting = len(evidence.rubric(CONFLICT_PREFIX))
+        return rows + [MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
+                                   int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
+                                   f"contradict a gold statement; retriever: {retriever}", policy=conf_rule,
+                                   judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
+    labels = evidence.rubric(STATEMENT_CONFLICT_PREFIX)
+    decided = [v for v in labels.values() if v is not None]
+    if not decided:
+        reason, detail = judgment_failure(evidence, STATEMENT_CONFLICT_PREFIX, "no report statement was judged "
+                                          "against the gold statements", "pipeline_failure")
+        return rows + [not_available("wlc", "wiki_conf", "0-100", reason, f"retriever: {retriever}; {detail}"[:500],
+                                     j)]
+    conflicting = sum(1 for v in decided if v == CONFLICT_SCORE["conflict"])
+    unjudged = judgment_failure(evidence, STATEMENT_CONFLICT_PREFIX, "", "pipeline_failure")[0]
+    return rows + [MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, len(decided)), "0-100", len(decided),
+                               detail=f"{conflicting} of {len(decided)} report statements judged conflict with their "
+                                      f"top gold statements ({int(n_statements)} considered); retriever: {retriever}",
+                               policy=conf_rule, judge=j).partly_judged(len(decided), int(n_statements), unjudged)]
 
 
 def leakage_metric(evidence: ReportEvidence, statements: Sequence) -> MetricValue:
