@@ -229,3 +229,60 @@ def test_offline_values_on_the_demo():
     assert values == {"careful-scholar": {"cov_wiki": 92.3, "wiki_conf": 4.3},  # 12 of 13; 1 of 23
                       "loose-cannon": {"cov_wiki": 46.2, "wiki_conf": 30.0},  # 6 of 13; 6 of 20 contradict
                       "quiet-summarizer": {"cov_wiki": 0.0, "wiki_conf": 0.0}}  # vague: 0 of 13; 0 of 3
+
+
+def test_embedding_retriever_through_the_endpoint_cached_and_named(calls):
+    from dreval_assets.judges.embeddings import EMBEDDING_TEMPLATE, cosine_top
+    from loopback_llm import LoopbackLLM, hashed_vector
+    from judge_answers import dreval_answer
+
+    gold = ["The barrage is 610 metres long and includes a ship lock.", "The barrage was opened in 1967.",
+            "Dunlin fell by 40 percent.", "The barrage was designed by the engineer Margaret Ellery."]
+    texts = ["Construction began in 1959, and the barrage was opened in 1967.",
+             "The barrage is 650 metres long and includes a 65-metre ship lock.",
+             "A road across the top of the barrage links Harrowgate with Selby Point."]
+    claims = [claim_row("s", "t", f"c{n}", text, ["u"]) for n, text in enumerate(texts, start=1)]
+
+    def run(llm):
+        config = OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                   embedding_model="embed-model", max_attempts=1)
+        judge = OpenAIJudge(config, calls)
+        return judge, gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims,
+                                            judge))
+
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        judge, rows = run(llm)
+        embedded = [r for r in llm.requests if r.get("_path") == "/v1/embeddings"]
+        assert len(embedded) == 1 and embedded[0]["model"] == "embed-model"
+        assert sorted(embedded[0]["input"]) == sorted(gold + texts)  # every text once, one request
+        # each gold fact's candidates are the report statements by cosine of the endpoint's vectors
+        prompt = next(m["content"] for r in llm.requests for m in r.get("messages", [])
+                      if "You check whether an encyclopedia article" in str(m["content"]))
+        for n, fact in enumerate(gold, start=1):
+            order = cosine_top(hashed_vector(fact), [hashed_vector(t) for t in texts], 10)
+            assert f"[g{n:03d}] {fact}\n  related statements: " + ", ".join(f"r{i + 1}" for i in order) in prompt
+        retriever = rows.filter(pl.col("item_id").str.starts_with("wlc.gold_retriever."))["item_id"].to_list()
+        assert retriever == ["wlc.gold_retriever.embeddings (embed-model)"]
+        m = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence(
+            "s", "t", "wlc", judge.judge_id, inputs={"wlc.gold_facts": 4},
+            rubric_scores=dict(zip(rows["item_id"], rows["score"]))))}
+        assert "retriever: embeddings (embed-model)" in m["cov_wiki"].detail
+        assert "by embeddings (embed-model)" in m["wiki_conf"].policy
+        chat_calls = llm.n_calls - len(embedded)
+        _, again = run(llm)  # re-running asks nothing: vectors and judgments come from the cache
+        assert llm.n_calls == len(embedded) + chat_calls and again.sort("item_id").equals(rows.sort("item_id"))
+    ledger = calls.store.query(f"SELECT count(*) FROM judge_ledger WHERE template = '{EMBEDDING_TEMPLATE}'").item()
+    assert ledger == 1
+
+    with LoopbackLLM(answer=dreval_answer, embedding_models=frozenset({"another-model"})) as llm:
+        config = OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                   embedding_model="missing-embedder", max_attempts=1)
+        failing = OpenAIJudge(config, calls)
+        rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, failing))
+        assert [r.get("_path") for r in llm.requests] == ["/v1/embeddings"]  # no judge call on failed retrieval
+    facts = rows.filter(pl.col("kind") == "gold_fact")
+    assert facts["score"].null_count() == 4 and set(facts["na_reason"]) == {"provider_failure"}
+    assert all("retrieval by embeddings (missing-embedder) failed" in r and "404" in r for r in facts["reason"])
+    m = scored(rows, 4, judge=failing.judge_id)
+    assert all(v.value is None and v.na_reason == "provider_failure" for v in m.values())
+    assert "embeddings (missing-embedder) failed" in m["cov_wiki"].detail and "bm25" not in m["cov_wiki"].detail

@@ -111,6 +111,8 @@ def flagged_pages(fetched: pl.DataFrame | None) -> dict[Key, dict[str, str]]:
 
 def extraction_text(parsed_row: dict) -> str:
     """What the report's claims are, for the policy of every row that counts them."""
+    if parsed_row.get("extraction") == "release":
+        return f"claims: {parsed_row.get('extraction_detail') or 'the release statements'}"[:400]
     if (parsed_row.get("extraction") or "sentences") != "llm":
         return "claims: the parser's sentences (claims.extraction = sentences)"
     text = (f"claims: {parsed_row.get('n_statements')} statements grounded in {parsed_row.get('n_claims')} parsed "
