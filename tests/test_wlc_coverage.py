@@ -125,7 +125,8 @@ def test_a_hundred_gold_statements_cost_ten_calls_and_wikipedia_statements_never
     m = scored(rows, 100)
     assert m["cov_wiki"].value == 50.0 and m["cov_wiki"].n_items == 100  # the even turbines are stated, no gate
     assert m["wiki_conf"].value == 0.0 and m["wiki_conf"].n_items == 50
-    assert "1 citing Wikipedia dropped" in rows.filter(pl.col("item_id") == "wlc.gold_statements.count")["reason"].item()
+    count = rows.filter(pl.col("item_id") == "wlc.gold_statements.count")
+    assert "1 citing Wikipedia dropped" in count["reason"].item()
 
 
 def test_offline_labels_name_the_contradicting_statement():
