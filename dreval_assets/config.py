@@ -12,7 +12,7 @@ from .errors import ConfigError
 JUDGES = ("heuristic", "openai")
 # Which settings shape which asset's rows: a change makes those partitions due again.
 SHAPING_SETTINGS = {
-    "parsed_reports": ("extraction",),
+    "parsed_reports": ("extraction", "release_statements"),
     "task_rubrics": ("judge",),
     "claim_verdicts": ("judge", "evidence_search"),
     "report_judgments": ("judge", "suites", "policies"),
@@ -35,6 +35,7 @@ class Settings:
     policies: str = "{}"  # JSON: metric policy overrides, e.g. {"wlc.ref_acc.denominator": "all"}
     judge_model: str = ""  # DREVAL_JUDGE_MODEL: with an LLM judge, which model judges (part of what a row means)
     judge_vision_model: str = ""  # DREVAL_JUDGE_VISION_MODEL: the model for requests with images ('' = judge_model)
+    judge_embedding_model: str = ""  # DREVAL_JUDGE_EMBEDDING_MODEL: the endpoint's embedding model ('' = none)
     evidence_search: str = "sandbox"  # DREVAL_EVIDENCE_SEARCH: sandbox (offline) | web (DREVAL_SEARCH_URL)
     search_url: str = ""  # DREVAL_SEARCH_URL: a SearXNG-compatible JSON search endpoint
     search_max_queries: int = 2  # DREVAL_SEARCH_MAX_QUERIES: web searches per statement
@@ -51,6 +52,7 @@ class Settings:
             policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
             judge_model=os.environ.get("DREVAL_JUDGE_MODEL", ""),
             judge_vision_model=os.environ.get("DREVAL_JUDGE_VISION_MODEL", ""),
+            judge_embedding_model=os.environ.get("DREVAL_JUDGE_EMBEDDING_MODEL", ""),
             evidence_search=os.environ.get("DREVAL_EVIDENCE_SEARCH", "") or "sandbox",
             search_url=os.environ.get("DREVAL_SEARCH_URL", ""),
             search_max_queries=env_int("DREVAL_SEARCH_MAX_QUERIES", 2, minimum=1),
@@ -114,11 +116,13 @@ class Settings:
         names = SHAPING_SETTINGS.get(asset)
         if names is None:
             return None
+        from .benchmarks.policies import all_policies
         from .benchmarks.suites import scoring_version  # not at the top: the registry imports settings users
 
         values = {
             "judge": lambda: self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}" + (
-                f"+vision:{self.judge_vision_model}" if self.judge_vision_model else ""),
+                f"+vision:{self.judge_vision_model}" if self.judge_vision_model else "") + (
+                f"+embeddings:{self.judge_embedding_model}" if self.judge_embedding_model else ""),
             "suites": lambda: sorted(set(self.extra_suites)),
             "policies": lambda: dict(sorted(self.policy_map().items())),
             "scoring": scoring_version,
@@ -126,6 +130,9 @@ class Settings:
             "evidence_search": lambda: (None if self.evidence_search == "sandbox" else
                                         [self.evidence_search, self.search_url, self.search_max_queries,
                                          self.search_max_pages]),
+            # a policy choosing between a release's own statements and ours, when overridden (None: defaults)
+            "release_statements": lambda: ({n: v for n, v in sorted(self.policy_map().items())
+                                            if "release" in (all_policies()[n].allowed or ())} or None),
             "extraction": lambda: (self.extraction() if self.extraction() == "sentences"
                                    else f"llm:{self.judge}:{self.judge_model}"),
         }

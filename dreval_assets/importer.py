@@ -420,14 +420,18 @@ def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> 
         summary.log.note(report.where, None, got.detail)
     text = got.text
     return {"system": system, "task": report.task, "original_id": report.task_id, "text": text,
-            "content_hash": report_hash(text, report.cleaned_text), "trace": _trace(report, summary),
+            "content_hash": report_hash(text, report.cleaned_text, report.release_statements),
+            "trace": _trace(report, summary),
             "source": report.where, "base_dir": str(report.base_dir) if report.base_dir else None,
-            "import_id": summary.import_id, "cleaned_text": report.cleaned_text}
+            "import_id": summary.import_id, "cleaned_text": report.cleaned_text,
+            "release_statements": report.release_statements}
 
 
-def report_hash(text: str, cleaned_text: str | None) -> str:
-    """The report's hash; a cleaned rewrite is part of it, so a changed one makes the report due again."""
-    return text_hash(text) if cleaned_text is None else text_hash(f"{text}\x00cleaned\x00{cleaned_text}")
+def report_hash(text: str, cleaned_text: str | None, release_statements: str | None = None) -> str:
+    """The report's hash; a cleaned rewrite and the release's statements are part of it, so a changed
+    one makes the report due again (a report without them keeps the hash it always had)."""
+    hashed = text if cleaned_text is None else f"{text}\x00cleaned\x00{cleaned_text}"
+    return text_hash(hashed if release_statements is None else f"{hashed}\x00statements\x00{release_statements}")
 
 
 def _trace(report: ImportedReport, summary: ImportSummary) -> str | None:

@@ -148,6 +148,9 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
         # numbers and dates matter most in the demo's tasks: lean on fidelity
         return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task"}
+    if any("<<<FACTS\n" in str(m.get("content")) and "<<<STATEMENTS" in str(m.get("content"))
+           for m in request.get("messages", [])):
+        return statement_conflict_labels(prompt_text(request, "<<<STATEMENTS"))
     if any("<<<STATEMENTS" in str(m.get("content")) for m in request.get("messages", [])):
         return gold_coverage_labels(prompt_text(request, "<<<STATEMENTS"))
     text = prompt_text(request)
@@ -277,6 +280,24 @@ def gold_coverage_labels(text: str) -> dict:
     for fact_id, fact, related in _GOLD_FACT_RE.findall(text.split("<<<STATEMENTS", 1)[0]):
         shown = [{"id": sid, "text": statements[sid]} for sid in related.split(", ") if sid in statements]
         labels.append(gold_fact_label(fact, shown).model_copy(update={"fact_id": fact_id}).model_dump())
+    return {"labels": labels}
+
+
+# -- Wiki Live statement conflicts (template wlc/statement_conflicts): the offline labels of the prompt's statements
+
+_REPORT_STATEMENT_RE = re.compile(r"^- \[(r\d+)\] (.*)\n  related facts: (.*)$", re.M)
+_FACT_LINE_RE = re.compile(r"^\[(g\d+)\] (.*)$", re.M)
+
+
+def statement_conflict_labels(text: str) -> dict:
+    from dreval_assets.benchmarks.wlc.heuristic import statement_conflict
+
+    listing = text.split("<<<STATEMENTS\n", 1)[1].split("\nSTATEMENTS>>>", 1)[0]
+    facts = dict(_FACT_LINE_RE.findall(text.split("<<<FACTS\n", 1)[1].split("\nFACTS>>>", 1)[0]))
+    labels = []
+    for sid, statement, related in _REPORT_STATEMENT_RE.findall(listing):
+        shown = [{"id": fid, "text": facts[fid]} for fid in related.split(", ") if fid in facts]
+        labels.append(statement_conflict(statement, shown).model_copy(update={"statement_id": sid}).model_dump())
     return {"labels": labels}
 
 

@@ -27,6 +27,10 @@ Response shape, chosen from the request:
 ``max_tokens`` (or ``max_completion_tokens``) is honoured: an answer longer than it (4 characters
 a token) is cut there and ``finish_reason`` is ``"length"``.
 
+Embeddings: ``POST /v1/embeddings`` answers each input with ``hashed_vector`` (a hashed bag of
+words, so texts sharing words are near); ``embedding_models`` limits which models embed (others get
+a 404); the request is recorded in ``requests`` with ``_path`` and consumes a queued status fault.
+
 Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``
 plus ``IMAGE_TOKENS`` per image part (reported as
 ``usage.prompt_tokens_details.image_tokens`` when the request has images and
@@ -71,12 +75,16 @@ __all__ = [
     "raw_content",
     "answer_override",
     "CHAT_PATHS",
+    "EMBEDDING_PATHS",
+    "hashed_vector",
     "IMAGE_TOKENS",
     "image_parts",
     "message_text",
 ]
 
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embeddings"})
+EMBEDDING_DIMENSIONS = 64  # length of the stand-in vectors
 IMAGE_TOKENS = 255  # prompt tokens counted per image part (fixed, so tests can add them up)
 
 AnswerFn = Callable[[dict, Union[dict, None]], Any]
@@ -163,6 +171,14 @@ def _error_body(code: int, message: str | None = None) -> dict:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def hashed_vector(text: str, dimensions: int = EMBEDDING_DIMENSIONS) -> list[float]:
+    """A deterministic stand-in embedding: each lower-cased word adds 1 at its hash's slot."""
+    vector = [0.0] * dimensions
+    for word in "".join(c.lower() if c.isalnum() else " " for c in text).split():
+        vector[int(hashlib.sha256(word.encode("utf-8")).hexdigest(), 16) % dimensions] += 1.0
+    return vector if any(vector) else [1.0] + [0.0] * (dimensions - 1)
 
 
 def _ceil4(n: int) -> int:
@@ -334,7 +350,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
-        if path not in CHAT_PATHS:
+        if path not in CHAT_PATHS | EMBEDDING_PATHS:
             self._send(404, _error_body(404, f"unknown path {self.path!r}"))
             return
         try:
@@ -345,7 +361,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(request, dict):
             self._send(400, _error_body(400, "request body must be a JSON object"))
             return
-        code, payload, headers, usage = self.server.llm._handle(request)
+        handle = self.server.llm._embed if path in EMBEDDING_PATHS else self.server.llm._handle
+        code, payload, headers, usage = handle(request)
         # counted before the answer leaves (a client may read the totals as soon as it has it), taken
         # back when it could not be delivered
         if usage is not None:
@@ -370,10 +387,12 @@ class LoopbackLLM:
     """In-process fake of the OpenAI chat-completions endpoint (see module doc)."""
 
     def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
-                 report_image_tokens: bool = True, context_tokens: int | None = None) -> None:
+                 report_image_tokens: bool = True, context_tokens: int | None = None,
+                 embedding_models: frozenset[str] | None = None) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
+        self.embedding_models = embedding_models  # None: any model embeds; else only these (others: 404)
         self.latency_s = float(latency_s)
         self.report_image_tokens = report_image_tokens  # off: usage has no prompt_tokens_details
         self.requests: list[dict] = []
@@ -479,6 +498,30 @@ class LoopbackLLM:
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
+
+    def _embed(self, request: dict) -> tuple[int, Any, dict, tuple[int, int] | None]:
+        """`/v1/embeddings`: a hashed bag of words per input (deterministic: texts sharing words are
+        near); recorded in `requests` with `_path`, faults consumed as for chat."""
+        request["_path"], request["_images"] = "/v1/embeddings", []
+        with self._lock:
+            self.requests.append(request)
+            fault = self._faults.popleft() if self._faults else None
+        self._sleep(self.latency_s)
+        if isinstance(fault, StatusFault):
+            payload = fault.body if fault.body is not None else _error_body(fault.code)
+            return fault.code, payload, dict(fault.headers), None
+        if self.embedding_models is not None and request.get("model") not in self.embedding_models:
+            return 404, _error_body(404, f"model {request.get('model')!r} has no embeddings here"), {}, None
+        texts = request.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return 400, _error_body(400, "input must be a string or a list of strings"), {}, None
+        tokens = sum(_ceil4(len(t)) for t in texts)
+        payload = {"object": "list", "model": request.get("model") or "loopback",
+                   "data": [{"object": "embedding", "index": i, "embedding": hashed_vector(t)}
+                            for i, t in enumerate(texts)],
+                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return 200, payload, {}, (tokens, 0)
 
     def _handle(self, request: dict) -> tuple[int, Any, dict, tuple[int, int] | None]:
         """Return (status, payload, extra headers, usage-to-record-if-sent)."""

@@ -43,6 +43,19 @@ def test_the_extraction_shapes_parsed_reports_and_nothing_upstream(tmp_path):
     assert settings(tmp_path).shaping_version("parsed_reports") == sentences.shaping_version("parsed_reports")
 
 
+def test_the_statement_set_and_the_embedding_model_shape_what_they_change(tmp_path):
+    default = Settings(tmp_path)
+    ours = Settings(tmp_path, policies=json.dumps({"wlc.statements": "claims"}))
+    assert default.shaping_version("parsed_reports") == settings(tmp_path).shaping_version("parsed_reports")
+    assert ours.shaping_version("parsed_reports") != default.shaping_version("parsed_reports")
+    assert Settings(tmp_path, policies=json.dumps({"wlc.bot_walls": "drop"})).shaping_version(
+        "parsed_reports") == default.shaping_version("parsed_reports")  # a scoring policy does not re-parse
+    plain = Settings(tmp_path, judge="openai", judge_model="m1")
+    embedding = Settings(tmp_path, judge="openai", judge_model="m1", judge_embedding_model="e1")
+    assert plain.shaping_version("report_judgments") != embedding.shaping_version("report_judgments")
+    assert plain.shaping_version("parsed_reports") == embedding.shaping_version("parsed_reports")
+
+
 def reports_frame() -> pl.DataFrame:
     return pl.DataFrame([{"system": "s", "task": "t", "status": "ok", "text": REPORT, "n_chars": len(REPORT),
                           "content_hash": "h", "source_path": "", "na_reason": None, "detail": ""}])

@@ -283,3 +283,42 @@ def test_criteria_file_in_another_shape_falls_back_to_our_texts_with_a_reason(tm
     log = ImportLog()
     assert writing_criteria(tmp_path, log) is None and "our paraphrases" in problems(log.skipped)[0]
     assert writing_criteria(tmp_path / "none", log) is None and "our paraphrases" in problems(log.missing)[0]
+
+
+def test_release_statements_travel_with_the_report_and_become_its_claims():
+    from pathlib import Path
+
+    import polars as pl
+
+    from dreval_assets.stages.frames import frame
+    from dreval_assets.stages.parse import parse_reports, release_statement_keys, with_release_statements
+
+    root = Path(__file__).parent / "fixtures" / "releases" / "wlc-published"
+    log = ImportLog()
+    report = next(r for r in load_wlc.iter_reports(root, log) if r.system == "web-agent")
+    shipped = json.loads(report.release_statements)
+    assert shipped["policy"] == "wlc.statements"
+    by_text = {s["text"]: s for s in shipped["statements"]}
+    assert len(shipped["statements"]) == 8  # the empty fact and the entry that is no object left out, noted
+    assert any("2 statements entries without a fact" in str(p) for p in log.notes)
+    assert by_text["The tower is 36 metres tall."]["urls"] == ["https://en.wikipedia.org/wiki/Kestrel_Bay_Lighthouse"]
+    assert by_text["The Kestrel Bay Lighthouse was first lit in 1871."]["indices"] == ["1", "4"]
+    assert by_text["Its light flashes white every ten seconds."] == {
+        "text": "Its light flashes white every ten seconds.", "urls": [], "indices": ["9"]}  # [9]: no URL anywhere
+    assert by_text["该灯塔于1871年首次点亮。"]["indices"] == ["6"]  # a number as ref_idx
+
+    text = (root / report.where).read_text()
+    reports = frame("reports", [{"system": "web-agent", "task": report.task, "status": "ok", "text": text,
+                                 "n_chars": len(text), "content_hash": "h", "source_path": None, "na_reason": None,
+                                 "detail": "", "release_statements": report.release_statements}])
+    frames = parse_reports(reports)
+    assert release_statement_keys(reports, {"wlc.statements": "claims"}) == set()  # ours: the parser's claims
+    chosen = release_statement_keys(reports, {})
+    assert chosen == {("web-agent", report.task)}  # the default: the release's statements, as published
+    claims = with_release_statements(frames, reports, chosen)["report_claims"]
+    assert claims.height == 8 and set(claims["extraction"]) == {"release"}
+    flash = claims.filter(pl.col("text").str.starts_with("Its light")).row(0, named=True)
+    assert flash["kind"] == "sentence" and flash["urls"] == [] and flash["unresolved_indices"] == [9]
+    parsed = with_release_statements(frames, reports, chosen)["parsed_reports"].row(0, named=True)
+    assert parsed["extraction"] == "release" and parsed["n_statements"] == 8
+    assert "the release's 8 statements (wlc.statements = release)" in parsed["extraction_detail"]

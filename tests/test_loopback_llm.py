@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from loopback_llm import (  # noqa: E402
     LoopbackLLM,
+    hashed_vector,
     answer_override,
     delay,
     raw_content,
@@ -316,7 +317,9 @@ def test_http_paths_errors_and_silence(llm, capfd):
     with httpx.Client() as http:
         ok_v1 = http.post(f"{root}/v1/chat/completions", json=body)
         ok_bare = http.post(f"{root}/chat/completions", json=body)
-        missing = http.post(f"{root}/v1/embeddings", json=body)
+        missing = http.post(f"{root}/v1/completions", json=body)
+        no_input = http.post(f"{root}/v1/embeddings", json=body)  # a chat body: no `input`
+        embedded = http.post(f"{root}/v1/embeddings", json={"model": "e", "input": ["Tide mill", "tide MILL!"]})
         bad = http.post(
             f"{root}/v1/chat/completions", content=b"{not json", headers={"Content-Type": "application/json"}
         )
@@ -325,8 +328,12 @@ def test_http_paths_errors_and_silence(llm, capfd):
     assert ok_v1.json()["usage"] == {"prompt_tokens": 1, "completion_tokens": 9, "total_tokens": 10}
     assert ok_v1.json()["object"] == "chat.completion"
     assert missing.status_code == 404 and "message" in missing.json()["error"]
+    assert no_input.status_code == 400 and "input" in no_input.json()["error"]["message"]
+    vectors = [item["embedding"] for item in embedded.json()["data"]]
+    assert embedded.status_code == 200 and vectors[0] == vectors[1] == hashed_vector("tide mill")  # a bag of words
+    assert embedded.json()["usage"]["prompt_tokens"] == 6 and sum(vectors[0]) == 2.0
     assert bad.status_code == 400 and bad.json()["error"]["type"] == "invalid_request_error"
-    assert llm.n_calls == 2  # only well-formed chat-completion bodies are recorded
+    assert llm.n_calls == 4  # well-formed JSON bodies are recorded, embedding requests too
     out, errs = capfd.readouterr()
     assert errs == ""  # no per-request logging
 

@@ -141,6 +141,27 @@ def test_wlc_ref_accuracy_conflict_leakage_and_denominator_policy():
     assert everything["ref_acc"].value == pytest.approx(100 * 2 / 6)
 
 
+def test_wlc_bot_walls_are_judged_as_published_and_dropped_by_policy():
+    # B reads as a bot wall: c2 (A partial, B supported) and c3 (B contradicted) rest on it
+    claims = [claim("c1", urls=[A], verdicts=[(A, "supported")]),
+              claim("c2", urls=[A, B], verdicts=[(A, "partial"), (B, "supported")]),
+              claim("c3", urls=[B], verdicts=[(B, "contradicted")])]
+    walls = {B: "bot_wall"}
+    judged = values("wlc", report(claims, flagged_pages=walls))
+    assert judged["ref_acc"].value == pytest.approx(100 * 2 / 3) and judged["ref_conf"].value == pytest.approx(100 / 3)
+    assert "bot walls among the sources: 1 (1 bot_wall), judged as published" in judged["ref_acc"].detail
+    assert "wlc.bot_walls = judge | drop" in judged["ref_acc"].policy and "walls: judge" in judged["ref_acc"].policy
+    dropped = values("wlc", report(claims, flagged_pages=walls, policies={"wlc.bot_walls": "drop"}))
+    # c2 keeps A (partial: not_support), c3 has no source left: left out, never counted as failed
+    assert dropped["ref_acc"].value == pytest.approx(100 / 2) and dropped["ref_conf"].value == 0.0
+    assert "dropped as unread (wlc.bot_walls=drop)" in dropped["ref_acc"].detail
+    assert "sources judged 2 of 4 (not judged: 2 data_accessibility)" in dropped["ref_acc"].detail
+    only_walls = values("wlc", report(claims[2:], flagged_pages=walls, policies={"wlc.bot_walls": "drop"}))
+    assert only_walls["ref_acc"].value is None and only_walls["ref_acc"].na_reason == "data_accessibility"
+    assert "bot walls among the sources: 1" in only_walls["ref_acc"].detail
+    assert "bot walls among the sources: 0" in values("wlc", report(claims))["ref_acc"].detail
+
+
 def test_wlc_bibliography_only_is_na_with_reason():
     m = values("wlc", report([claim("c1", kind="uncited")], citation_style="bibliography_only"))
     reference_metrics = [m[k] for k in ("ref_acc", "ref_conf", "leakage")]

@@ -11,9 +11,9 @@ import pytest
 from dreval_assets.benchmarks.evidence import ReportEvidence
 from dreval_assets.benchmarks.judging import JudgmentContext
 from dreval_assets.benchmarks.suites import SUITES
-from dreval_assets.benchmarks.wlc.coverage import (FACTS_PER_CALL, TEMPLATE, Statement, batches, calls_needed,
-                                                   gold_coverage, report_statements, top_statements)
-from dreval_assets.benchmarks.wlc.heuristic import gold_fact_label
+from dreval_assets.benchmarks.wlc.coverage import (CONFLICT_TEMPLATE, FACTS_PER_CALL, TEMPLATE, Statement, batches,
+                                                   calls_needed, gold_coverage, report_statements, top_statements)
+from dreval_assets.benchmarks.wlc.heuristic import gold_fact_label, statement_conflict
 from dreval_assets.benchmarks.wlc.inputs import task_inputs
 from dreval_assets.benchmarks.wlc.metrics import cov_wiki, wiki_conf
 from dreval_assets.core.report_parser import parse_report
@@ -99,10 +99,10 @@ def claim_row(system, task, cid, text, urls=(), kind="sentence"):
             "citation_indices": [], "unresolved_indices": []}
 
 
-def scored(rows: pl.DataFrame, n_gold: int, system="s", task="t", judge="heuristic") -> dict:
+def scored(rows: pl.DataFrame, n_gold: int, system="s", task="t", judge="heuristic", policies=None) -> dict:
     """The wlc suite's fact rows from the judgment rows, as stages/scores.py hands them over."""
     mine = rows.filter((pl.col("system") == system) & (pl.col("task") == task))
-    ev = ReportEvidence(system, task, "wlc", judge, inputs={"wlc.gold_facts": n_gold},
+    ev = ReportEvidence(system, task, "wlc", judge, inputs={"wlc.gold_facts": n_gold}, policies=policies or {},
                         rubric_scores=dict(zip(mine["item_id"], mine["score"])),
                         judgment_failures={r["item_id"]: (r["na_reason"], r["reason"] or "")
                                            for r in mine.iter_rows(named=True) if r["na_reason"]})
@@ -117,13 +117,16 @@ def test_a_hundred_gold_statements_cost_ten_calls_and_wikipedia_statements_never
     claims.append(claim_row("s", "t", "cw", "Turbine 1 of the barrage was replaced in 1901 by Westmarch.", [WIKI]))
     judge = RecordingJudge()
     rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, judge))
-    assert len(judge.requests) == 10 and {r.template for r in judge.requests} == {TEMPLATE}
+    by_template = [r.template for r in judge.requests]
+    # 100 gold statements, ten a call; 50 report statements against their own gold statements, ten a call
+    assert by_template.count(TEMPLATE) == 10 and by_template.count(CONFLICT_TEMPLATE) == 5 and len(by_template) == 15
     prompts = [render(r.template, dict(r.variables)) for r in judge.requests]
-    assert not any("1901" in p.split("<<<STATEMENTS", 1)[1] for p in prompts)  # the Wikipedia one was dropped
+    assert not any("1901" in p.split("<<<STATEMENTS", 1)[1].split("STATEMENTS>>>")[0] for p in prompts)  # dropped
     m = scored(rows, 100)
     assert m["cov_wiki"].value == 50.0 and m["cov_wiki"].n_items == 100  # the even turbines are stated, no gate
     assert m["wiki_conf"].value == 0.0 and m["wiki_conf"].n_items == 50
-    assert "1 citing Wikipedia dropped" in rows.filter(pl.col("kind") == "gold_statements")["reason"].item()
+    count = rows.filter(pl.col("item_id") == "wlc.gold_statements.count")
+    assert "1 citing Wikipedia dropped" in count["reason"].item()
 
 
 def test_offline_labels_name_the_contradicting_statement():
@@ -135,6 +138,18 @@ def test_offline_labels_name_the_contradicting_statement():
     right = gold_fact_label("The barrage was opened in 1967.", statements)
     assert right.label == "consistent" and right.statements == ["r1"]
     assert gold_fact_label("The dunlin population fell by 40 percent.", statements).label == "not_supported"
+
+
+def test_offline_statement_conflict_names_the_gold_fact():
+    facts = [{"id": "g001", "text": "The barrage is 610 metres long."},
+             {"id": "g002", "text": "The barrage was opened in 1967."},
+             {"id": "g003", "text": "The barrage was designed by the engineer Margaret Ellery of Ellery & Doyle."}]
+    found = statement_conflict("The barrage is 650 metres long.", facts)
+    assert found.label == "conflict" and found.facts == ["g001"] and found.reason.startswith("heuristic")
+    assert statement_conflict("The barrage was opened in 1967 by a minister.", facts).label == "no_conflict"
+    assert statement_conflict("A road links Harrowgate with Selby Point.", facts).label == "no_conflict"
+    too_little = statement_conflict("The barrage is 650 metres long.", facts[:1])  # a 6-word page decides nothing
+    assert too_little.label == "no_conflict" and "too little text" in too_little.reason
 
 
 def test_na_reasons_no_gold_no_statements_and_judge_failures():
@@ -159,23 +174,35 @@ def test_na_reasons_no_gold_no_statements_and_judge_failures():
 
 
 def test_loopback_judge_and_a_failing_endpoint(llm, calls):
-    gold = ["The barrage is 610 metres long.", "The barrage was opened in 1967.", "Dunlin fell by 40 percent."]
+    gold = ["The barrage is 610 metres long and includes a ship lock.", "The barrage was opened in 1967.",
+            "Dunlin fell by 40 percent.", "The barrage was designed by the engineer Margaret Ellery."]
     claims = [claim_row("s", "t", "c1", "Construction began in 1959, and the barrage was opened in 1967.", ["u"]),
               claim_row("s", "t", "c2", "The barrage is 650 metres long and includes a 65-metre ship lock.", ["u"]),
               claim_row("s", "t", "c3", "A road across the top of the barrage links Harrowgate with Selby Point.")]
     config = OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5)
     judge = OpenAIJudge(config, calls)
     rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, judge))
-    assert llm.n_calls == 1 and judge.stats.tokens_in > 0
-    m = scored(rows, 3, judge=judge.judge_id)
-    assert m["cov_wiki"].value == pytest.approx(100 / 3) and m["wiki_conf"].value == pytest.approx(100 / 3)
+    assert llm.n_calls == 2 and judge.stats.tokens_in > 0  # one Cov. Wiki call, one Wiki Conf. call
+    sent = [m["content"] for r in llm.requests for m in r["messages"] if "<<<FACTS" in str(m["content"])]
+    assert len(sent) == 1  # each report statement with its own min(10, n) = 4 gold facts, every fact shown once
+    assert sent[0].count("related facts: g00") == 3 and sent[0].count("\n[g00") == 4
+    assert "- [r2] The barrage is 650 metres long" in sent[0]
+    m = scored(rows, 4, judge=judge.judge_id)
+    assert m["cov_wiki"].value == pytest.approx(100 / 4) and m["wiki_conf"].value == pytest.approx(100 / 3)
+    assert m["wiki_conf"].n_items == 3 and "gen_conflict_with_wiki" in m["wiki_conf"].policy
+    per_statement = rows.filter(pl.col("kind") == "statement_conflict")
+    assert dict(zip(per_statement["item_id"], per_statement["score"])) == {
+        "wlc.statement_conflict.c1": 0.0, "wlc.statement_conflict.c2": 1.0, "wlc.statement_conflict.c3": 0.0}
+    assert "g001" in per_statement.filter(pl.col("score") == 1.0)["reason"].item()
     conflict = rows.filter(pl.col("kind") == "gold_conflict")
     assert conflict["item_id"].to_list() == ["wlc.gold_conflict.c2"] and "g001" in conflict["reason"].item()
-    llm.fail_next(status(401))
+    gold_side = scored(rows, 4, judge=judge.judge_id, policies={"wlc.wiki_conf": "gold_side"})
+    assert gold_side["wiki_conf"].value == pytest.approx(100 / 3) and "gold_side" in gold_side["wiki_conf"].policy
+    llm.fail_next(status(401), status(401))  # the Cov. Wiki call and the Wiki Conf. call
     failing = OpenAIJudge(OpenAIJudgeConfig(model="other-model", base_url=llm.base_url, api_key="k", timeout_s=5,
                                             max_attempts=1, concurrency=1), calls)
     rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, failing))
-    m = scored(rows, 3, judge=failing.judge_id)
+    m = scored(rows, 4, judge=failing.judge_id)
     assert all(v.value is None and v.na_reason == "provider_failure" for v in m.values())
 
 
@@ -194,9 +221,69 @@ def test_offline_values_on_the_demo():
     judge = HeuristicJudge()
     ctx, n_gold = demo_context(judge)
     rows = gold_coverage(ctx)
-    assert n_gold == 13 and judge.stats.requests == 3 * calls_needed(13) == 6
+    # Cov. Wiki: 2 calls per report; Wiki Conf.: 23, 20 and 3 statements, ten a call (3 + 2 + 1)
+    assert n_gold == 13 and judge.stats.requests == 3 * calls_needed(13) + 6 == 12
     values = {s: {k: round(v.value, 1) for k, v in scored(rows, n_gold, s, WLC_TASK).items()}
               for s, _ in ctx.keys}
-    assert values == {"careful-scholar": {"cov_wiki": 92.3, "wiki_conf": 0.0},  # 12 of 13; 0 of 23
+    # careful-scholar's "before refurbishment ... 290" against the gold "since the refurbishment ... 320": the
+    # offline matcher reads a conflict where a model would not (a heuristic's limit, per statement)
+    assert values == {"careful-scholar": {"cov_wiki": 92.3, "wiki_conf": 4.3},  # 12 of 13; 1 of 23
                       "loose-cannon": {"cov_wiki": 46.2, "wiki_conf": 30.0},  # 6 of 13; 6 of 20 contradict
                       "quiet-summarizer": {"cov_wiki": 0.0, "wiki_conf": 0.0}}  # vague: 0 of 13; 0 of 3
+
+
+def test_embedding_retriever_through_the_endpoint_cached_and_named(calls):
+    from dreval_assets.judges.embeddings import EMBEDDING_TEMPLATE, cosine_top
+    from loopback_llm import LoopbackLLM, hashed_vector
+    from judge_answers import dreval_answer
+
+    gold = ["The barrage is 610 metres long and includes a ship lock.", "The barrage was opened in 1967.",
+            "Dunlin fell by 40 percent.", "The barrage was designed by the engineer Margaret Ellery."]
+    texts = ["Construction began in 1959, and the barrage was opened in 1967.",
+             "The barrage is 650 metres long and includes a 65-metre ship lock.",
+             "A road across the top of the barrage links Harrowgate with Selby Point."]
+    claims = [claim_row("s", "t", f"c{n}", text, ["u"]) for n, text in enumerate(texts, start=1)]
+
+    def run(llm):
+        config = OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                   embedding_model="embed-model", max_attempts=1)
+        judge = OpenAIJudge(config, calls)
+        return judge, gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims,
+                                            judge))
+
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        judge, rows = run(llm)
+        embedded = [r for r in llm.requests if r.get("_path") == "/v1/embeddings"]
+        assert len(embedded) == 1 and embedded[0]["model"] == "embed-model"
+        assert sorted(embedded[0]["input"]) == sorted(gold + texts)  # every text once, one request
+        # each gold fact's candidates are the report statements by cosine of the endpoint's vectors
+        prompt = next(m["content"] for r in llm.requests for m in r.get("messages", [])
+                      if "You check whether an encyclopedia article" in str(m["content"]))
+        for n, fact in enumerate(gold, start=1):
+            order = cosine_top(hashed_vector(fact), [hashed_vector(t) for t in texts], 10)
+            assert f"[g{n:03d}] {fact}\n  related statements: " + ", ".join(f"r{i + 1}" for i in order) in prompt
+        retriever = rows.filter(pl.col("item_id").str.starts_with("wlc.gold_retriever."))["item_id"].to_list()
+        assert retriever == ["wlc.gold_retriever.embeddings (embed-model)"]
+        m = {v.metric: v for v in SUITES["wlc"].score(ReportEvidence(
+            "s", "t", "wlc", judge.judge_id, inputs={"wlc.gold_facts": 4},
+            rubric_scores=dict(zip(rows["item_id"], rows["score"]))))}
+        assert "retriever: embeddings (embed-model)" in m["cov_wiki"].detail
+        assert "by embeddings (embed-model)" in m["wiki_conf"].policy
+        chat_calls = llm.n_calls - len(embedded)
+        _, again = run(llm)  # re-running asks nothing: vectors and judgments come from the cache
+        assert llm.n_calls == len(embedded) + chat_calls and again.sort("item_id").equals(rows.sort("item_id"))
+    ledger = calls.store.query(f"SELECT count(*) FROM judge_ledger WHERE template = '{EMBEDDING_TEMPLATE}'").item()
+    assert ledger == 1
+
+    with LoopbackLLM(answer=dreval_answer, embedding_models=frozenset({"another-model"})) as llm:
+        config = OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                   embedding_model="missing-embedder", max_attempts=1)
+        failing = OpenAIJudge(config, calls)
+        rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, failing))
+        assert [r.get("_path") for r in llm.requests] == ["/v1/embeddings"]  # no judge call on failed retrieval
+    facts = rows.filter(pl.col("kind") == "gold_fact")
+    assert facts["score"].null_count() == 4 and set(facts["na_reason"]) == {"provider_failure"}
+    assert all("retrieval by embeddings (missing-embedder) failed" in r and "404" in r for r in facts["reason"])
+    m = scored(rows, 4, judge=failing.judge_id)
+    assert all(v.value is None and v.na_reason == "provider_failure" for v in m.values())
+    assert "embeddings (missing-embedder) failed" in m["cov_wiki"].detail and "bm25" not in m["cov_wiki"].detail

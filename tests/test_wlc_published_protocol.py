@@ -94,14 +94,17 @@ def test_ref_acc_has_a_value_offline_from_the_release_pages(run):
     m = {r["metric"]: r for r in store.query(f"SELECT metric, value, na_reason, detail FROM metric_scores "
                                              f"WHERE system = '{SYSTEM}' AND task = '{TASK}'").iter_rows(named=True)}
     assert m["ref_acc"]["value"] is not None and "sources judged" in m["ref_acc"]["detail"]
+    # the automation page is a bot wall: judged as published, and the row says so
+    assert "bot walls among the sources: 1 (1 bot_wall), judged as published" in m["ref_acc"]["detail"]
 
 
 def test_leakage_counts_the_task_s_own_article_only(run):
     _, store = run
     leakage = store.query(f"SELECT value, detail, n_items FROM metric_scores WHERE system = '{SYSTEM}' "
                           f"AND task = '{TASK}' AND metric = 'leakage'").row(0, named=True)
-    # [4] is the task's own article (two statements), [5] another Wikipedia article: a legitimate source
-    assert leakage["detail"].startswith("2 of ") and "1 cite other Wikipedia articles" in leakage["detail"]
+    # the release's statements: two cite [4], the task's own article (one by the index alone, its URL from
+    # citation_urls), one [5], another Wikipedia article: a legitimate source
+    assert leakage["detail"].startswith("2 of 8 ") and "1 cite other Wikipedia articles" in leakage["detail"]
     assert leakage["value"] == pytest.approx(100 * 2 / leakage["n_items"])
 
 
@@ -109,7 +112,39 @@ def test_every_gold_fact_gets_min_10_n_candidate_statements(run):
     llm, store = run
     prompts = prompts_of(llm, "You check whether an encyclopedia article written by a research system")
     n = int(store.query(f"SELECT score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
-                        "AND kind = 'gold_statements'").item())
+                        "AND item_id = 'wlc.gold_statements.count'").item())
     related = [line for p in prompts for line in p.split("\n") if line.startswith("  related statements:")]
     assert n >= 1 and len(related) == 12  # every gold statement with text, each with its candidates
     assert all(len(line.split(":", 1)[1].split(",")) == min(10, n) for line in related)
+
+
+def test_wiki_conf_judges_each_statement_against_its_own_top_gold_facts(run):
+    llm, store = run
+    prompts = prompts_of(llm, "You check statements from an encyclopedia article")
+    n = int(store.query(f"SELECT score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                        "AND item_id = 'wlc.gold_statements.count'").item())
+    related = [line for p in prompts for line in p.split("\n") if line.startswith("  related facts:")]
+    assert len(related) == n and all(len(line.split(":", 1)[1].split(",")) == min(10, 12) for line in related)
+    rows = store.query(f"SELECT item_id, score FROM report_judgments WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                       "AND kind = 'statement_conflict'")
+    assert rows.height == n and rows["score"].null_count() == 0
+    m = {r["metric"]: r for r in store.query(f"SELECT metric, value, n_items, detail, policy FROM metric_scores "
+                                             f"WHERE system = '{SYSTEM}' AND task = '{TASK}'").iter_rows(named=True)}
+    assert m["wiki_conf"]["n_items"] == n and "gen_conflict_with_wiki" in m["wiki_conf"]["policy"]
+    assert m["wiki_conf"]["value"] == pytest.approx(100 * rows["score"].sum() / n)
+    assert "retriever: bm25" in m["cov_wiki"]["detail"] and "by bm25" in m["cov_wiki"]["policy"]
+
+
+def test_the_release_statements_are_the_claims_judged_by_default(run):
+    llm, store = run
+    claims = store.query(f"SELECT claim_id, text, urls, extraction FROM report_claims WHERE system = '{SYSTEM}' "
+                         f"AND task = '{TASK}' ORDER BY claim_id")
+    assert claims.height == 8 and set(claims["extraction"]) == {"release"}
+    assert claims["text"][0] == "The Kestrel Bay Lighthouse stands on Gannet Point at the mouth of Kestrel Bay."
+    # the judge reads the release's facts against their pages: the wall page's statement among them
+    verdict_prompts = "".join(json.dumps(r) for r in llm.requests if "harbour" in json.dumps(r) or "automation"
+                              in json.dumps(r))
+    assert "The lighthouse was automated in 1989." in verdict_prompts
+    row = store.query(f"SELECT policy FROM metric_scores WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                      "AND metric = 'ref_acc'").item()
+    assert "claims: the release's 8 statements (wlc.statements = release)" in row  # the row names the statement set

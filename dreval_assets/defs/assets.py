@@ -22,7 +22,8 @@ from ..benchmarks.judging import JudgmentContext
 from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import build_leaderboard
-from ..stages.parse import PARSER_VERSION, parse_reports, with_statements
+from ..stages.parse import (PARSER_VERSION, claims_outside, parse_reports, release_statement_keys,
+                            with_release_statements, with_statements)
 from ..stages.statements import extract_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
@@ -131,14 +132,18 @@ def trace_steps(context: AssetExecutionContext, reports: pl.DataFrame):
        check_specs=[_spec("no_orphan_claims")])
 def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame):
     """Sections, references, figures, tables and claims from the deterministic parser; with
-    `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences."""
+    `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences;
+    a report whose release ships the benchmark's own statements has those, when its policy says so."""
     frames = parse_reports(reports)
     sentences = frames["report_claims"].height
+    shipped = release_statement_keys(reports, dreval.policy_map())
     judge = None
     if dreval.extraction() == "llm":
         judge = dreval.judge()
-        frames = with_statements(frames, *extract_statements(frames["report_claims"], judge, {"asset": "parsed_reports"},
+        ours = claims_outside(frames["report_claims"], shipped)  # the release's statements are not re-extracted
+        frames = with_statements(frames, *extract_statements(ours, judge, {"asset": "parsed_reports"},
                                                              partitions=_keys(context)))
+    frames = with_release_statements(frames, reports, shipped)
     record_partitions(context, "parsed_reports", frames, dreval.store(),
                       {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})})
     yield Output(frames, metadata={"extraction": dreval.extraction()})
@@ -232,19 +237,21 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
 
 @asset(**PER_REPORT, group_name="scores",
        ins={**{name: AssetIn(partition_mapping=same_report)
-               for name in ("reports", "parsed_reports", "claim_verdicts", "report_judgments")},
+               for name in ("reports", "parsed_reports", "fetched_references", "claim_verdicts",
+                            "report_judgments")},
             "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
        check_specs=[_spec("scores_within_range"),
                     _spec("na_has_reason")])
 def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                  parsed_reports: dict[str, pl.DataFrame], claim_verdicts: pl.DataFrame,
-                  report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
+                  parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
+                  claim_verdicts: pl.DataFrame, report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame],
+                  task_rubrics: pl.DataFrame):
     """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
     judge = dreval.judge()
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
                           dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
-                          systems_without_citations(dreval.store()))
+                          systems_without_citations(dreval.store()), fetched=fetched_references)
     record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), judge.stats.metadata())
     yield Output(frame)
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),

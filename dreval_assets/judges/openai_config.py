@@ -41,6 +41,7 @@ class OpenAIJudgeConfig:
     prices: dict[str, Price] = field(default_factory=dict)
     source_tokens: int = 3_000  # source passages per prompt (BM25-selected for the claims asked about)
     vision_model: str | None = None  # the model for requests that show images (None: `model`)
+    embedding_model: str | None = None  # the endpoint's model for /v1/embeddings (None: no embeddings)
     max_tokens: dict[str, int] = field(default_factory=dict)  # answer budgets by template (answer_budget.py)
 
     def model_for(self, visual: bool) -> str:
@@ -78,6 +79,7 @@ class OpenAIJudgeConfig:
             prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
             source_tokens=env_int("DREVAL_JUDGE_SOURCE_TOKENS", 3_000, minimum=100),
             vision_model=env.get("DREVAL_JUDGE_VISION_MODEL") or None,
+            embedding_model=env.get("DREVAL_JUDGE_EMBEDDING_MODEL") or None,
             max_tokens=overrides_from_env(),
         )
 

@@ -12,7 +12,7 @@ import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import instructor
 import openai
@@ -26,6 +26,7 @@ from ..errors import first_line, redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
+from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
@@ -130,6 +131,7 @@ class OpenAIJudge:
         self.calls = calls
         self.stats = JudgeStats()
         self.window: ContextWindow | None = None  # the model's context, asked once before the first batch
+        self.embedding_model = config.embedding_model  # None: retrieval that would embed uses BM25, named so
 
     # -- public -----------------------------------------------------------------------
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
@@ -143,6 +145,12 @@ class OpenAIJudge:
         if self.window is None:
             self.window = discover(self.config.base_url, self.config.model, self.config.api_key)
         return self.window.tokens
+
+    def embed(self, texts: Sequence[str], labels: Mapping[str, str] | None = None) -> Embeddings:
+        """Vectors of `texts` by the configured embedding model, cached; see judges/embeddings.py."""
+        session = self.calls.store.session() if self.calls else nullcontext()
+        with session:
+            return embed_texts(self.config, self.calls, self.stats, texts, labels)
 
     def cache_key(self, request: JudgmentRequest) -> str:
         return self._prepare(request).cache_key

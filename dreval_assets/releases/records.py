@@ -86,6 +86,9 @@ class ImportedReport:
     trace_path: Path | None = None
     base_dir: Path | None = None
     cleaned_text: str | None = None  # the benchmark's own citation-free rewrite, when the release ships one
+    # the benchmark's own statement set, when the release ships one: JSON {"policy": the policy that
+    # chooses it over our claims, "statements": [{"text", "urls", "indices"}]} (stages/parse.py)
+    release_statements: str | None = None
 
 
 @dataclass(frozen=True)

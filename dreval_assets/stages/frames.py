@@ -21,7 +21,8 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
                      "cache_key": S, "na_reason": S, "detail": S},
     "page_texts": {"text_hash": S, "text": S, "n_chars": I},
     "reports": {"system": S, "task": S, "status": S, "text": S, "n_chars": I, "content_hash": S,
-                "source_path": S, "na_reason": S, "detail": S, "trace": S, "cleaned_text": S},
+                "source_path": S, "na_reason": S, "detail": S, "trace": S, "cleaned_text": S,
+                "release_statements": S},
     "trace_steps": {"system": S, "task": S, "step": I, "kind": S, "text": S, "queries": LS, "urls": LS,
                     "depends_on": LI, "shape": S, "warnings": LS},
     "parsed_reports": {"system": S, "task": S, "parser_version": S, "n_sections": I, "n_sentences": I,
@@ -66,7 +67,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 
 # Columns added later that a row may leave out: a report's research trace (migration 020), a score's
 # judged share and a leaderboard row's status (migration 027).
-DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None, "cleaned_text": None},
+DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None, "cleaned_text": None, "release_statements": None},
                                           "metric_scores": {"judged_share": None, "unjudged_reason": None},
                                           "leaderboard": {"status": "scored"}}
 

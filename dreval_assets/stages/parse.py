@@ -4,9 +4,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Mapping
 
 import polars as pl
 
+from ..benchmarks.policies import policy_value
 from ..core import report_parser
 from ..core.models import ParsedReport
 from .frames import frame
@@ -88,3 +90,59 @@ def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
                    "extraction_detail": found["detail"] or ""}
         rows.append(row)
     return {"parsed_reports": frame("parsed_reports", rows), "report_claims": claims}
+
+
+RELEASE = "release"  # the policy value that chooses a release's own statements
+
+
+def release_statement_keys(reports: pl.DataFrame, policies: Mapping[str, str]) -> set[tuple[str, str]]:
+    """The reports whose claims are the release's own statements: they ship some and the policy the
+    import named for them says `release`."""
+    chosen = set()
+    for row in reports.iter_rows(named=True):
+        shipped = json.loads(row.get("release_statements") or "null") if row["status"] == "ok" else None
+        if shipped and policy_value(dict(policies), shipped["policy"]) == RELEASE:
+            chosen.add((row["system"], row["task"]))
+    return chosen
+
+
+def claims_outside(claims: pl.DataFrame, keys: set[tuple[str, str]]) -> pl.DataFrame:
+    """The claims of reports other than `keys`."""
+    if not keys:
+        return claims
+    dropped = pl.DataFrame([{"system": s, "task": t} for s, t in keys], schema={"system": pl.String, "task": pl.String})
+    return claims.join(dropped, on=["system", "task"], how="anti")
+
+
+def with_release_statements(frames: dict[str, pl.DataFrame], reports: pl.DataFrame,
+                            chosen: set[tuple[str, str]]) -> dict[str, pl.DataFrame]:
+    """The parse frames with the release's statements as the claims of the `chosen` reports (claim id
+    `rs<n>`, kind sentence, or uncited when it gives no index or URL; the URLs it names, and indices
+    it names with no URL as unresolved), extraction `release`; every other report as it was."""
+    if not chosen:
+        return frames
+    shipped = {(r["system"], r["task"]): json.loads(r["release_statements"])
+               for r in reports.iter_rows(named=True) if (r["system"], r["task"]) in chosen}
+    claims = [c for c in frames["report_claims"].iter_rows(named=True) if (c["system"], c["task"]) not in chosen]
+    counts = {}
+    for (system, task), found in shipped.items():
+        statements = found["statements"]
+        counts[(system, task)] = (len(statements), sum(1 for s in statements if s["urls"] or s["indices"]))
+        for n, statement in enumerate(statements, start=1):
+            numbers = [int(i) for i in statement["indices"] if i.isdigit()]
+            unresolved = numbers if not statement["urls"] else []
+            claims.append({"system": system, "task": task, "claim_id": f"rs{n:03d}",
+                           "kind": "sentence" if statement["urls"] or numbers else "uncited",
+                           "text": statement["text"], "section": "", "citation_indices": numbers,
+                           "urls": statement["urls"], "unresolved_indices": unresolved,
+                           "source_claim": f"rs{n:03d}", "extraction": RELEASE})
+    rows = []
+    for row in frames["parsed_reports"].iter_rows(named=True):
+        key = (row["system"], row["task"])
+        if key in counts:
+            row = {**row, "extraction": RELEASE, "n_claims": counts[key][0], "n_cited_claims": counts[key][1],
+                   "n_statements": counts[key][0], "n_ungrounded": 0, "extraction_na_reason": None,
+                   "extraction_detail": f"the release's {counts[key][0]} statements ({shipped[key]['policy']} = "
+                                        f"{RELEASE})"}
+        rows.append(row)
+    return {"parsed_reports": frame("parsed_reports", rows), "report_claims": frame("report_claims", claims)}

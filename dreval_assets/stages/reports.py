@@ -25,9 +25,11 @@ def read_reports(
     from `written` (rows `stages/report_writing.write_reports` made). Each row carries the report's
     research trace (`trace`, as the system wrote it; None when there is none): a folder system's
     `<report stem>.trace.json` beside the report, an imported report's trace from the import; and
-    `cleaned_text`, the benchmark's own citation-free rewrite an import found (None: none)."""
+    `cleaned_text`, the benchmark's own citation-free rewrite an import found (None: none), and
+    `release_statements`, the benchmark's own statements of the report an import found (None: none)."""
     written = written or {}
-    return frame("reports", [{"trace": None, "cleaned_text": None, **(written.get((system, task))
+    return frame("reports", [{"trace": None, "cleaned_text": None, "release_statements": None,
+                              **(written.get((system, task))
                                                 or _read_one(system, task, systems, original_ids, imported or {}))}
                              for system, task in keys])
 
@@ -50,7 +52,7 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
                     "detail": f"the import has no report of system {system!r} for task {task!r}"}
         return {**row, "text": found["text"], "n_chars": len(found["text"]), "content_hash": found["content_hash"],
                 "source_path": found["source"], "trace": found.get("trace"),
-                "cleaned_text": found.get("cleaned_text")}
+                "cleaned_text": found.get("cleaned_text"), "release_statements": found.get("release_statements")}
     if not entry.reports_dir:
         return {**row, "status": "missing", "na_reason": "pipeline_failure",
                 "detail": f"system {system!r} has no reports folder"}

@@ -24,15 +24,19 @@ def score_reports(
     verdicts: pl.DataFrame, tasks: pl.DataFrame, sandbox: pl.DataFrame, judge: Judge,
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
     judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
-    systems_without_citations: frozenset[str] = frozenset(),
+    systems_without_citations: frozenset[str] = frozenset(), fetched: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """`systems_without_citations`: systems a release marks as writing without citations; their
-    citation metrics are N/A, never scored from a stray URL line."""
+    citation metrics are N/A, never scored from a stray URL line. `fetched`: the fetched_references
+    rows, for the pages read although our detector flags them (a suite may count or drop those)."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     inputs = _evidence_inputs(keys, task_rows, rubrics, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, inputs, policies or {})
     _mark_duplicates(evidence, judge)
+    for key, flagged in flagged_pages(fetched).items():
+        if key in evidence:
+            evidence[key].flagged_pages = flagged
     for (system, task), ev in evidence.items():
         ev.has_reference = bool((task_rows.get(task) or {}).get("reference_article"))
         ev.system_cites = False if system in systems_without_citations else None
@@ -96,8 +100,21 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
     return result
 
 
+def flagged_pages(fetched: pl.DataFrame | None) -> dict[Key, dict[str, str]]:
+    """(system, task) -> {url: what our detector saw} for pages read (status ok) that it flags as a
+    wall (bot wall, captcha, ...): a release's text is stored read even then, as its pipeline judged it."""
+    found: dict[Key, dict[str, str]] = {}
+    if fetched is None or fetched.is_empty():
+        return found
+    for r in fetched.filter((pl.col("status") == "ok") & pl.col("blocked").is_not_null()).iter_rows(named=True):
+        found.setdefault((r["system"], r["task"]), {})[r["url"]] = r["blocked"]
+    return found
+
+
 def extraction_text(parsed_row: dict) -> str:
     """What the report's claims are, for the policy of every row that counts them."""
+    if parsed_row.get("extraction") == "release":
+        return f"claims: {parsed_row.get('extraction_detail') or 'the release statements'}"[:400]
     if (parsed_row.get("extraction") or "sentences") != "llm":
         return "claims: the parser's sentences (claims.extraction = sentences)"
     text = (f"claims: {parsed_row.get('n_statements')} statements grounded in {parsed_row.get('n_claims')} parsed "

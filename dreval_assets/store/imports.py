@@ -11,7 +11,7 @@ import polars as pl
 from .db import Store
 
 REPORT_COLUMNS = ("system", "task", "original_id", "text", "content_hash", "trace", "source", "base_dir", "import_id",
-                  "cleaned_text")
+                  "cleaned_text", "release_statements")
 
 
 def imported_report_hashes(store: Store) -> dict[tuple[str, str], str]:
@@ -62,10 +62,12 @@ def imported_reports(store: Store, keys: Iterable[tuple[str, str]]) -> dict[tupl
         return {}
     with store.connect(read_only=False) as con:
         con.register("_dreval_wanted", wanted)
-        found = con.execute("SELECT r.system, r.task, r.text, r.content_hash, r.source, r.trace, r.cleaned_text "
-                            "FROM imported_reports r JOIN _dreval_wanted USING (system, task)").fetchall()
-    return {(s, t): {"text": text, "content_hash": h, "source": source, "trace": trace, "cleaned_text": cleaned}
-            for s, t, text, h, source, trace, cleaned in found}
+        found = con.execute("SELECT r.system, r.task, r.text, r.content_hash, r.source, r.trace, r.cleaned_text, "
+                            "r.release_statements FROM imported_reports r JOIN _dreval_wanted USING (system, task)"
+                            ).fetchall()
+    return {(s, t): {"text": text, "content_hash": h, "source": source, "trace": trace, "cleaned_text": cleaned,
+                     "release_statements": statements}
+            for s, t, text, h, source, trace, cleaned, statements in found}
 
 
 def record_import(store: Store, import_id: str, benchmark: str, source: str, started_at: datetime,

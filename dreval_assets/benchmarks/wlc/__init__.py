@@ -21,5 +21,15 @@ BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgment
     "wlc.position_bias": Policy("published", ("published", "both_orders", "random_order"),
                                 "Wiki Live writing: the release's protocol (one call per category, reference first, "
                                 "no tie), or ours: both orders (win only if they agree, else tie), one seeded order"),
+    "wlc.bot_walls": Policy("judge", ("judge", "drop"),
+                            "Wiki Live Ref. Acc./Conf.: a read page our detector flags as a wall (bot wall, captcha, "
+                            "...) is judged as the published pipeline does, or ours: dropped as unread"),
+    "wlc.wiki_conf": Policy("per_statement", ("per_statement", "gold_side"),
+                            "Wiki Live Wiki Conf.: each report statement judged against its own top gold statements "
+                            "(the reference code's), or ours: statements the Cov. Wiki calls name as contradicting"),
+    "wlc.statements": Policy("release", ("release", "claims"),
+                             "Wiki Live statements judged (Ref. Acc./Conf., Cov. Wiki, Wiki Conf.): the release's own "
+                             "statement set where its json_data ships one (the published pipeline's), or our claims "
+                             "(claims.extraction)"),
     "wlc.seed": Policy("0", None, "Wiki Live writing: seed of the random order"),
 })

@@ -47,6 +47,7 @@ from .criteria import RELEASE_CRITERIA_FILE, CriteriaShapeError, release_criteri
 
 BENCHMARK = "wlc"
 PUBLISHED_MIN_PAGE_CHARS = 100  # the published pipeline judges a page whose text is longer than this
+STATEMENTS_POLICY = "wlc.statements"  # chooses the release's statements over our claims
 CRITERIA_ATTRIBUTE = "writing_criteria"  # the release's criteria texts, JSON {category: [text, ...]}
 GA_FILE = "ga_100.json"
 GA_CSV = "ga_100.csv"
@@ -464,13 +465,14 @@ def build_report(root: Path, system: str, key: str, original_id: str, md: Path |
     """The md article as a file; as text with a references block when the json's `citation_urls`
     resolve indices the article's own list does not (the parser needs a list to resolve `[n]`);
     the json extract when no md is usable."""
-    page, urls = None, []
+    page, urls, statements = None, [], None
     if js is not None:
         data = read_json(js, root, log)
         page = mediawiki_page(data)
         if data is not None and page is None:
             log.skip(relative(root, js), None, "no query.pages entry")
         urls = citation_urls(page) if page else []
+        statements = release_statements(page, relative(root, js), log) if page else None
     text = read_text(md, root, log) if md is not None else None
     if text and text.strip():
         where = relative(root, md)
@@ -480,20 +482,52 @@ def build_report(root: Path, system: str, key: str, original_id: str, md: Path |
                      else f"json_data citation_urls resolve {len(missing)} index(es) the article's reference list "
                           f"leaves without a URL: {_shown([n for n, _ in missing])}")
             return ImportedReport(system=system, task=key, task_id=original_id, where=where,
-                                  text=text.rstrip() + references_block(missing), base_dir=md.parent)
-        return ImportedReport(system=system, task=key, task_id=original_id, where=where, path=md, base_dir=md.parent)
+                                  text=text.rstrip() + references_block(missing), base_dir=md.parent,
+                                  release_statements=statements)
+        return ImportedReport(system=system, task=key, task_id=original_id, where=where, path=md, base_dir=md.parent,
+                              release_statements=statements)
     extract = page.get("extract") if page else None
     if isinstance(extract, str) and extract.strip():
         where = relative(root, js)
         if md is not None:
             log.note(relative(root, md), None, "md article empty or unreadable: used the json_data extract")
         return ImportedReport(system=system, task=key, task_id=original_id, where=where,
-                              text=extract.rstrip() + references_block(urls))
+                              text=extract.rstrip() + references_block(urls), release_statements=statements)
     if text is not None:
         log.skip(relative(root, md), None, "empty report")
     elif js is not None:  # (an unreadable md was logged when read)
         log.skip(relative(root, js), None, "empty report")
     return None
+
+
+def release_statements(page: dict, where: str, log: ImportLog) -> str | None:
+    """The release's own statements of the report (`statements[{fact, ref_idx, url}]`, `ref_idx` and
+    `url` each a string or a list), as JSON {"policy": STATEMENTS_POLICY, "statements": [{text, urls,
+    indices}]}: what policy `wlc.statements = release` judges. A URL missing from `url` is taken from
+    `citation_urls` by its index; entries without a fact are left out and noted. None: the page has
+    no `statements` list."""
+    found = page.get("statements")
+    if not isinstance(found, list):
+        return None
+    by_index = dict(citation_urls(page))
+    kept, empty = [], 0
+    for entry in found:
+        fact = text_of(entry.get("fact")) if isinstance(entry, dict) else ""
+        if not fact:
+            empty += 1
+            continue
+        indices = [text_of(i) for i in _as_list(entry.get("ref_idx"))]
+        indices = [i for i in indices if i]
+        urls = [text_of(u) for u in _as_list(entry.get("url"))]
+        urls = [u for u in urls if u] or [by_index[i] for i in indices if i in by_index]
+        kept.append({"text": " ".join(fact.split()), "urls": list(dict.fromkeys(urls)), "indices": indices})
+    if empty:
+        log.note(where, None, f"{empty} statements entr{'y' if empty == 1 else 'ies'} without a fact: left out")
+    return json.dumps({"policy": STATEMENTS_POLICY, "statements": kept}, ensure_ascii=False)
+
+
+def _as_list(value: Any) -> list:
+    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 def unresolved_by_article(text: str, urls: list[tuple[str, str]]) -> tuple[bool, list[tuple[str, str]]]:

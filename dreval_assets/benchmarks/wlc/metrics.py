@@ -2,11 +2,13 @@
 against the gold statements (judged in coverage.py); Ref. Acc., Ref. Conf., leakage."""
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import Mapping, Sequence
 from urllib.parse import unquote, urlsplit
 
 from ...core.metrics import MERGE_POLICY, MetricValue, merge_verdicts, not_available
-from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
+from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ClaimEvidence, ReportEvidence, SourceVerdict, unread
 from ..suite import MetricSpec, Suite, judgment_failure
 from .criteria import CATEGORIES
 
@@ -24,11 +26,17 @@ WIKI_LABEL = {"supported": "support", "partial": "not_support", "unsupported": "
 # (score by label), one `gold_conflict` row per report statement contradicting one, and the count.
 LABEL_SCORE = {"consistent": 1.0, "not_supported": 0.0, "inconsistent": -1.0}
 GOLD_PREFIX, CONFLICT_PREFIX, COUNT_ITEM = "wlc.gold", "wlc.gold_conflict", "wlc.gold_statements.count"
-FACT_RULE = ("for each gold statement, the report's statements citing Wikipedia dropped, the top min(10, n) by "
-             "BM25 retrieved (retriever: bm25; the paper's is embeddings) and one judge label "
-             "(consistent / inconsistent / not_supported); "
-             "cov_wiki = consistent / gold statements judged; wiki_conf = report statements the judge names as "
-             "contradicting a gold statement / report statements considered")
+STATEMENT_CONFLICT_PREFIX, RETRIEVER_PREFIX = "wlc.statement_conflict", "wlc.gold_retriever"
+CONFLICT_SCORE = {"conflict": 1.0, "no_conflict": 0.0}
+COV_RULE = ("the report's statements citing Wikipedia dropped; for each gold statement the top min(10, n) report "
+            "statements by {retriever} and one judge label (consistent / inconsistent / not_supported); "
+            "cov_wiki = consistent / gold statements judged")
+CONF_RULES = {
+    "per_statement": "wiki_conf (wlc.wiki_conf = per_statement, the reference's gen_conflict_with_wiki): each report "
+                     "statement against its own top min(10, n) gold statements by {retriever}, conflict / "
+                     "no_conflict; conflicting / report statements judged",
+    "gold_side": "wiki_conf (wlc.wiki_conf = gold_side, ours): report statements the Cov. Wiki calls name as "
+                 "contradicting a gold statement / report statements considered"}
 
 
 def cites_wikipedia(urls: tuple[str, ...]) -> bool:
@@ -152,26 +160,45 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     by_score = {v: k for k, v in LABEL_SCORE.items()}
     judged = [by_score[v] for v in evidence.rubric(GOLD_PREFIX).values() if v in by_score]
     n_statements = evidence.rubric_scores.get(COUNT_ITEM)
+    retriever = next(iter(evidence.rubric(RETRIEVER_PREFIX)), "bm25")
+    conf_policy = evidence.policy("wlc.wiki_conf")
+    conf_rule = CONF_RULES[conf_policy].format(retriever=retriever)
     if not judged:
         reason, detail = judgment_failure(evidence, GOLD_PREFIX, "no gold statement was judged", "pipeline_failure")
-        return [not_available("wlc", m, "0-100", reason, detail, j) for m in names]
-    conflicting = len(evidence.rubric(CONFLICT_PREFIX))
-    counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
-              f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')})")
-    policy = FACT_RULE
-    # both rest on the gold statements judged: unjudged ones carry their bucket, never count as missed
-    unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
-    rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts, policy=policy,
-                        judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
-    if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
-        rows.append(not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
-                                  "to check against the gold statements (none, or all citing Wikipedia)", j))
+        rows = [not_available("wlc", "cov_wiki", "0-100", reason, f"retriever: {retriever}; {detail}"[:500], j)]
     else:
-        rows.append(MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
-                                int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
-                                f"contradict a gold statement; {counts}", policy=policy,
-                                judge=j).partly_judged(len(judged), int(n_gold), unjudged))
-    return rows
+        counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
+                  f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')}); "
+                  f"retriever: {retriever}")
+        # rests on the gold statements judged: unjudged ones carry their bucket, never count as missed
+        unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
+        rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts,
+                            policy=COV_RULE.format(retriever=retriever), judge=j
+                            ).partly_judged(len(judged), int(n_gold), unjudged)]
+    if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
+        return rows + [not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
+                                     "to check against the gold statements (none, or all citing Wikipedia)", j)]
+    if conf_policy == "gold_side":
+        if not judged:
+            return rows + [not_available("wlc", "wiki_conf", "0-100", rows[0].na_reason, rows[0].detail, j)]
+        conflicting = len(evidence.rubric(CONFLICT_PREFIX))
+        return rows + [MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
+                                   int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
+                                   f"contradict a gold statement; retriever: {retriever}", policy=conf_rule,
+                                   judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
+    labels = evidence.rubric(STATEMENT_CONFLICT_PREFIX)
+    decided = [v for v in labels.values() if v is not None]
+    if not decided:
+        reason, detail = judgment_failure(evidence, STATEMENT_CONFLICT_PREFIX, "no report statement was judged "
+                                          "against the gold statements", "pipeline_failure")
+        return rows + [not_available("wlc", "wiki_conf", "0-100", reason, f"retriever: {retriever}; {detail}"[:500],
+                                     j)]
+    conflicting = sum(1 for v in decided if v == CONFLICT_SCORE["conflict"])
+    unjudged = judgment_failure(evidence, STATEMENT_CONFLICT_PREFIX, "", "pipeline_failure")[0]
+    return rows + [MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, len(decided)), "0-100", len(decided),
+                               detail=f"{conflicting} of {len(decided)} report statements judged conflict with their "
+                                      f"top gold statements ({int(n_statements)} considered); retriever: {retriever}",
+                               policy=conf_rule, judge=j).partly_judged(len(decided), int(n_statements), unjudged)]
 
 
 def leakage_metric(evidence: ReportEvidence, statements: Sequence) -> MetricValue:
@@ -203,9 +230,37 @@ def statement_label(verdicts: Sequence[str], rule: str) -> str:
     return "not_support" if found & {"partial", "unsupported"} else "unknown"
 
 
+def with_walls_dropped(statements: Sequence[ClaimEvidence], flagged: Mapping[str, str]) -> list[ClaimEvidence]:
+    """Policy `wlc.bot_walls = drop` (ours): a verdict on a page our detector flags as a wall becomes
+    unread (data_accessibility), as a live fetch of that page would be, so it decides nothing."""
+    def dropped(v: SourceVerdict) -> SourceVerdict:
+        if v.source not in flagged or v.na_reason is not None:
+            return v
+        return replace(v, verdict="unknown", na_reason="data_accessibility",
+                       note=f"{v.source}: our detector reads the page as {flagged[v.source]} (wlc.bot_walls=drop)")
+    return [replace(c, verdicts=tuple(dropped(v) for v in c.verdicts)) for c in statements]
+
+
+def walls_text(statements: Sequence[ClaimEvidence], flagged: Mapping[str, str], policy: str) -> str:
+    """How many of the statements' cited pages our detector flags as walls, and what was done with them."""
+    walls = sorted({url for c in statements for url in c.urls if url in flagged})
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(Counter(flagged[u] for u in walls).items()))
+    what = ("judged as published (wlc.bot_walls=judge)" if policy == "judge"
+            else "dropped as unread (wlc.bot_walls=drop)")
+    return f"bot walls among the sources: {len(walls)}" + (f" ({kinds}), {what}" if walls else "")
+
+
+def with_detail(row: MetricValue, more: str) -> MetricValue:
+    return replace(row, detail=f"{row.detail}; {more}"[:500])
+
+
 def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
     statements = [c for c in evidence.cited_claims if c.kind in ("sentence", "table_row")]
+    walls_policy = evidence.policy("wlc.bot_walls")
+    walls = walls_text(statements, evidence.flagged_pages, walls_policy)
+    if walls_policy == "drop":
+        statements = with_walls_dropped(statements, evidence.flagged_pages)
     if not statements:
         reason = ("a bibliography but no inline citations" if evidence.citation_style == "bibliography_only"
                   else "no statement carries a citation")
@@ -214,7 +269,8 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     leakage = leakage_metric(evidence, statements)
     coverage = evidence.coverage(statements)
     if coverage.nothing_judged:
-        return [coverage.not_available("wlc", m, "0-100", j) for m in ("ref_acc", "ref_conf")] + [leakage]
+        return [with_detail(coverage.not_available("wlc", m, "0-100", j), walls)
+                for m in ("ref_acc", "ref_conf")] + [leakage]
     rule = evidence.policy("wlc.statement_label")
     judged = [c for c in statements if not unread(c.cited_verdicts())]  # every source unread: left out
     labels = [statement_label([v.verdict for v in c.cited_verdicts()], rule) for c in judged]
@@ -224,18 +280,19 @@ def reference_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     policy = (f"denominator: {denominator} (wlc.ref_acc.denominator = drop_unreachable | all: the judge's "
               f"unknown statements left out or counted); {UNREAD_RULE}; "
               f"statement label ({rule}, wlc.statement_label): {label_rule}; "
-              f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}")
+              f"only 'support' counts as fully supported; {NOTHING_JUDGED_RULE}; pages our detector flags as walls: "
+              f"{walls_policy} (wlc.bot_walls = judge | drop)")
     if not evaluated:  # every judged statement is unknown: pages the judge could not read, or "[n]" citations
         read = any(v.na_reason is None and not v.source.startswith("[") for c in judged for v in c.cited_verdicts())
         bucket, why = (("data_accessibility", "the judge decided no statement (unknown: pages it could not read)")
                        if read else ("model_failure", "the statements cite only indices with no URL"))
-        reason = f"{why}, and undecided ones are dropped; {coverage.text()}"
+        reason = f"{why}, and undecided ones are dropped; {coverage.text()}; {walls}"
         return [not_available("wlc", "ref_acc", "0-100", bucket, reason, j),
                 not_available("wlc", "ref_conf", "0-100", bucket, reason, j), leakage]
     detail = (f"evaluated={len(evaluated)} of {len(statements)} statements "
               f"(support {labels.count('support')}, conflict {labels.count('conflict')}, "
               f"not_support {labels.count('not_support')}, unknown {labels.count('unknown')}, "
-              f"not judged {len(statements) - len(judged)}); {coverage.text()}")
+              f"not judged {len(statements) - len(judged)}); {coverage.text()}; {walls}")
     return [
         coverage.carried(MetricValue("wlc", "ref_acc", 100 * evaluated.count("support") / len(evaluated), "0-100",
                                      len(evaluated), detail=detail, policy=policy, judge=j)),
