@@ -91,8 +91,8 @@ def test_brackets_that_are_not_tool_calls_leave_the_shape_alone():
 def test_message_list_with_tagged_content_and_unknown_tools():
     trace = json.dumps([
         {"role": "user", "content": "Plants?"},
-        {"role": "assistant", "content": "<think>Fetch the brief first.</think>\n[download_file] https://w.example/b.pdf"
-                                         "\n<think>Then run the numbers.</think>",
+        {"role": "assistant", "content": "<think>Fetch the brief first.</think>\n"
+                                         "[download_file] https://w.example/b.pdf\n<think>Then run the numbers.</think>",
          "tool_calls": [{"id": "c1", "function": {"name": "create_sandbox", "arguments": "{}"}},
                         {"id": "c2", "function": {"name": "run_python_code",
                                                   "arguments": json.dumps({"code": "print(540/4)"})}}]},
@@ -116,7 +116,8 @@ def test_json_steps_name_their_tools():
 
 
 def test_pieces_keep_every_character_but_the_markers():
-    text = "</think>\n[scrape] https://a.example\nbody line\n<think>why</think>\n<tool_call>{\"name\": \"x\"}</tool_call>"
+    text = ("</think>\n[scrape] https://a.example\nbody line\n<think>why</think>\n"
+            "<tool_call>{\"name\": \"x\"}</tool_call>")
     pieces = tagged_pieces(text)
     assert [(p.role, p.tool, p.body) for p in pieces] == [
         ("tool", "scrape", "https://a.example\nbody line"), ("think", "", "why"), ("tool", "x", "{}")]
