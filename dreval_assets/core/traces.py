@@ -4,18 +4,23 @@ A trace is whatever a system logged while researching. The shapes releases and c
 - JSON step arrays: `[{"type"|"action"|"tool": ..., "query"|"url"|"content"|...}, ...]` (or strings);
 - OpenAI-style message lists `[{"role", "content", "tool_calls"}, ...]`: each tool call is a step
   (its `tool` result joins the call's step), each assistant text is a step;
-- tagged text: `<think>` blocks with `[web_search] q`, `[scrape] url`, `[analyze_image] {json}` lines;
+- tagged text: `<think>` blocks with tool calls `[web_search] q`, `[scrape] url`, `[analyze_image] {json}`,
+  `[run_python_code]` + code, any `[tool_name] ...` line, `<tool_call>` / `<use_mcp_tool>` blocks
+  (cut into pieces by core/trace_tags.py): every piece is a step of its own, in its place;
 - `[Step N]` (or `Step N:`) text;
 - plain prose: paragraphs (a judge would read it better; the parse says so in a warning).
-Every step gets a kind (plan, search, read, analyze, synthesize, verify), the queries and URLs it
-touches and the earlier steps it depends on. The parser never raises: a trace it cannot read is a
+Every step gets a kind (plan, search, read, analyze, synthesize, verify, or tool: a tool call whose name
+says none of these, such as `create_sandbox`), the queries and URLs it touches and the earlier steps it
+depends on. The parser never raises: a trace it cannot read is a
 warning and no steps (`ParsedTrace.warnings`).
 
 Kinds from words (`classify`), first match wins: verify (cross-check, confirm, conflict, reconcile,
 revise ...), search, read (or a URL in a short step), synthesize (write, draft, final answer ...),
-plan (plan, first, I will, outline ...), else analyze. Dependencies: a read step on the last search; an
+plan (plan, first, I will, outline ...), else analyze. Tool calls get their kind from cues in the tool's
+name (`_TOOL_KINDS`, first cue in that list wins: search_document -> search, download_file -> read,
+run_python_code -> analyze), else tool. Dependencies: a read step on the last search; an
 analyze step on the reads since the previous analyze (else the last step); synthesize on every
-analyze/verify step so far (else the last step); search and verify on the step before them.
+analyze/verify step so far (else the last step); search, verify, plan and tool on the step before them.
 """
 from __future__ import annotations
 
@@ -25,15 +30,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-KINDS = ("plan", "search", "read", "analyze", "synthesize", "verify")
+from .trace_tags import REASONING_TAGS, Piece, looks_tagged, tagged_pieces
+
+KINDS = ("plan", "search", "read", "analyze", "synthesize", "verify", "tool")
 STEP_CHARS = 4_000  # a step's text is kept up to here (tool results can be whole pages)
 
 _URL_RE = re.compile(r"https?://[^\s<>\"'\)\]\},]+")
-_TAG_RE = re.compile(r"^\s*\[(web_search|search|scrape|browse|visit|fetch|analyze_image|analyze|python|code)\]\s*(.*)$",
-                     re.I | re.M)
 _STEP_RE = re.compile(r"^\s*(?:\[\s*Step\s+(\d+)\s*\]|\**Step\s+(\d+)\s*[:.)]\**)\s*", re.I | re.M)
 _JSON_START_RE = re.compile(r'^[\[{]\s*(?:[\[{"\]}]|$)')
-_THINK_RE = re.compile(r"<think>(.*?)(?:</think>|$)", re.S | re.I)
 _QUOTED_RE = re.compile(r"[\"“]([^\"”]{3,200})[\"”]")
 _SEARCH_FOR_RE = re.compile(r"\b(?:search(?:ed|ing)?|look(?:ed|ing)? up|query|queried)\s+"
                             r"(?:for\s+|on\s+)?[:\-]?\s*(.+?)(?:[.;\n]|$)", re.I)
@@ -55,10 +59,15 @@ _WORDS = {
 
 _TOOL_KINDS = (("search", "search"), ("query", "search"), ("google", "search"), ("bing", "search"),
                ("scrape", "read"), ("fetch", "read"), ("browse", "read"), ("visit", "read"), ("open", "read"),
-               ("read", "read"), ("crawl", "read"), ("image", "analyze"), ("python", "analyze"),
-               ("code", "analyze"), ("calc", "analyze"), ("analy", "analyze"), ("verify", "verify"),
-               ("check", "verify"), ("plan", "plan"), ("think", "analyze"), ("write", "synthesize"),
-               ("answer", "synthesize"), ("report", "synthesize"), ("final", "synthesize"))
+               ("read", "read"), ("crawl", "read"), ("download", "read"), ("extract", "read"),
+               ("image", "analyze"), ("python", "analyze"), ("code", "analyze"), ("calc", "analyze"),
+               ("analy", "analyze"), ("compute", "analyze"), ("execute", "analyze"), ("shell", "analyze"),
+               ("bash", "analyze"), ("sql", "analyze"), ("verify", "verify"), ("check", "verify"),
+               ("plan", "plan"), ("think", "analyze"), ("write", "synthesize"), ("answer", "synthesize"),
+               ("report", "synthesize"), ("final", "synthesize"))
+_TOOL_LABEL_KEYS = ("tool", "function", "name", "action")  # a JSON step's label that names a tool call
+_CALL_TYPES = frozenset({"tool_call", "tool_use", "function_call", "call", "tool", "action"})
+_MEDIA_URL_KEYS = ("image_url", "image", "src", "file_url")  # a URL when it is one (else a file name)
 
 
 @dataclass
@@ -235,19 +244,20 @@ def _tool_kind(name: str) -> str | None:
 
 
 def _call_step(name: str, args: dict) -> tuple[str, str, list[str], list[str]]:
-    """(kind, text, queries, urls) of one tool call."""
-    kind = _tool_kind(name) or "analyze"
+    """(kind, text, queries, urls) of one tool call; a name without a cue is a generic tool step."""
+    kind = _tool_kind(name) or "tool"
     queries = [str(args[k]) for k in ("query", "q", "search_query", "keywords") if isinstance(args.get(k), str)]
     for k in ("queries", "query_list"):
         if isinstance(args.get(k), list):
             queries += [str(q) for q in args[k]]
     urls = [str(args[k]) for k in ("url", "link", "href", "page") if isinstance(args.get(k), str)]
+    urls += [str(args[k]) for k in _MEDIA_URL_KEYS if isinstance(args.get(k), str) and _URL_RE.match(str(args[k]))]
     if isinstance(args.get("urls"), list):
         urls += [str(u) for u in args["urls"]]
     if kind == "search" and not queries and isinstance(args.get("input"), str):
         queries = [args["input"]]
     if kind == "read" and not urls:
-        urls = urls_in(json.dumps(args, ensure_ascii=False))
+        urls = urls_in(" ".join(str(v) for v in args.values()))
     text = f"{name}: {json.dumps(args, ensure_ascii=False)}"
     return kind, text, queries, urls
 
@@ -271,7 +281,7 @@ def _parse_messages(messages: list[dict]) -> ParsedTrace:
                 target.urls = _dedup(target.urls + ([] if target.urls else urls_in(content)))
             continue
         if content.strip():
-            steps.extend(_parse_text(content, start=len(steps)).steps if _looks_tagged(content)
+            steps.extend(_parse_text(content, start=len(steps)).steps if looks_tagged(content)
                          else [_text_step(len(steps) + 1, content, reasoning=bool(m.get("tool_calls")))])
         for call in m.get("tool_calls") or []:
             if not isinstance(call, dict):
@@ -292,17 +302,28 @@ def _parse_json_steps(items: list) -> ParsedTrace:
             if item.strip():
                 steps.append(_text_step(len(steps) + 1, item))
             continue
-        label = next((str(item[k]) for k in _TYPE_KEYS if isinstance(item.get(k), str)), "")
+        label_key = _label_key(item)
+        label = str(item[label_key]) if label_key else ""
         args = _arguments(item.get("arguments", item.get("args", item.get("input"))))
         args.update({k: item[k] for k in ("query", "q", "queries", "url", "urls") if k in item})
         body = "\n".join(_as_text(item[k]) for k in _TEXT_KEYS if item.get(k) not in (None, "", []))
-        kind = _label_kind(label) or (classify(body, first=not steps) if body else "analyze")
+        kind = _label_kind(label) or ("tool" if label_key in _TOOL_LABEL_KEYS
+                                      else classify(body, first=not steps) if body else "analyze")
         _, _, queries, urls = _call_step(label or kind, args)
         if kind == "read" and not urls:
             urls = urls_in(body)
         text = (f"{label}: " if label else "") + (body or json.dumps(args, ensure_ascii=False))
         steps.append(Step(len(steps) + 1, kind, text[:STEP_CHARS], queries, _dedup(urls)))
     return ParsedTrace("json_steps", steps, [])
+
+
+def _label_key(item: dict) -> str:
+    """The key naming what a JSON step did: its tool's name when `type` only says it is a call
+    (`{"type": "tool_call", "name": "download_file"}`), else the first label key present."""
+    key = next((k for k in _TYPE_KEYS if isinstance(item.get(k), str)), "")
+    if key == "type" and str(item["type"]).lower() in _CALL_TYPES:
+        key = next((k for k in _TOOL_LABEL_KEYS if isinstance(item.get(k), str)), key)
+    return key
 
 
 def _label_kind(label: str) -> str | None:
@@ -318,12 +339,8 @@ def _label_kind(label: str) -> str | None:
 
 # --- text ------------------------------------------------------------------------------------------
 
-def _looks_tagged(text: str) -> bool:
-    return bool(_TAG_RE.search(text)) or "<think>" in text.lower()
-
-
 def _parse_text(text: str, start: int = 0) -> ParsedTrace:
-    if _looks_tagged(text):
+    if looks_tagged(text):
         return ParsedTrace("tagged", _tagged_steps(text, start), [])
     marks = list(_STEP_RE.finditer(text))
     if len(marks) >= 2:
@@ -340,38 +357,37 @@ def _parse_text(text: str, start: int = 0) -> ParsedTrace:
 
 
 def _tagged_steps(text: str, start: int) -> list[Step]:
+    """One step per piece of a tagged trace (core/trace_tags.py), in trace order: a think block or
+    reasoning tag is a reasoning step, each tool call a step of the kind its name says."""
     steps: list[Step] = []
-    # a <think> block is one reasoning step; tag lines inside or outside are steps of their own
-    pieces: list[tuple[str, str]] = []  # (tag or "", body)
-    pos = 0
-    for m in _TAG_RE.finditer(text):
-        pieces.append(("", text[pos:m.start()]))
-        pieces.append((m.group(1).lower(), m.group(2)))
-        pos = m.end()
-    pieces.append(("", text[pos:]))
-    for tag, body in pieces:
-        if not tag:
-            for block in _split_think(body):
-                if block.strip():
-                    steps.append(_text_step(start + len(steps) + 1, block, first=not steps and not start,
-                                            reasoning=True))
+    for piece in tagged_pieces(text):
+        if piece.role != "tool" or piece.tool.lower() in REASONING_TAGS:
+            if piece.body.strip():
+                steps.append(_text_step(start + len(steps) + 1, piece.body, first=not steps and not start,
+                                        reasoning=True))
             continue
-        body = body.strip()
-        if tag in ("web_search", "search"):
-            steps.append(Step(start + len(steps) + 1, "search", f"[{tag}] {body}", [body.strip('"“” ')], []))
-        elif tag in ("scrape", "browse", "visit", "fetch"):
-            steps.append(Step(start + len(steps) + 1, "read", f"[{tag}] {body}", [], urls_in(body) or [body]))
-        else:
-            args = _arguments(body)
-            urls = [u for k in ("url", "image", "image_url", "src") if isinstance(u := args.get(k), str)]
-            steps.append(Step(start + len(steps) + 1, "analyze", f"[{tag}] {body}", [], urls or urls_in(body)))
+        steps.append(_tool_piece_step(start + len(steps) + 1, piece))
     return steps
 
 
-def _split_think(text: str) -> list[str]:
-    blocks = [m.group(1) for m in _THINK_RE.finditer(text)]
-    rest = _THINK_RE.sub("\n", text).replace("</think>", "")
-    return [b.strip() for b in blocks] + ([rest.strip()] if rest.strip() else [])
+def _tool_piece_step(index: int, piece: Piece) -> Step:
+    """A tagged tool call as a step: its arguments from the tag's line (JSON or a plain query/URL), or
+    from the lines under it when that line is empty; the text keeps all of the call and its output."""
+    source = piece.head or piece.body
+    args = _arguments(source) if source.lstrip().startswith("{") else {"input": _unquote(source.split("\n", 1)[0])}
+    kind, _, queries, urls = _call_step(piece.tool, args)
+    if kind == "read" and not urls and piece.head and " " not in piece.head:
+        urls = [piece.head]  # `[scrape] example.org/page`: the address as written
+    elif kind not in ("search", "read") and not urls:
+        urls = urls_in(source)  # the links the call works on (a search's results were not opened)
+    text = f"[{piece.tool}] {piece.body}".rstrip()
+    return Step(index, kind, text[:STEP_CHARS], queries, urls)
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    quoted = len(text) > 1 and text[0] in "\"“'" and text[-1] in "\"”'" and text.count(text[0]) <= 2
+    return text[1:-1].strip() if quoted else text
 
 
 def _text_step(index: int, text: str, first: bool | None = None, reasoning: bool = False) -> Step:
@@ -414,7 +430,7 @@ def _link(steps: list[Step]) -> None:
         elif step.kind == "verify":
             step.depends_on = [before] if before else []
             analyzed.append(step.index)
-        else:  # plan, search
+        else:  # plan, search, tool
             step.depends_on = [before] if before else []
         if step.kind == "search":
             last_search = step.index

@@ -9,7 +9,8 @@ Rules, in the order they are applied:
 1. Type. The media type comes from the Content-Type header. Bytes starting with ``%PDF-``
    (within the first 1 KB) are a PDF whatever the header says. When the header is missing
    or generic (octet-stream and friends) the bytes are sniffed: ``<html`` / ``<!doctype
-   html`` -> HTML, ``{`` / ``[`` that parses -> JSON. A missing header on bytes that look
+   html`` -> HTML, ``{`` / ``[`` that parses -> JSON, a zip holding a spreadsheet, slides or a
+   Word document (also under application/zip) -> that format. A missing header on bytes that look
    like UTF-8 text -> text/plain. ``text/plain`` and XML bodies that sniff as HTML are HTML.
    Images, audio, video, archives, fonts, octet-stream that does not sniff and every other
    type -> unknown/"unsupported_type".
@@ -28,6 +29,11 @@ Rules, in the order they are applied:
 4. PDF. pypdf, every page, pages joined by a blank line; an empty user password is tried on
    encrypted files. Title: metadata title, else the first line. Encrypted or broken ->
    "unreadable"; when the body was cut at the byte cap and pypdf fails or finds no text ->
+   "unreadable" saying so.
+4b. Spreadsheets, slides, Word documents (.xlsx, .pptx, .docx): fetch/office_text.py (sheets as rows
+   of cells, slides in order with titles and notes, paragraphs and tables in order; limits said in
+   the text). Title: the file's title property, else the first slide's title or the first line.
+   Password-protected, legacy binary or broken -> "unreadable" saying which; cut at the byte cap ->
    "unreadable" saying so.
 5. text/plain, text/markdown, other text/* and XML: the decoded text as is. JSON: re-dumped
    with ``indent=1``; only an empty container / null / "" is refused ("empty").
@@ -60,6 +66,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.parser import HTMLParser
 from typing import Callable, Literal, Optional
+
+from .office_text import FORMATS, OfficeUnreadable, office_text, sniff_office
 
 # --- thresholds -------------------------------------------------------------------------
 
@@ -131,6 +139,8 @@ def _extract(body: bytes, header: str | None, url: str, truncated: bool) -> Extr
         return _extract_html(body, media, header_charset, url, truncated)
     if kind == "pdf":
         return _extract_pdf(body, media, truncated)
+    if kind in _OFFICE_KINDS:
+        return _extract_office(body, media, kind, truncated)
     if kind == "json":
         return _extract_json(body, media, header_charset, url, truncated)
     if kind == "text":
@@ -151,6 +161,13 @@ _HTML_TYPES = {"text/html", "application/xhtml+xml"}
 _PDF_TYPES = {"application/pdf", "application/x-pdf", "application/acrobat"}
 _JSON_TYPES = {"application/json", "text/json", "application/x-json"}
 _XML_TYPES = {"application/xml", "text/xml"}
+_OFFICE_TYPES = {
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+}
+_OFFICE_KINDS = frozenset(_OFFICE_TYPES.values())
+_ZIP_TYPES = {"application/zip", "application/x-zip-compressed"}
 _GENERIC_TYPES = {
     "", "application/octet-stream", "binary/octet-stream", "application/unknown",
     "application/binary", "application/download", "application/x-download",
@@ -179,6 +196,8 @@ def _kind_of(media: str) -> str:
         return "html"
     if media in _PDF_TYPES:
         return "pdf"
+    if media in _OFFICE_TYPES:
+        return _OFFICE_TYPES[media]
     if media in _JSON_TYPES or media.endswith("+json"):
         return "json"
     if media.startswith("text/") or media in _XML_TYPES or media.endswith("+xml"):
@@ -190,6 +209,10 @@ def _resolve_kind(media: str, body: bytes) -> tuple[str, str]:
     if b"%PDF-" in body[:SNIFF_BYTES]:
         return "pdf", "application/pdf"
     kind = _kind_of(media)
+    if kind == "generic" or media in _ZIP_TYPES:
+        office = sniff_office(body)
+        if office:
+            return office, next(m for m, k in _OFFICE_TYPES.items() if k == office)
     if kind == "text" and media not in ("text/markdown", "text/x-markdown", "text/csv"):
         if _sniff(body) == "html":
             return "html", "text/html"
@@ -481,6 +504,20 @@ def _pdf_meta_title(reader: object) -> str:
         return _clean_line(str(meta.title or ""))[:TITLE_MAX_CHARS] if meta else ""
     except Exception:  # noqa: BLE001
         return ""
+
+
+# --- spreadsheets, slides, Word documents -----------------------------------------------
+
+def _extract_office(body: bytes, media: str, kind: str, truncated: bool) -> ExtractedPage:
+    try:
+        got = office_text(body, kind)
+    except OfficeUnreadable as exc:
+        detail = f"unreadable: the {FORMATS[kind]} was cut at the byte cap and cannot be parsed" if truncated \
+            else str(exc)
+        return _unknown(media, None, "unreadable", detail, "")
+    title = got.title[:TITLE_MAX_CHARS] or _first_line(got.text)
+    ev = _evidence(got.text, title, [got.text], [got.text], "")
+    return _finish(ev, media, None, truncated, got.how)
 
 
 # --- JSON and plain text ----------------------------------------------------------------
