@@ -139,12 +139,20 @@ FROM judge_ledger l JOIN metric_templates m USING (template)
 GROUP BY ALL;
 
 -- Our score beside the score the benchmark publishes, per system x task x metric (what the
--- `agreement` asset summarises). Only items both sides scored: N/A rows, null published cells and
--- system-level published aggregates (task = '') are left out.
+-- `agreement` asset summarises), and a published system-level aggregate (task = '', e.g. DRB's
+-- fact_result.txt) beside our leaderboard number for that system (task '' here too). Only items both
+-- sides scored: N/A rows and null published cells are left out.
 CREATE OR REPLACE VIEW agreement_pairs AS
 SELECT m.suite AS benchmark, m.metric, m.judge, m.system, m.task, m.scale,
        m.value AS ours, p.value AS published, m.value - p.value AS difference,
        p.scale AS published_scale, p.published_metric, p.published_value, p.file, p.line
 FROM metric_scores m
 JOIN published_scores p ON p.benchmark = m.suite AND p.system = m.system AND p.task = m.task AND p.metric = m.metric
-WHERE m.value IS NOT NULL AND p.value IS NOT NULL AND p.task <> '';
+WHERE m.value IS NOT NULL AND p.value IS NOT NULL AND p.task <> ''
+UNION ALL
+SELECT l.suite AS benchmark, l.metric, l.judge, l.system, '' AS task, l.scale,
+       l.mean AS ours, p.value AS published, l.mean - p.value AS difference,
+       p.scale AS published_scale, p.published_metric, p.published_value, p.file, p.line
+FROM leaderboard l
+JOIN published_scores p ON p.benchmark = l.suite AND p.system = l.system AND p.metric = l.metric AND p.task = ''
+WHERE l.mean IS NOT NULL AND p.value IS NOT NULL;

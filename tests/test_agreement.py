@@ -260,3 +260,23 @@ def test_published_scores_imported_after_the_agreement_make_it_due_again(home):
         "'{\"published_changed\": 1}')"))
     insert_published(home, [dict(r, import_id="imp-2") for r in published_rows(PUBLISHED)])
     assert _published_since_agreement(store)
+
+
+def test_a_metric_published_only_as_system_aggregates_is_compared_with_our_leaderboard(home):
+    """DRB publishes effective citations per system only (fact_result.txt): agreement pairs each
+    system's published aggregate with our leaderboard number, and says it is the system level."""
+    system_level = {"alpha": 70.0, "beta": 60.0, "gamma": 30.0}  # ours: means 75, 55, 35
+    insert_published(home, [{**published_rows({s: [v]})[0], "task": "", "line": None}
+                            for s, v in system_level.items()])
+    materialise(home)
+    stored = Store(home / "dreval.duckdb").query("SELECT * FROM agreement")
+    row = only_row(stored, metric="flae")
+    assert (row["n_pairs"], row["n_systems"], row["n_tasks"]) == (3, 3, 0)
+    assert row["note"].startswith("system level") and row["osc"] == pytest.approx(1.0)
+    assert row["mean_diff"] == pytest.approx(((75 - 70) + (55 - 60) + (35 - 30)) / 3)
+
+
+def test_per_task_pairs_win_over_system_aggregates_of_the_same_metric():
+    rows = pair_rows(OURS, PUBLISHED) + [{**pair_rows({"alpha": [75]}, {"alpha": [70]}, tasks=[""])[0]}]
+    row = only_row(build_agreement(pl.DataFrame(rows)))
+    assert row["n_pairs"] == 12 and "system-level aggregates left out" in row["note"]

@@ -1,5 +1,6 @@
 """The `agreement` asset: our scores against the scores benchmarks publish (stages/agreement.py).
-Declared like the leaderboard: unpartitioned, after metric_scores, reading what it needs in SQL."""
+Declared like the leaderboard: unpartitioned, after metric_scores and the leaderboard (published
+system-level aggregates are compared with its numbers), reading what it needs in SQL."""
 
 from dagster import AssetCheckResult, AssetCheckSpec, AssetExecutionContext, MetadataValue, Output, asset
 
@@ -9,7 +10,7 @@ from .resources import DrevalResource
 CHECK = "figures_in_range_or_explained"
 
 
-@asset(deps=["metric_scores"], io_manager_key="dreval_io", group_name="scores",
+@asset(deps=["metric_scores", "leaderboard"], io_manager_key="dreval_io", group_name="scores",
        check_specs=[AssetCheckSpec(CHECK, asset="agreement", description="Correlations lie in [-1, 1] and PAR in "
                                    "[0, 1]; a figure that cannot be computed is NULL with a note saying why.")])
 def agreement(context: AssetExecutionContext, dreval: DrevalResource):

@@ -2,7 +2,9 @@
 publishes for the same systems and tasks (the `agreement_pairs` view's rows in, `agreement` rows out).
 
 Item level: Pearson r and Kendall tau-b over every system x task both scored. System level, as the
-papers validate their judges: PAR over same-task system pairs, OPC / OSC between per-system means.
+papers validate their judges: PAR over same-task system pairs, OPC / OSC between per-system means. A
+metric published only as a system-level aggregate (DRB's `total_valid_citations`) is compared on
+those: our leaderboard number per system (task ''), the note saying so.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from .frames import frame
 TIE_DIGITS = 9
 GROUP = ["benchmark", "metric", "judge"]
 ITEM = ["system", "task"]
+SYSTEM_LEVEL = ("system level: each system's published aggregate beside our leaderboard number (over the tasks we "
+                "scored)")
 NO_PUBLISHED = "no published scores imported (dreval import <benchmark> <release with score files>)"
 NO_OVERLAP = ("published scores imported, but no system has both our score and a published score "
               "for the same task and metric")
@@ -41,7 +45,15 @@ def empty_note(n_published: int, n_rows: int) -> str:
 
 def _agreement_row(key: tuple, group: pl.DataFrame, now: datetime) -> dict:
     benchmark, metric, judge = key
+    per_task = group.filter(pl.col("task") != "")
+    level_note = []
+    if per_task.height and per_task.height < group.height:
+        level_note = ["published system-level aggregates left out: per-task pairs compared"]
+        group = per_task
+    elif not per_task.height:
+        level_note = [SYSTEM_LEVEL]
     items, notes = _items(group)
+    notes = level_note + notes
     ours = [round(o, TIE_DIGITS) for o, _ in items.values()]
     theirs = [round(p, TIE_DIGITS) for _, p in items.values()]
     by_task: dict[str, dict[str, tuple[float, float]]] = {}
@@ -59,7 +71,7 @@ def _agreement_row(key: tuple, group: pl.DataFrame, now: datetime) -> dict:
              "osc": spearman(our_means, their_means, unit="system")}
     return {
         "benchmark": benchmark, "metric": metric, "judge": judge, "scale": group.get_column("scale")[0],
-        "n_pairs": len(items), "n_systems": len(by_system), "n_tasks": len(by_task),
+        "n_pairs": len(items), "n_systems": len(by_system), "n_tasks": len([t for t in by_task if t]),
         **{name: stat.value for name, stat in stats.items()}, "par_pairs": par.compared,
         "mean_diff": mean([o - p for o, p in items.values()]),
         "note": "; ".join(_why_null(stats) + notes), "computed_at": now,

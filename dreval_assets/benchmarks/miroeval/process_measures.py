@@ -7,7 +7,7 @@ Facts (`measure`):
 - distinct_domains: hosts (no `www.`) of every URL a step touches;
 - pages_read: distinct URLs of read steps; revisits = read-step URL visits - pages_read;
 - refined_queries: distinct queries first issued after the first read or analyze step;
-- n_<kind> per step kind, n_steps, n_findings;
+- n_<kind> per step kind (`tool`: a tool call no cue names), n_steps, n_findings;
 - r_to_p: share of the report's checkable claims (citing a URL or stating a figure other than a year)
   whose cited URL or one of whose figures appears in the trace;
 - p_to_r: share of the trace's findings the report keeps (its figures all there; without figures 60%
@@ -67,7 +67,7 @@ def measure(parsed: ParsedTrace, trace: str, report: str, findings: list[str]) -
     touched = {domain(u) for s in steps for u in s.urls} - {""}
     facts: dict[str, Any] = {"n_steps": len(steps), **{f"n_{k}": sum(s.kind == k for s in steps)
                                                        for k in ("plan", "search", "read", "analyze", "synthesize",
-                                                                 "verify")},
+                                                                 "verify", "tool")},
                              "queries": len(queries), "distinct_queries": len(set(queries)),
                              "repeated_queries": len(queries) - len(set(queries)),
                              "distinct_domains": len(touched), "pages_read": len(set(visits)),
