@@ -258,3 +258,18 @@ def test_a_trace_longer_than_the_judge_context_is_read_in_windows_that_fit(calls
     assert "step-weighted mean" in dims.filter(dims["item_id"] == "miroeval_process.efficiency")["reason"].item()
     seen = judgments.filter(judgments["item_id"] == "miroeval_process.trace_seen")["score"].item()
     assert 0 < seen <= 1
+
+
+def test_a_context_too_small_for_any_step_is_na_saying_so_and_nothing_is_sent(calls):
+    from loopback_llm import LoopbackLLM
+
+    tasks, reports, keys = demo_inputs()
+    with LoopbackLLM(answer=dreval_answer, context_tokens=1024) as llm:
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
+                                              timeout_s=5), calls)
+        judgments = judge_process(keys[:1], reports, tasks, judge)
+        sent = len(llm.requests)
+    assert sent == 0  # no window emptied to fit, no prompt sent to fail
+    dims = judgments.filter(judgments["kind"] == "process")
+    assert set(dims["na_reason"]) == {"pipeline_failure"}
+    assert all("exceeds the model's context of 1024" in r for r in dims["reason"])

@@ -39,6 +39,7 @@ INTRINSIC_TEMPLATE = "miroeval/process_intrinsic"
 ALIGNMENT_TEMPLATE = "miroeval/process_alignment"
 TRACE_CHARS = 40_000  # one window of rendered steps at most: a longer trace is read in several
 STEP_LINE_CHARS = 600  # a step's text as the structured process shows it
+MIN_WINDOW_TOKENS = 200  # a window of steps smaller than this would say nothing: the model's context is too small
 TRACE_PARSER_FAILED = "trace unreadable: "  # core/traces.parse_trace's warning when the parser itself raised
 
 
@@ -103,6 +104,7 @@ def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[lis
     cut). The offline judge reads one window of all."""
     if judge.source_token_budget is None:
         return [steps]
+    room = _usable(room)
     windows: list[list[dict]] = [[]]
     used_chars = used_tokens = 0
     for step in steps:
@@ -118,7 +120,14 @@ def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[lis
 
 def _window_text(window: list[dict], room: int | None) -> str:
     text = fence_untrusted("\n".join(step_line(s) for s in window))
+    room = _usable(room)
     return text if room is None else cut_to_tokens(text, room)  # one step longer than the room is cut
+
+
+def _usable(room: int | None) -> int | None:
+    """A room too small for a few steps is none: the prompt is then refused as too long (N/A saying
+    so), never sent with an empty window."""
+    return room if room is not None and room >= MIN_WINDOW_TOKENS else None
 
 
 def merge_findings(per_window: Sequence[Sequence[ProcessFinding]]) -> list[tuple[int, ProcessFinding]]:
@@ -206,8 +215,8 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
         windows.append([findings_request(system, task, w, room) for w in trace_windows(steps, judge, room)])
     found = iter(judge.judge_many([r for trace in windows for r in trace]))
     plans, requests = [], []
-    for (system, task, report, parsed, steps), asked in zip(todo, windows, strict=True):
-        judgments = [next(found) for _ in asked]
+    for (system, task, report, parsed, steps), window_requests in zip(todo, windows, strict=True):
+        judgments = [next(found) for _ in window_requests]
         failed = next((j for j in judgments if not isinstance(j.answer, ProcessFindings)), None)
         if failed is not None:  # without findings the alignment cannot be judged: the whole process waits
             rows += _na_rows(system, task, failed.na_reason or "pipeline_failure",
