@@ -148,3 +148,32 @@ def test_the_release_statements_are_the_claims_judged_by_default(run):
     row = store.query(f"SELECT policy FROM metric_scores WHERE system = '{SYSTEM}' AND task = '{TASK}' "
                       "AND metric = 'ref_acc'").item()
     assert "claims: the release's 8 statements (wlc.statements = release)" in row  # the row names the statement set
+
+
+def test_embeddings_and_dropped_bot_walls_end_to_end_through_dreval_run(tmp_path, monkeypatch):
+    """The embedding retriever (DREVAL_JUDGE_EMBEDDING_MODEL) and policy wlc.bot_walls=drop through
+    `dreval run`: vectors asked through /v1/embeddings and ledgered, the retriever named on Cov. Wiki,
+    the wall page unread on Ref. Acc.; a second run asks nothing."""
+    from loopback_llm import LoopbackLLM
+    from judge_answers import dreval_answer
+
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        home = str(tmp_path / "home")
+        for name, value in {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_MODEL": "loopback-model",
+                            "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k",
+                            "DREVAL_JUDGE_EMBEDDING_MODEL": "loopback-embed",
+                            "DREVAL_POLICIES": json.dumps({"wlc.bot_walls": "drop"})}.items():
+            monkeypatch.setenv(name, value)
+        assert main(["--home", home, "import", "wlc", str(RELEASE)]) == 0
+        assert main(["--home", home, "run", "--system", SYSTEM]) == 0
+        asked = len(llm.requests)
+        assert main(["--home", home, "run", "--system", SYSTEM]) == 0
+        assert len(llm.requests) <= asked + 1  # the CLI's preflight at most: every answer and vector cached
+    store = Store(Path(home) / "dreval.duckdb")
+    assert store.query("SELECT count(*) FROM judge_ledger WHERE template = 'embeddings' AND NOT cache_hit").item() > 0
+    cov = store.query(f"SELECT value, detail, policy FROM metric_scores WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                      "AND metric = 'cov_wiki'").row(0, named=True)
+    assert "embeddings (loopback-embed)" in cov["policy"] + cov["detail"] and "bm25" not in cov["policy"]
+    ref = store.query(f"SELECT detail FROM metric_scores WHERE system = '{SYSTEM}' AND task = '{TASK}' "
+                      "AND metric = 'ref_acc'").item()
+    assert "dropped as unread (wlc.bot_walls=drop)" in ref
