@@ -323,6 +323,7 @@ def import_cited_pages(store: Store, pages: Iterable[CitedPage]) -> Counter:
     counts: Counter = Counter()
     seen: set[str] = set()
     pending: list[tuple[str, FetchResult]] = []
+    page_store = PageStore(store)
     for page in pages:
         key = url_key(page.url)
         if key in seen:
@@ -339,9 +340,9 @@ def import_cited_pages(store: Store, pages: Iterable[CitedPage]) -> Counter:
                                     **common)))
         counts.update(stored=1, unread=bool(page.unread_because), walls=bool(blocked))
         if len(pending) >= BATCH:
-            PageStore(store).put(pending)
+            page_store.put(pending)
             pending = []
-    PageStore(store).put(pending)
+    page_store.put(pending)
     return counts
 
 

@@ -123,7 +123,7 @@ def with_release_statements(frames: dict[str, pl.DataFrame], reports: pl.DataFra
         return frames
     shipped = {(r["system"], r["task"]): json.loads(r["release_statements"])
                for r in reports.iter_rows(named=True) if (r["system"], r["task"]) in chosen}
-    claims = [c for c in frames["report_claims"].iter_rows(named=True) if (c["system"], c["task"]) not in chosen]
+    claims = list(claims_outside(frames["report_claims"], chosen).iter_rows(named=True))
     counts = {}
     for (system, task), found in shipped.items():
         statements = found["statements"]

@@ -28,9 +28,9 @@ def read_reports(
     `cleaned_text`, the benchmark's own citation-free rewrite an import found (None: none), and
     `release_statements`, the benchmark's own statements of the report an import found (None: none)."""
     written = written or {}
-    return frame("reports", [{"trace": None, "cleaned_text": None, "release_statements": None,
-                              **(written.get((system, task))
-                                                or _read_one(system, task, systems, original_ids, imported or {}))}
+    # a row without trace, cleaned_text or release_statements gets None from frames.DEFAULTS
+    return frame("reports", [written.get((system, task)) or _read_one(system, task, systems, original_ids,
+                                                                      imported or {})
                              for system, task in keys])
 
 

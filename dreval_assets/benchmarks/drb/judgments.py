@@ -24,14 +24,14 @@ def race_criteria(rubrics: pl.DataFrame | None) -> dict[str, RaceCriteria]:
 
 RACE_TEMPLATE = "drb/race_scores"
 RACE_TEMPLATE_ZH = "drb/race_scores_zh"  # the reference code instructs the judge in Chinese on Chinese tasks
-
-
-def race_template(language: str | None) -> str:
-    return RACE_TEMPLATE_ZH if (language or "").lower().startswith("zh") else RACE_TEMPLATE
 TARGET_TEXT_ITEM = "drb.race.target_text"  # 1: the release's cleaned article was scored, 0: our stripping
 RELEASE_CLEANED = "the release's cleaned article (cleaned_data)"
 NO_SCORE = "the judge gave no score for this criterion"
 OUR_STRIPPING = "the report with citations stripped by our parser (the release has no cleaned article)"
+
+
+def race_template(language: str | None) -> str:
+    return RACE_TEMPLATE_ZH if (language or "").lower().startswith("zh") else RACE_TEMPLATE
 
 
 def race_inputs(report: dict, task_row: dict) -> tuple[str, bool, str]:
@@ -81,10 +81,10 @@ def judge_race(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl
                   "random_order": [seeded_first(system, task, "race", seed)]}[policy]
         for target_first in orders:
             a, b = (target, reference) if target_first else (reference, target)
-            requests.append(JudgmentRequest(race_template(row.get("language")), {
-                                                "query": row.get("query", ""), "criteria": shown,
-                                                            "criteria_list": items, "article_a": a, "article_b": b},
-                                            RaceScores, {**(labels or {}), "system": system, "task": task}))
+            variables = {"query": row.get("query", ""), "criteria": shown, "criteria_list": items,
+                         "article_a": a, "article_b": b}
+            requests.append(JudgmentRequest(race_template(row.get("language")), variables, RaceScores,
+                                            {**(labels or {}), "system": system, "task": task}))
             plans.append((system, task, target_first, listed))
     found: dict[tuple[str, str, str], list[tuple[float, float] | None]] = {}
     cache_keys: dict[tuple[str, str], str] = {}

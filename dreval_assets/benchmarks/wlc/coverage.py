@@ -243,9 +243,10 @@ def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
         judged.append(_Report(system, task, base, facts, statements))
     model, embedded = _embedding_pass(ctx, [t for r in judged for t in [g for _, g in r.gold] +
                                             [s.text for s in r.statements]])
+    name = "bm25" if model is None else f"embeddings ({model})"
+    retriever = Retriever(name, embedded.vectors if embedded else None)
     requests, plans = [], []
     for r in judged:
-        name = "bm25" if model is None else f"embeddings ({model})"
         rows.append({**r.base, "kind": "gold_statements", "item_id": f"{RETRIEVER_PREFIX}.{name}", "item": name,
                      "score": 1.0, "cache_key": None, "na_reason": None,
                      "reason": f"candidates per statement: min({TOP_K}, n) by {name}"})
@@ -263,7 +264,6 @@ def gold_coverage(ctx: JudgmentContext) -> pl.DataFrame:
                              "item": s.text, "score": None, "cache_key": None, "na_reason": na, "reason": why}
                             for s in r.statements)
             continue
-        retriever = Retriever(name, embedded.vectors if embedded else None)
         labels = {**ctx.labels, "system": r.system, "task": r.task}
         retrieved = [(fid, text, retriever.top(text, texts)) for fid, text in r.gold]
         for batch in batches(retrieved, r.statements, budget):
@@ -329,7 +329,7 @@ def _statement_rows(r: _Report, batch, judgment, template_hash: str) -> list[dic
             rows.append({**item, "score": None, "na_reason": judgment.na_reason or "pipeline_failure",
                          "reason": judgment.error or "the judge gave no label for this statement"})
             continue
-        shown = {f"g{i + 1:03d}" for i in idx}
+        shown = {r.gold[i][0] for i in idx}  # the ids of the gold facts this statement was shown
         named = [fid for fid in dict.fromkeys(label.facts) if fid in shown]
         reason = label.label + (f" (gold {', '.join(named)})" if named else "") + f": {label.reason}"
         rows.append({**item, "score": CONFLICT_SCORE[label.label], "na_reason": None, "reason": reason[:500]})

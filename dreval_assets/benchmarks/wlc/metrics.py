@@ -208,8 +208,9 @@ def leakage_metric(evidence: ReportEvidence, statements: Sequence) -> MetricValu
     if not titles:
         return not_available("wlc", "leakage", "0-100", "pipeline_failure",
                              "the task names no Wikipedia article (no URL or title)", "none")
-    leaked = sum(1 for c in statements if cites_own_article(c.urls, titles))
-    other = sum(1 for c in statements if cites_wikipedia(c.urls) and not cites_own_article(c.urls, titles))
+    own = [cites_own_article(c.urls, titles) for c in statements]
+    leaked = sum(own)
+    other = sum(1 for c, is_own in zip(statements, own) if not is_own and cites_wikipedia(c.urls))
     return MetricValue("wlc", "leakage", 100 * leaked / len(statements), "0-100", len(statements),
                        detail=f"{leaked} of {len(statements)} statements cite the task's own Wikipedia article; "
                               f"{other} cite other Wikipedia articles (not leakage)",
