@@ -383,3 +383,24 @@ def test_chinese_page_is_split_into_sentences_at_chinese_stops() -> None:
     result = match_claim("新能源汽车市场占有率达到31.6%。", CAAM_PAGE)
     assert result.verdict == "supported", result.reason
     assert result.evidence.startswith("新能源汽车产销") and "纯电动" not in result.evidence
+
+
+REFURBISHED_PLANT_PAGE = (
+    "Average output since the refurbishment has been 320 gigawatt-hours per year. The station was built "
+    "in 1961 on the estuary of the River Harrow, near the town, and it has sixteen turbines in all of its bays."
+)
+
+
+def test_a_value_before_a_change_does_not_conflict_with_one_since_it() -> None:
+    # "before" and "since" are stop words, so without time frames the two outputs shared a slot.
+    result = match_claim("Before refurbishment the station produced an average of 290 gigawatt-hours "
+                         "of electricity per year.", REFURBISHED_PLANT_PAGE)
+    assert result.verdict != "contradicted"
+
+
+@pytest.mark.parametrize("claim, verdict", [
+    ("Average output since the refurbishment has been 350 gigawatt-hours per year.", "contradicted"),
+    ("Average output after the refurbishment has been 320 gigawatt-hours per year.", "supported"),
+])
+def test_values_in_the_same_time_frame_still_compare(claim: str, verdict: str) -> None:
+    assert match_claim(claim, REFURBISHED_PLANT_PAGE).verdict == verdict

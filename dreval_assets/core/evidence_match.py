@@ -72,6 +72,11 @@ ANCHOR_RADIUS = 5  # tokens on each side of a number that tell which slot it fil
 ANCHOR_CHARS = 8  # the same for Chinese, in characters (about five words)
 CHINESE_TERMS_PER_WORD = 2  # a claimed value weighs as much as a word: in Chinese, two bigram terms
 UNIT_WORDS = 3  # content words after a quantity that name what it counts
+# Words placing a value before or after a change. Two values framed apart fill different slots
+# ("290 before the refurbishment", "320 since"), so they never conflict; the words are stop words,
+# so the context-word anchor alone cannot tell them apart.
+_BEFORE_WORDS = frozenset("before prior until originally previously formerly earlier initially".split())
+_AFTER_WORDS = frozenset("since after following afterwards subsequently later now currently".split())
 
 
 @dataclass(frozen=True)
@@ -255,6 +260,7 @@ class _Mention:
     start: int
     end: int
     anchor: frozenset[str] = field(default=frozenset(), compare=False)  # context words
+    frame: str = field(default="", compare=False)  # "before" | "after" | "": the time it speaks of
 
 
 def _date_mentions(text: str) -> list[_Mention]:
@@ -348,8 +354,23 @@ def _mentions_with_context(text: str) -> list[_Mention]:
         if chinese:  # the Chinese terms within ANCHOR_CHARS characters on each side
             around += han_terms(text[max(0, mention.start - ANCHOR_CHARS):mention.start])
             around += han_terms(text[mention.end:mention.end + ANCHOR_CHARS])
-        anchored.append(replace(mention, anchor=frozenset(stem for stem in around if stem)))
+        anchored.append(replace(mention, anchor=frozenset(stem for stem in around if stem),
+                                frame=_time_frame(tokens, first, after)))
     return anchored
+
+
+def _time_frame(tokens: list[re.Match], first: int, after: int) -> str:
+    """The frame word nearest the value in its sentence decides; equally near rivals leave none."""
+    nearest: dict[str, int] = {}
+    for index, token in enumerate(tokens):
+        word = token.group().lower()
+        frame = "before" if word in _BEFORE_WORDS else "after" if word in _AFTER_WORDS else ""
+        if frame:
+            distance = first - index if index < first else index - after + 1
+            nearest[frame] = min(distance, nearest.get(frame, distance))
+    if len(nearest) == 2 and nearest["before"] == nearest["after"]:
+        return ""
+    return min(nearest, key=nearest.get, default="")
 
 
 def _agrees(claimed: _Mention, found: _Mention) -> bool:
@@ -366,6 +387,8 @@ def _conflicts(claimed: _Mention, found: _Mention) -> bool:
     """`found` gives a different value of the very same kind (percent vs percent, ...)."""
     if claimed.family != found.family:
         return False
+    if claimed.frame and found.frame and claimed.frame != found.frame:
+        return False  # one speaks of before a change, the other of after it
     if claimed.family == "date":
         return any(want is not None and got is not None and want != got
                    for want, got in zip(claimed.value, found.value))
