@@ -301,7 +301,7 @@ def statement_conflict_labels(text: str) -> dict:
     return {"labels": labels}
 
 
-_STEP_LINE_RE = re.compile(r"^\[(\d+)\] \((\w+)\) (.*)$", re.M)
+_STEP_LINE_RE = re.compile(r"^\[(\d+)\] \((\w+)\) (?:\(part \d+ of \d+\) )?(.*)$", re.M)
 
 
 def _trace_steps(text: str) -> list[dict]:

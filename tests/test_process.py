@@ -257,7 +257,36 @@ def test_a_trace_longer_than_the_judge_context_is_read_in_windows_that_fit(calls
     assert dims["na_reason"].null_count() == 8  # every dimension scored
     assert "step-weighted mean" in dims.filter(dims["item_id"] == "miroeval_process.efficiency")["reason"].item()
     seen = judgments.filter(judgments["item_id"] == "miroeval_process.trace_seen")["score"].item()
-    assert 0 < seen <= 1
+    assert seen == 1.0  # every step whole
+
+
+def test_a_step_longer_than_a_window_is_shown_whole_in_parts(calls):
+    """One scraped page of ~30,000 characters as one step: no character of it is dropped (it was cut at
+    600 once); its parts keep the step's index, each prompt fits a 8,192-token model, trace_seen is 1."""
+    from loopback_llm import LoopbackLLM
+
+    from dreval_assets.judges.context_window import prompt_tokens
+
+    tasks, reports, keys = demo_inputs()
+    words = ["page" + "".join(chr(97 + k // 26 ** p % 26) for p in range(3)) for k in range(4_000)]
+    page = " ".join(w + ("." if k % 12 == 11 else "") for k, w in enumerate(words))  # no figures: no finding
+    trace = TRACE.replace("540,000 cubic metres per day.", f"540,000 cubic metres per day. {page} END-OF-PAGE")
+    reports = reports.filter(reports["system"] == "careful-scholar").with_columns(trace=pl.lit(trace))
+    with LoopbackLLM(answer=dreval_answer, context_tokens=8192) as llm:
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
+                                              timeout_s=5), calls)
+        judgments = judge_process(keys[:1], reports, tasks, judge)
+        sent = llm.requests
+    prompts = [r["messages"][0]["content"] for r in sent]
+    assert all(prompt_tokens(p) + r["max_tokens"] <= 8192 for p, r in zip(prompts, sent))
+    intrinsic = [p for p in prompts if "You evaluate how a deep-research agent researched" in p]
+    lines = [line for p in intrinsic for line in p.split("<<<TRACE", 1)[1].split("TRACE>>>", 1)[0].splitlines()
+             if line.startswith("[3] ")]
+    assert len(lines) > 2 and all(re.match(r"\[3\] \(\w+\) \(part \d+ of \d+\) ", line) for line in lines)
+    shown = " ".join(line.split(") ", 2)[2] for line in lines)
+    assert all(re.search(f"{w}\\b", shown) for w in words) and shown.endswith("END-OF-PAGE")
+    seen = judgments.filter(judgments["item_id"] == "miroeval_process.trace_seen")
+    assert seen["score"].item() == 1.0 and "1 long step(s) shown in parts" in seen["reason"].item()
 
 
 def test_a_context_too_small_for_any_step_is_na_saying_so_and_nothing_is_sent(calls):

@@ -33,7 +33,6 @@ from urllib.parse import urlsplit
 from .trace_tags import REASONING_TAGS, Piece, looks_tagged, tagged_pieces
 
 KINDS = ("plan", "search", "read", "analyze", "synthesize", "verify", "tool")
-STEP_CHARS = 4_000  # a step's text is kept up to here (tool results can be whole pages)
 
 _URL_RE = re.compile(r"https?://[^\s<>\"'\)\]\},]+")
 _STEP_RE = re.compile(r"^\s*(?:\[\s*Step\s+(\d+)\s*\]|\**Step\s+(\d+)\s*[:.)]\**)\s*", re.I | re.M)
@@ -276,7 +275,7 @@ def _parse_messages(messages: list[dict]) -> ParsedTrace:
             if target is None:
                 warnings.append("a tool result before any call was left out")
                 continue
-            target.text = (target.text + "\n-> " + content)[:STEP_CHARS]
+            target.text = target.text + "\n-> " + content
             if target.kind != "search":  # a search's result lists links it did not read
                 target.urls = _dedup(target.urls + ([] if target.urls else urls_in(content)))
             continue
@@ -313,7 +312,7 @@ def _parse_json_steps(items: list) -> ParsedTrace:
         if kind == "read" and not urls:
             urls = urls_in(body)
         text = (f"{label}: " if label else "") + (body or json.dumps(args, ensure_ascii=False))
-        steps.append(Step(len(steps) + 1, kind, text[:STEP_CHARS], queries, _dedup(urls)))
+        steps.append(Step(len(steps) + 1, kind, text, queries, _dedup(urls)))
     return ParsedTrace("json_steps", steps, [])
 
 
@@ -381,7 +380,7 @@ def _tool_piece_step(index: int, piece: Piece) -> Step:
     elif kind not in ("search", "read") and not urls:
         urls = urls_in(source)  # the links the call works on (a search's results were not opened)
     text = f"[{piece.tool}] {piece.body}".rstrip()
-    return Step(index, kind, text[:STEP_CHARS], queries, urls)
+    return Step(index, kind, text, queries, urls)
 
 
 def _unquote(text: str) -> str:
@@ -398,7 +397,7 @@ def _text_step(index: int, text: str, first: bool | None = None, reasoning: bool
         quoted = _QUOTED_RE.findall(text)
         found = _SEARCH_FOR_RE.search(text)
         queries = quoted[:3] or ([found.group(1).strip(" \"'“”")[:200]] if found else [])
-    return Step(index, kind, text[:STEP_CHARS], queries, urls_in(text))
+    return Step(index, kind, text, queries, urls_in(text))
 
 
 # --- after parsing ---------------------------------------------------------------------------------

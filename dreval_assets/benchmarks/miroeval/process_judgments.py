@@ -9,7 +9,8 @@ dimensions from the findings and the report (`miroeval/process_alignment`). Both
 report_judgments rows, item ids under `miroeval_process.`:
 - kind `process_finding` `finding.<k>`: the finding, credit 1 when the report keeps it, else 0;
 - kind `process_facts` `facts`: the measured facts as JSON in `item`, score = the number of steps;
-- kind `process_coverage` `trace_seen`: the share of the steps' text the judge was shown;
+- kind `process_coverage` `trace_seen`: the share of the steps' text the judge was shown (whole: a step
+  too long for one line is shown in parts, each its own line);
 - kind `process` `<dimension>`: score 1-10, or N/A with its bucket: no trace in the release
   (`data_accessibility`), an empty or broken trace (`model_failure`), our parser failing on it
   (`pipeline_failure`), a failed call (its own).
@@ -38,7 +39,7 @@ FINDINGS_TEMPLATE = "miroeval/process_findings"
 INTRINSIC_TEMPLATE = "miroeval/process_intrinsic"
 ALIGNMENT_TEMPLATE = "miroeval/process_alignment"
 TRACE_CHARS = 40_000  # one window of rendered steps at most: a longer trace is read in several
-STEP_LINE_CHARS = 600  # a step's text as the structured process shows it
+STEP_PART_CHARS = 4_000  # a longer step is shown in consecutive parts, one line each: nothing is cut
 MIN_WINDOW_TOKENS = 200  # a window of steps smaller than this would say nothing: the model's context is too small
 TRACE_PARSER_FAILED = "trace unreadable: "  # core/traces.parse_trace's warning when the parser itself raised
 
@@ -89,25 +90,50 @@ def step_dicts(parsed: ParsedTrace) -> list[dict]:
 
 
 def step_line(step: Mapping[str, Any]) -> str:
-    return f"[{step['index']}] ({step['kind']}) {' '.join(str(step['text']).split())[:STEP_LINE_CHARS]}"
+    part = f" (part {step['part']} of {step['parts']})" if step.get("parts", 1) > 1 else ""
+    return f"[{step['index']}] ({step['kind']}){part} {' '.join(str(step['text']).split())}"
 
 
-def share_seen(steps: Sequence[Mapping[str, Any]]) -> float:
-    """The share of the steps' text the structured process shows (each step up to STEP_LINE_CHARS)."""
-    full = [len(" ".join(str(s["text"]).split())) for s in steps]
-    return sum(min(n, STEP_LINE_CHARS) for n in full) / sum(full) if sum(full) else 1.0
+def step_parts(steps: list[dict], room: int | None) -> list[dict]:
+    """The steps as the lines a window holds: a step whose line is longer than STEP_PART_CHARS, or than
+    `room` tokens, is split at spaces into consecutive parts (the same index, `part` k of `parts`)."""
+    lines = []
+    for step in steps:
+        text = " ".join(str(step["text"]).split())
+        if len(step_line(step)) <= STEP_PART_CHARS and (room is None or prompt_tokens(step_line(step)) <= room):
+            lines.append(step)
+            continue
+        pieces = []
+        while text:
+            piece = text[:STEP_PART_CHARS - 40]  # 40: the line's "[index] (kind) (part k of n)" head
+            if room is not None:
+                piece = cut_to_tokens(piece, max(room - 40, 1))
+            if len(piece) < len(text) and " " in piece[len(piece) // 2:]:
+                piece = piece[:piece.rindex(" ")]  # whole words
+            pieces.append(piece)
+            text = text[len(piece):].lstrip()
+        lines += [{**step, "text": piece, "part": k, "parts": len(pieces)} for k, piece in enumerate(pieces, 1)]
+    return lines
+
+
+def share_seen(requests: Sequence[JudgmentRequest]) -> float:
+    """The share of the windows' step lines their prompts show: 1 unless a window had to be cut, which
+    parts sized to the room avoid."""
+    full = [fence_untrusted("\n".join(step_line(s) for s in r.variables["steps_list"])) for r in requests]
+    shown = sum(len(r.variables["steps"]) for r in requests)
+    return min(1.0, shown / sum(len(f) for f in full)) if requests and any(full) else 1.0
 
 
 def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[list[dict]]:
     """The steps in consecutive windows whose rendered lines fit one prompt: within TRACE_CHARS and,
-    when the judge's context is known, within `room` tokens; every step is in one window (no trace is
-    cut). The offline judge reads one window of all."""
+    when the judge's context is known, within `room` tokens; every step is in a window, a long one in
+    parts (no trace is cut). The offline judge reads one window of all steps whole."""
     if judge.source_token_budget is None:
         return [steps]
     room = _usable(room)
     windows: list[list[dict]] = [[]]
     used_chars = used_tokens = 0
-    for step in steps:
+    for step in step_parts(steps, room):
         line = step_line(step)
         chars, tokens = len(line) + 1, prompt_tokens(line)
         if windows[-1] and (used_chars + chars > TRACE_CHARS or (room is not None and used_tokens + tokens > room)):
@@ -121,7 +147,7 @@ def trace_windows(steps: list[dict], judge: Judge, room: int | None) -> list[lis
 def _window_text(window: list[dict], room: int | None) -> str:
     text = fence_untrusted("\n".join(step_line(s) for s in window))
     room = _usable(room)
-    return text if room is None else cut_to_tokens(text, room)  # one step longer than the room is cut
+    return text if room is None else cut_to_tokens(text, room)  # parts fit the room: a last resort
 
 
 def _usable(room: int | None) -> int | None:
@@ -242,10 +268,11 @@ def judge_process(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
         alignment = request(ALIGNMENT_TEMPLATE, {
             "query": task_rows[task]["query"], "findings": findings_text, "facts_map": facts,
             "report": report_for_judge(report["text"], judge)}, AlignmentScores, system, task, fit=("report",))
-        seen = share_seen(steps)
+        seen = min(share_seen(window_requests), share_seen(parts))
+        in_parts = len({s["index"] for r in parts for s in r.variables["steps_list"] if s.get("parts", 1) > 1})
         rows.append(_row(system, task, "process_coverage", "trace_seen", "trace_seen", judge=judge, score=seen,
                          reason=f"{len(parts)} window(s) of steps read, every step; {seen:.0%} of the steps' text "
-                                f"shown (each step up to {STEP_LINE_CHARS} characters)"))
+                                f"shown" + (f"; {in_parts} long step(s) shown in parts" if in_parts else "")))
         plans.append((system, task, [len(w.variables["steps_list"]) for w in parts]))
         requests += [*parts, alignment]
 
