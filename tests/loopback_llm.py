@@ -29,7 +29,8 @@ a token) is cut there and ``finish_reason`` is ``"length"``.
 
 Embeddings: ``POST /v1/embeddings`` answers each input with ``hashed_vector`` (a hashed bag of
 words, so texts sharing words are near); ``embedding_models`` limits which models embed (others get
-a 404); the request is recorded in ``requests`` with ``_path`` and consumes a queued status fault.
+a 404); the request is recorded in ``requests`` with ``_path`` and consumes a queued status or delay
+fault; ``embeddings_peak`` is the most embedding requests answered at once.
 
 Usage accounting: ``prompt_tokens = ceil(chars of all message contents / 4)``
 plus ``IMAGE_TOKENS`` per image part (reported as
@@ -393,6 +394,7 @@ class LoopbackLLM:
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
         self.embedding_models = embedding_models  # None: any model embeds; else only these (others: 404)
+        self.embeddings_in_flight = self.embeddings_peak = 0  # embedding requests being answered, at most
         self.latency_s = float(latency_s)
         self.report_image_tokens = report_image_tokens  # off: usage has no prompt_tokens_details
         self.requests: list[dict] = []
@@ -506,7 +508,13 @@ class LoopbackLLM:
         with self._lock:
             self.requests.append(request)
             fault = self._faults.popleft() if self._faults else None
-        self._sleep(self.latency_s)
+            self.embeddings_in_flight += 1
+            self.embeddings_peak = max(self.embeddings_peak, self.embeddings_in_flight)
+        try:
+            self._sleep(self.latency_s + (fault.seconds if isinstance(fault, DelayFault) else 0.0))
+        finally:
+            with self._lock:
+                self.embeddings_in_flight -= 1
         if isinstance(fault, StatusFault):
             payload = fault.body if fault.body is not None else _error_body(fault.code)
             return fault.code, payload, dict(fault.headers), None

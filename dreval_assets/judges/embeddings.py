@@ -2,11 +2,14 @@
 `embeddings.create`), when an embedding model is configured (DREVAL_JUDGE_EMBEDDING_MODEL).
 
 Each text's vector is cached in `judge_cache` (template ``EMBEDDING_TEMPLATE``, key: the model and
-the text), so a second run asks nothing; every HTTP request gets a ledger row. A text whose request
+the text), so a second run asks nothing; every HTTP request gets a ledger row, priced when the price
+table names the embedding model. Requests keep the chat judge's limits: its concurrency, requests and
+tokens per minute, retries with Retry-After and backoff, and the deadline per request. A text whose request
 failed has no vector and says why (reason bucket and error): the caller reports it N/A, never
 falls back to another retriever under the embeddings' name."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -17,10 +20,11 @@ from typing import Mapping, Sequence
 
 import openai
 
-from ..core.backoff import backoff_seconds
+from ..core.backoff import backoff_seconds, retry_after_seconds
 from ..errors import redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import JudgeStats
+from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
 
 EMBEDDING_TEMPLATE = "embeddings"  # the template name of embedding rows in judge_cache and judge_ledger
@@ -61,47 +65,48 @@ def embed_texts(config: OpenAIJudgeConfig, calls: JudgeCallStore | None, stats: 
             found.vectors[text] = vector
     stats.requests += len(wanted) - len(missing)
     stats.cache_hits += len(wanted) - len(missing)
-    if not missing:
-        return found
-    client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
-                           timeout=config.timeout_s)
-    try:
-        for start in range(0, len(missing), TEXTS_PER_REQUEST):
-            _ask(client, config, calls, stats, missing[start:start + TEXTS_PER_REQUEST], keys, found, labels or {})
-    finally:
-        client.close()
+    if missing:
+        batches = [missing[i:i + TEXTS_PER_REQUEST] for i in range(0, len(missing), TEXTS_PER_REQUEST)]
+        asyncio.run(_ask_all(config, calls, stats, batches, keys, found, labels or {}))
     return found
 
 
-def _ask(client: openai.OpenAI, config: OpenAIJudgeConfig, calls: JudgeCallStore | None, stats: JudgeStats,
-         batch: list[str], keys: Mapping[str, str], found: Embeddings, labels: Mapping[str, str]) -> None:
-    """One request for `batch`, retried on a server's or the network's failure; its ledger row."""
-    model, started, error, bucket, tokens = found.model, time.perf_counter(), "", "", 0
-    attempt = 0
-    for attempt in range(1, config.max_attempts + 1):
+async def _ask_all(config: OpenAIJudgeConfig, calls: JudgeCallStore | None, stats: JudgeStats,
+                   batches: list[list[str]], keys: Mapping[str, str], found: Embeddings,
+                   labels: Mapping[str, str]) -> None:
+    """The batches under the chat judge's limits: its concurrency, rate limits and deadline."""
+    client = openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
+                                timeout=config.timeout_s)
+    limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute)
+    semaphore = asyncio.Semaphore(config.concurrency)
+    try:
+        await asyncio.gather(*(_ask(client, config, calls, stats, batch, keys, found, labels, limiter, semaphore)
+                               for batch in batches))
+    finally:
+        await client.close()
+
+
+async def _ask(client: openai.AsyncOpenAI, config: OpenAIJudgeConfig, calls: JudgeCallStore | None,
+               stats: JudgeStats, batch: list[str], keys: Mapping[str, str], found: Embeddings,
+               labels: Mapping[str, str], limiter: RateLimiter, semaphore: asyncio.Semaphore) -> None:
+    """One request for `batch`, retried on a server's or the network's failure within the deadline;
+    its ledger row, priced at the embedding model's price when the price table has one."""
+    async with semaphore:
+        model, started, error, bucket, tokens = found.model, time.perf_counter(), "", "", 0
+        outcome = {"attempt": 0}
         try:
-            response = client.embeddings.create(model=model, input=batch)
-            vectors = [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
-            if len(vectors) != len(batch) or any(not v for v in vectors):
-                raise ValueError(f"{len(vectors)} vectors for {len(batch)} texts")
-            tokens = getattr(response.usage, "prompt_tokens", 0) or 0
-            error = ""
-            break
-        except openai.APIStatusError as exc:
-            error = f"{exc.status_code} {type(exc).__name__}: {redact(str(exc), config.api_key)}"[:500]
-            bucket = "provider_failure"
-            if exc.status_code < 500 and exc.status_code != 429:
-                break  # the request itself is refused (unknown model, no embeddings here): asking again changes nothing
-        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-            error, bucket = f"{type(exc).__name__}: {redact(str(exc), config.api_key)}"[:500], "provider_failure"
-        except (ValueError, TypeError, AttributeError) as exc:
-            error, bucket = f"the endpoint's answer is not one vector per text: {exc}"[:500], "provider_failure"
-            break
-        if attempt < config.max_attempts:
-            time.sleep(backoff_seconds(attempt, config.backoff_base_s, config.backoff_cap_s))
+            async with asyncio.timeout(config.deadline_s):
+                vectors, tokens, error, bucket = await _attempts(client, config, batch, model, limiter, outcome)
+        except TimeoutError:
+            vectors, bucket = [], "provider_failure"
+            error = f"deadline of {config.deadline_s:g} s exceeded after {outcome['attempt']} attempt(s)"
+    attempt = outcome["attempt"]
+    price = config.prices.get(model)
+    cost = price.cost(tokens, 0) if price and not error else None
     stats.requests += len(batch)
     stats.calls += 1
     stats.tokens_in += tokens
+    stats.add_cost(cost)
     if error:
         stats.failures += 1
         for text in batch:
@@ -120,7 +125,42 @@ def _ask(client: openai.OpenAI, config: OpenAIJudgeConfig, calls: JudgeCallStore
             template_hash=EMBEDDING_VERSION, cache_key=hashlib.sha256("".join(keys[t] for t in batch).encode()
                                                                     ).hexdigest(),
             cache_hit=False, outcome="ok" if not error else bucket, attempts=attempt, validation_retries=0,
-            tokens_in=tokens, tokens_out=0, cost=None, latency_s=time.perf_counter() - started, error=error)])
+            tokens_in=tokens, tokens_out=0, cost=cost, latency_s=time.perf_counter() - started, error=error)])
+
+
+async def _attempts(client: openai.AsyncOpenAI, config: OpenAIJudgeConfig, batch: list[str], model: str,
+                    limiter: RateLimiter, outcome: dict) -> tuple[list, int, str, str]:
+    """(vectors, prompt tokens, error, reason bucket): the chat judge's retry rules — a server's
+    Retry-After is obeyed up to the backoff cap, a refused request is not asked again."""
+    error = bucket = ""
+    for attempt in range(1, config.max_attempts + 1):
+        outcome["attempt"] = attempt
+        await limiter.acquire(sum(len(t) for t in batch) // 4 + 1)
+        hint = None
+        try:
+            response = await client.embeddings.create(model=model, input=batch)
+            vectors = [item.embedding for item in sorted(response.data, key=lambda item: item.index)]
+            if len(vectors) != len(batch) or any(not v for v in vectors):
+                raise ValueError(f"{len(vectors)} vectors for {len(batch)} texts")
+            return vectors, getattr(response.usage, "prompt_tokens", 0) or 0, "", ""
+        except openai.APIStatusError as exc:
+            error = f"{exc.status_code} {type(exc).__name__}: {redact(str(exc), config.api_key)}"[:500]
+            bucket = "provider_failure"
+            if exc.status_code < 500 and exc.status_code != 429:
+                break  # the request itself is refused (unknown model, no embeddings here): asking again changes nothing
+            hint = retry_after_seconds(dict(exc.response.headers)) if exc.response is not None else None
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            error, bucket = f"{type(exc).__name__}: {redact(str(exc), config.api_key)}"[:500], "provider_failure"
+        except (ValueError, TypeError, AttributeError) as exc:
+            error, bucket = f"the endpoint's answer is not one vector per text: {exc}"[:500], "provider_failure"
+            break
+        if attempt < config.max_attempts:
+            if hint is not None and hint > config.backoff_cap_s:
+                error = f"server asked to wait {hint:.0f}s, more than the {config.backoff_cap_s:.0f}s cap: {error}"
+                break
+            await asyncio.sleep(hint if hint is not None else
+                                backoff_seconds(attempt, config.backoff_base_s, config.backoff_cap_s))
+    return [], 0, error, bucket
 
 
 def _vector(answer_json: str) -> list[float] | None:
