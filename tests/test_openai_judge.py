@@ -4,6 +4,7 @@ import threading
 import time
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -264,3 +265,31 @@ def test_an_endpoint_that_always_fails_stays_a_provider_failure_with_every_attem
     assert judgment.na_reason == "provider_failure"
     assert ledger(calls, "outcome, attempts, validation_retries").rows() == [("provider_failure", 3, 0)]
     assert ledger(calls, "error").item().endswith("[requests: HTTP 500, HTTP 500, HTTP 500]")
+
+
+def test_150_unpriced_calls_then_a_cache_hit_write_the_whole_ledger(llm, calls):
+    """The ledger's types are the table's, not guessed from a batch's first rows: 150 NULL costs (no
+    price table) followed by a cache hit's 0.0 once lost every row of the batch."""
+    requests = [claim_request(f"Average crossing time fell to {n} minutes.") for n in range(150)]
+    judge = make_judge(llm, calls, prices={}, concurrency=16)
+    judgments = judge.judge_many(requests + requests[:1])
+    assert all(j.answer is not None for j in judgments)
+    rows = ledger(calls, "cost, cache_hit, latency_s, wait_s").rows()
+    assert len(rows) == 151 and sum(hit for _, hit, _, _ in rows) == 1
+    assert {cost for cost, hit, _, _ in rows if not hit} == {None} and [c for c, hit, _, _ in rows if hit] == [0.0]
+    unpriced = calls.store.query("SELECT * EXCLUDE (wait_s) FROM judge_ledger WHERE NOT cache_hit")
+    hit = calls.store.query("SELECT * EXCLUDE (wait_s) FROM judge_ledger WHERE cache_hit")
+    calls.store.execute("DELETE FROM judge_ledger")
+    from dreval_assets.store.judge_calls import LedgerRow
+    as_rows = [LedgerRow(**r) for r in pl.concat([unpriced, hit]).to_dicts()]
+    calls.record(as_rows)  # one batch of 151, NULL costs first: written whole
+    assert calls.store.query("SELECT count(*) AS n, count(cost) AS priced FROM judge_ledger").rows() == [(151, 1)]
+
+
+def test_the_wait_for_a_slot_is_recorded_apart_from_the_request_time(llm, calls):
+    llm.latency_s = 0.3
+    requests = [claim_request(f"Average crossing time fell to {n} minutes.") for n in range(4)]
+    make_judge(llm, calls, concurrency=1).judge_many(requests)
+    rows = ledger(calls, "latency_s, wait_s").rows()
+    assert all(0.3 <= latency < 0.6 for latency, _ in rows)  # each request's own time, not the queue's
+    assert sorted(round(wait / 0.3) for _, wait in rows) == [0, 1, 2, 3]

@@ -92,6 +92,23 @@ def test_page_texts_are_stored_once(store):
     assert store.texts(["h1", "nope"]) == {"h1": "x"}
 
 
+def test_a_batch_of_pages_is_typed_by_the_table_not_by_its_first_rows(store):
+    """150 unreachable pages (no HTTP status, no charset) before a read one: all stored."""
+    from dreval_assets.core.models import FetchResult
+    from dreval_assets.store.pages import PageStore
+
+    store.ensure_schema()
+    results = [(f"https://dead.example/{n}", FetchResult(url=f"https://dead.example/{n}", status="unknown",
+                                                         backend="live", na_reason="data_accessibility"))
+               for n in range(150)]
+    results.append(("https://ok.example/", FetchResult(url="https://ok.example/", status="ok", backend="live",
+                                                        text="A page.", http_status=200, charset="utf-8",
+                                                        truncated=True, attempts=2)))
+    PageStore(store).put(results)
+    assert count(store, "pages") == 151
+    assert PageStore(store).get(["https://ok.example/"])["https://ok.example/"].http_status == 200
+
+
 def hold_lock(path, seconds):
     """Another process that opens the file for writing and keeps it for `seconds`."""
     holder = subprocess.Popen(

@@ -79,7 +79,9 @@ class _CallOutcome:
     tokens_in: int = 0
     tokens_out: int = 0
     image_tokens: int | None = None  # as the endpoint reports them (None: it did not)
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # the request's own time: from its turn to its end, rate-limit waits excluded
+    wait_s: float = 0.0  # waiting for a concurrency slot and for the rate limiter
+    rate_wait_s: float = 0.0  # of which for the rate limiter
     cache_hit: bool = False
     trail: list[str] = field(default_factory=list)  # what each HTTP request got, in order (the ledger shows it)
 
@@ -247,8 +249,10 @@ class OpenAIJudge:
 
     async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
         outcome = _CallOutcome(answer=None)
-        started = time.perf_counter()
+        queued = time.perf_counter()
         async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
+            started = time.perf_counter()
+            outcome.wait_s = started - queued
             deadline = self.config.deadline_s
             try:
                 async with asyncio.timeout(deadline):
@@ -259,7 +263,8 @@ class OpenAIJudge:
                 outcome.error = f"deadline of {deadline:g} s exceeded after {outcome.attempts} attempt(s){last}"
                 if outcome.trail and outcome.trail[-1] == "sent":
                     outcome.trail[-1] = "cut by the deadline"
-        outcome.latency_s = time.perf_counter() - started
+        outcome.latency_s = time.perf_counter() - started - outcome.rate_wait_s
+        outcome.wait_s += outcome.rate_wait_s
         if outcome.answer is not None and self.calls:
             self.calls.remember(CacheEntry(
                 p.cache_key, self.judge_id, p.model, p.request.template, p.template_hash,
@@ -271,7 +276,7 @@ class OpenAIJudge:
         """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
         for attempt in range(1, self.config.max_attempts + 1):
             outcome.attempts = attempt
-            await limiter.acquire(p.estimated_tokens)
+            outcome.rate_wait_s += await limiter.acquire(p.estimated_tokens)
             try:
                 outcome.answer = await self._attempt(p, patched, outcome)
                 outcome.error = ""  # recovered: what went wrong on the way stays in the trail
@@ -419,7 +424,7 @@ class OpenAIJudge:
             else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
             attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
             tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
-            image_bytes=image_bytes, image_tokens=o.image_tokens)
+            image_bytes=image_bytes, image_tokens=o.image_tokens, wait_s=o.wait_s)
 
     def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
         provenance = Provenance(

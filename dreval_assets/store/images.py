@@ -12,8 +12,10 @@ from ..fetch.images import RemoteImage
 from .db import Store
 
 BLOB_SCHEMA = {"image_hash": pl.String, "mime": pl.String, "n_bytes": pl.Int32, "data": pl.Binary}
-_REMOTE_COLUMNS = ("url_norm", "url", "status", "image_hash", "content_type", "http_status", "detail", "na_reason",
-                   "fetched_at")
+_REMOTE_SCHEMA: dict[str, pl.DataType] = {  # the table's types, never guessed from a batch's first rows
+    "url_norm": pl.String, "url": pl.String, "status": pl.String, "image_hash": pl.String,
+    "content_type": pl.String, "http_status": pl.Int32, "detail": pl.String, "na_reason": pl.String,
+    "fetched_at": pl.Datetime("us")}
 
 
 def blob_frame(images: Iterable[tuple[bytes, str]]) -> pl.DataFrame:
@@ -54,7 +56,7 @@ class RemoteImageStore:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         rows = [(key, r.url, r.status, content_hash(r.data) if r.data else None, r.content_type, r.http_status,
                  r.detail, r.na_reason, now) for key, r in outcomes]
-        frame = pl.DataFrame(rows, schema=list(_REMOTE_COLUMNS), orient="row").unique("url_norm", keep="last")
+        frame = pl.DataFrame(rows, schema=_REMOTE_SCHEMA, orient="row").unique("url_norm", keep="last")
         blobs = blob_frame((r.data, r.content_type or "application/octet-stream") for _, r in outcomes if r.data)
 
         def work(con) -> None:

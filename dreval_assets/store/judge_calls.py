@@ -1,7 +1,7 @@
 """Judge call cache and ledger in DuckDB (tables of sql/migrations/002_judge_calls.sql)."""
 from __future__ import annotations
 
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass
 from datetime import datetime
 from typing import Sequence
 
@@ -53,6 +53,18 @@ class LedgerRow:
     error: str
     image_bytes: int = 0  # bytes of images sent to the endpoint (every HTTP request of the call)
     image_tokens: int | None = None  # image tokens as the endpoint reported them (None: not reported)
+    wait_s: float | None = None  # waiting for a concurrency slot or the rate limiter, apart from latency_s
+
+
+# The ledger table's column types: a batch is never typed from its first rows (an unpriced model's
+# NULL costs before a cache hit's 0.0 would make `cost` a column of nulls).
+LEDGER_SCHEMA: dict[str, pl.DataType] = {
+    "call_id": pl.String, "called_at": pl.Datetime("us"), "run_id": pl.String, "asset": pl.String,
+    "system": pl.String, "task": pl.String, "judge_id": pl.String, "model": pl.String, "template": pl.String,
+    "template_hash": pl.String, "cache_key": pl.String, "cache_hit": pl.Boolean, "outcome": pl.String,
+    "attempts": pl.Int32, "validation_retries": pl.Int32, "tokens_in": pl.Int64, "tokens_out": pl.Int64,
+    "cost": pl.Float64, "latency_s": pl.Float64, "error": pl.String, "image_bytes": pl.Int64,
+    "image_tokens": pl.Int64, "wait_s": pl.Float64}
 
 
 class JudgeCallStore:
@@ -75,6 +87,6 @@ class JudgeCallStore:
     def record(self, rows: Sequence[LedgerRow]) -> None:
         if not rows:
             return
-        frame = pl.DataFrame([astuple(r) for r in rows], schema=[f.name for f in fields(LedgerRow)], orient="row")
+        frame = pl.DataFrame([astuple(r) for r in rows], schema=LEDGER_SCHEMA, orient="row")
         with self.store.connect() as con:
             Store.insert_by_name(con, "judge_ledger", frame)

@@ -11,8 +11,13 @@ from ..core.models import FetchResult
 from .db import Store
 
 RELEASE_BACKEND = "release"  # a page text a benchmark release ships (its own fetch), stored at import
-_COLUMNS = ("url_norm", "url", "status", "backend", "final_url", "http_status", "content_type", "charset",
-            "title", "text_hash", "n_bytes", "truncated", "blocked", "na_reason", "detail", "attempts", "fetched_at")
+# The table's types: a batch is never typed from its first rows (NULL HTTP statuses before a number).
+_SCHEMA: dict[str, pl.DataType] = {
+    "url_norm": pl.String, "url": pl.String, "status": pl.String, "backend": pl.String, "final_url": pl.String,
+    "http_status": pl.Int32, "content_type": pl.String, "charset": pl.String, "title": pl.String,
+    "text_hash": pl.String, "n_bytes": pl.Int64, "truncated": pl.Boolean, "blocked": pl.String,
+    "na_reason": pl.String, "detail": pl.String, "attempts": pl.Int32, "fetched_at": pl.Datetime("us")}
+_COLUMNS = tuple(_SCHEMA)
 
 
 class PageStore:
@@ -51,8 +56,9 @@ class PageStore:
                               r.charset, r.title, text_hash, r.n_bytes, r.truncated, r.blocked, r.na_reason,
                               r.detail, r.attempts, now))
 
-        pages = pl.DataFrame(page_rows, schema=list(_COLUMNS), orient="row").unique("url_norm", keep="last")
-        texts = pl.DataFrame(text_rows, schema=["text_hash", "text", "n_chars"], orient="row")
+        pages = pl.DataFrame(page_rows, schema=_SCHEMA, orient="row").unique("url_norm", keep="last")
+        texts = pl.DataFrame(text_rows, schema={"text_hash": pl.String, "text": pl.String, "n_chars": pl.Int32},
+                             orient="row")
 
         def work(con) -> None:  # frames, not executemany: one statement for any number of pages
             if texts.height:
