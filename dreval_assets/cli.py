@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .releases.generic import load_generic
 from .config import ConfigError, Settings
-from .errors import first_line
+from .errors import first_line, redact, redact_url
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError, DatabaseLocked) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"dreval: error: {message}", file=sys.stderr)
+        print(f"dreval: error: {redact(str(message))}", file=sys.stderr)
         return 2
 
 
@@ -212,13 +212,14 @@ def _add_endpoint_system(args, settings: Settings) -> int:
     try:
         check_syntax(args.endpoint)
     except UnsafeURLError as exc:
-        raise CliError(f"--endpoint {args.endpoint}: {exc}") from exc
+        raise CliError(f"--endpoint {redact_url(args.endpoint)}: {redact(str(exc))}") from exc
     key = validate_key(slugify(args.name))
-    entry = SystemEntry(key, args.name, "endpoint", None, args.description or f"{args.model} at {args.endpoint}",
+    where = redact_url(args.endpoint)  # printed and described without a password
+    entry = SystemEntry(key, args.name, "endpoint", None, args.description or f"{args.model} at {where}",
                         endpoint=args.endpoint, model=args.model, api_key_env=args.api_key_env)
     is_new = register_system(_store(settings), entry)
     print(f"system {key}: {'registered' if is_new else 'updated'} (writes its reports with {args.model} at "
-          f"{args.endpoint}); run `dreval run --system {key}` to have it write and evaluate them")
+          f"{where}); run `dreval run --system {key}` to have it write and evaluate them")
     return 0
 
 

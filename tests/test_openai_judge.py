@@ -291,5 +291,6 @@ def test_the_wait_for_a_slot_is_recorded_apart_from_the_request_time(llm, calls)
     requests = [claim_request(f"Average crossing time fell to {n} minutes.") for n in range(4)]
     make_judge(llm, calls, concurrency=1).judge_many(requests)
     rows = ledger(calls, "latency_s, wait_s").rows()
-    assert all(0.3 <= latency < 0.6 for latency, _ in rows)  # each request's own time, not the queue's
-    assert sorted(round(wait / 0.3) for _, wait in rows) == [0, 1, 2, 3]
+    waits = sorted(wait for _, wait in rows)
+    assert all(latency >= 0.3 for latency, _ in rows) and waits[0] < 0.3 and waits[3] >= 0.9  # three ahead of it
+    assert max(latency for latency, _ in rows) < waits[3]  # each request's own time, not the queue's

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence
 
 from ..core.models import SandboxPage
+from ..errors import redact, redact_url
 from .api import ApiError, JsonApi, with_params
 from .base import Fetcher
 from .urls import url_key
@@ -148,7 +149,7 @@ class WebSearch:
             for q in qs:
                 if isinstance(answers[q], ApiError):
                     outcome.failures.append(SearchFailure(f"search: {q}", q, "provider_failure",
-                                                          f"the search endpoint failed: {answers[q]}"[:500]))
+                                                          redact(f"the search endpoint failed: {answers[q]}")[:500]))
             picked.append(_merge_ranked([(q, answers[q]) for q in qs if not isinstance(answers[q], ApiError)],
                                         self.max_pages))
             outcomes.append(outcome)
@@ -166,7 +167,7 @@ class WebSearch:
 
     def _answers(self, queries: Sequence[str]) -> dict[str, list[dict] | ApiError]:
         """Each query's valid results (cached), or the ApiError of a failed search (not cached)."""
-        found: dict[str, Any] = dict(self.cache.get(self.search_url, queries))
+        found: dict[str, Any] = dict(self.cache.get(redact_url(self.search_url), queries))
         todo = [q for q in queries if q not in found]
         fresh: dict[str, list[dict]] = {}
         if todo:
@@ -182,7 +183,7 @@ class WebSearch:
                     continue
                 fresh[q] = found[q] = [{"url": str(r["url"]), "title": str(r.get("title") or "")}
                                        for r in results if isinstance(r, dict) and _web_url(r.get("url"))]
-        self.cache.put(self.search_url, fresh)
+        self.cache.put(redact_url(self.search_url), fresh)  # stored and published: no key in it
         return found
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..errors import ConfigError
+from ..errors import ConfigError, redact_url
 
 CHARS_PER_TOKEN = 3.5  # a little under the ~4 of English text on common tokenizers: err on the long side
 MARGIN = 1.1  # the estimate's slack, and the chat template's tokens around the prompt
@@ -89,13 +89,13 @@ def discover(base_url: str | None, model: str, api_key: str = "", setting: str |
         props = _get_json(client, f"{root}/props")
         n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
         if isinstance(n_ctx, int) and n_ctx > 0:
-            return ContextWindow(n_ctx, f"{root}/props")
+            return ContextWindow(n_ctx, redact_url(f"{root}/props"))
         models = _get_json(client, f"{base_url.rstrip('/')}/models")
         for entry in models.get("data") or []:
             if isinstance(entry, dict) and entry.get("id") == model:
                 size = entry.get("max_model_len") or entry.get("max_context_length")
                 if isinstance(size, int) and size > 0:
-                    return ContextWindow(size, f"{base_url.rstrip('/')}/models")
+                    return ContextWindow(size, redact_url(f"{base_url.rstrip('/')}/models"))
     return ContextWindow(None, "unknown (the server does not say; set DREVAL_JUDGE_CONTEXT)")
 
 

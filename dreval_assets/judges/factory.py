@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import ConfigError
+from ..errors import redact_url
 from ..store.db import Store
 from ..store.judge_calls import JudgeCallStore
 from .base import Judge
@@ -35,7 +36,8 @@ def check_judge(kind: str, store: Store | None = None, home: Path | None = None)
     check_judge_endpoint(config, JudgeCallStore(store) if store else None)
     window = discover(config.base_url, config.model, config.api_key)
     context = f"context {window.tokens} tokens ({window.source})" if window.tokens else f"context {window.source}"
-    return f"judge {config.model} at {config.base_url or 'the OpenAI API'}: {context}; mode {config.mode}"
+    where = redact_url(config.base_url) if config.base_url else "the OpenAI API"
+    return f"judge {config.model} at {where}: {context}; mode {config.mode}"
 
 
 def make_writer(entry, store: Store | None = None, home: Path | None = None) -> Judge:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import openai
 
-from ..errors import first_line, redact
+from ..errors import first_line, redact, redact_url
 from ..store.judge_calls import JudgeCallStore, LedgerRow
 from .openai_config import OpenAIJudgeConfig
 
@@ -71,8 +71,9 @@ def _check_base_url(base_url: str | None) -> str:
         return OPENAI_DEFAULT
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise PreflightFailed(f"OPENAI_BASE_URL={base_url!r} is not an http(s) URL (e.g. http://localhost:8000/v1)")
-    return base_url
+        raise PreflightFailed(f"OPENAI_BASE_URL={redact_url(base_url)!r} is not an http(s) URL "
+                              f"(e.g. http://localhost:8000/v1)")
+    return redact_url(base_url)  # where the messages say it is: never with its password
 
 
 def _explain(exc: Exception, config: OpenAIJudgeConfig, where: str) -> str:
