@@ -7,6 +7,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import duckdb
+
 from .releases.generic import load_generic
 from .config import ConfigError, Settings
 from .errors import first_line, redact, redact_url
@@ -28,6 +30,7 @@ PUBLISHING_COMMANDS = {"demo", "run", "import", "refresh", "add-system"}
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    Store.on_lock_wait = lambda message: print(f"dreval: {message}", file=sys.stderr, flush=True)
     try:
         settings = Settings.from_env(args.home)
         code = args.handler(args, settings)
@@ -40,6 +43,14 @@ def main(argv: list[str] | None = None) -> int:
     except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError, DatabaseLocked) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dreval: error: {redact(str(message))}", file=sys.stderr)
+        return 2
+    except duckdb.IOException as exc:  # the database file cannot be written or read: the same, from DuckDB
+        print(f"dreval: error: {first_line(exc)}; check the home's disk space and permissions", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a full disk, a read-only or unreadable home: what and where, in one line
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        print(f"dreval: error: {exc.strerror or first_line(exc)}{where}; check the home's disk space and "
+              f"permissions", file=sys.stderr)
         return 2
 
 
@@ -98,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     sql = sub.add_parser("sql", help="run a read-only SQL query against the results")
     sql.add_argument("query")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--timeout", type=float, default=60.0,
+                     help="seconds a query may run before it is stopped (default 60; 0: no limit)")
     sql.set_defaults(handler=cmd_sql)
     return parser
 
@@ -301,13 +314,27 @@ def cmd_verify(args, settings: Settings) -> int:
 def cmd_leaderboard(args, settings: Settings) -> int:
     from .leaderboard_view import leaderboard_tables
 
-    store = _store(settings)
-    board = store.query("SELECT * FROM leaderboard")
     if args.suite and args.suite not in SUITES:
         raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")
+    board = _read_results(settings, "SELECT * FROM leaderboard")
     # one table per suite and judge, ranked on the tasks every system scored
     print(render(leaderboard_tables(board, args.suite), args.format))
     return 0
+
+
+def _read_results(settings: Settings, sql: str):
+    """A read of the results, read-only: the published copy (never blocks and is never blocked by a
+    run), the working file until one exists; nothing is created."""
+    import duckdb
+
+    published = published_path(settings.db_path)
+    path = published if published.exists() else settings.db_path
+    if not path.exists():
+        raise CliError(f"no results yet at {settings.db_path}: run `dreval demo` or `dreval run` first")
+    try:
+        return Store(path).query(sql, read_only=True)
+    except duckdb.CatalogException as exc:  # a home older than the table: nothing of it yet
+        raise CliError(f"no results yet at {path}: run `dreval run` ({first_line(exc)})") from exc
 
 
 def cmd_sql(args, settings: Settings) -> int:
@@ -317,7 +344,9 @@ def cmd_sql(args, settings: Settings) -> int:
         raise CliError(f"no results yet at {settings.db_path}: run `dreval demo` or `dreval run` first")
     published = published_path(settings.db_path)  # never blocks a run; the working file until one has finished
     try:
-        frame = Store(published if published.exists() else settings.db_path).query_confined(args.query)
+        frame = Store(published if published.exists() else settings.db_path).query_confined(args.query, args.timeout)
+    except duckdb.InterruptException as exc:
+        raise CliError(f"the query ran longer than {args.timeout:g} s and was stopped (--timeout)") from exc
     except duckdb.PermissionException as exc:
         raise CliError(f"refused: `dreval sql` reads the results database only, no files and no network "
                        f"({first_line(exc)})") from exc

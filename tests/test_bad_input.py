@@ -1,5 +1,6 @@
 """Bad input gets a clear message or an N/A row with a reason, and no other partition changes."""
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -323,6 +324,24 @@ def test_sql_csv_writes_list_and_struct_columns_as_json(home, capsys):
     assert main(["--home", str(home), "sql", query, "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines() == ["name,ids,meta,none", 'a,"[1, 2]","{""k"": ""v""}",',
                                                     "b,[],,[3]"]
+
+
+def test_a_runaway_query_is_stopped_at_its_timeout_in_one_line(home, capsys):
+    Store(home / "dreval.duckdb").ensure_schema()
+    started = time.monotonic()
+    assert main(["--home", str(home), "sql", "SELECT sum(i) FROM range(1000000000000) t(i)", "--timeout", "1"]) == 2
+    assert time.monotonic() - started < 10  # it ran until killed before
+    err = capsys.readouterr().err
+    assert err == "dreval: error: the query ran longer than 1 s and was stopped (--timeout)\n"
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["sql", "SELECT 1"], ["add-system", "x", "--reports", "."]])
+def test_a_home_that_cannot_be_written_or_does_not_exist_is_one_line(tmp_path, capsys, command):
+    unwritable = Path("/sys/dreval-home")  # sysfs: not even root may create it
+    code = main(["--home", str(unwritable), *command])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("dreval: error: ") and "Traceback" not in err
+    assert not unwritable.exists()
 
 
 def registered(home: Path, folder: Path) -> Store:

@@ -63,7 +63,7 @@ def test_a_client_holds_the_published_copy_through_a_full_run(home):
     fresh.close()
 
 
-def test_the_working_file_held_elsewhere_is_one_line_naming_the_pid_and_the_copy(home, capsys):
+def test_the_working_file_held_elsewhere_is_one_line_naming_the_pid_and_the_copy(home, capsys, monkeypatch):
     store = Store(home / "dreval.duckdb")
     store.ensure_schema()
     publish(store)
@@ -72,7 +72,7 @@ def test_the_working_file_held_elsewhere_is_one_line_naming_the_pid_and_the_copy
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        quick = Store(store.db_path, max_attempts=2, base_delay_s=0.01)
+        quick = Store(store.db_path, base_delay_s=0.01, lock_wait_s=0.2)
         try:
             quick.query("SELECT 1")
             raise AssertionError("the lock was not noticed")
@@ -80,10 +80,18 @@ def test_the_working_file_held_elsewhere_is_one_line_naming_the_pid_and_the_copy
             message = str(exc)
         assert f"PID {holder.pid}" in message and str(published_path(store.db_path)) in message
         assert "\n" not in message
-        # the CLI says it in that one line, no traceback
-        assert main(["--home", str(home), "leaderboard"]) == 2
+        # reading needs no write access: the leaderboard comes from the published copy meanwhile
+        assert main(["--home", str(home), "leaderboard"]) == 0
+        # a writer waits its turn, says so once, and gives up in one line naming the holder
+        monkeypatch.setenv("DREVAL_LOCK_WAIT_S", "0.5")
+        capsys.readouterr()
+        reports = home.parent / "late-reports"
+        reports.mkdir()
+        (reports / "t1.md").write_text("# A report\n\nIt says something.\n", encoding="utf-8")
+        assert main(["--home", str(home), "add-system", "late", "--reports", str(reports)]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"PID {holder.pid}" in err and "results.duckdb" in err
+        assert err.count("\n") == 2 and err.startswith("dreval: waiting up to 0.5 s for ")
+        assert f"PID {holder.pid}" in err.splitlines()[1] and "results.duckdb" in err.splitlines()[1]
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)

@@ -138,7 +138,7 @@ def test_lock_held_too_long_raises(tmp_path):
     holder = hold_lock(path, 3)
     try:
         with pytest.raises(DatabaseLocked, match=rf"held by another process \(PID {holder.pid}\).*results.duckdb"):
-            Store(path, base_delay_s=0.01, max_attempts=2).ensure_schema()
+            Store(path, base_delay_s=0.01, lock_wait_s=0.2).ensure_schema()
     finally:
         holder.kill()
         holder.wait()

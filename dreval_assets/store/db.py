@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
+import threading
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import duckdb
 import polars as pl
@@ -52,11 +54,29 @@ def _is_lock_conflict(exc: Exception) -> bool:
     return "lock" in text or "conflict" in text
 
 
+LOCK_WAIT_S = 120.0  # how long a writer waits for another process's turn (DREVAL_LOCK_WAIT_S)
+LOCK_DELAY_CAP_S = 1.0  # the longest pause between two tries while it waits
+
+
+def lock_wait_setting() -> float:
+    value = os.environ.get("DREVAL_LOCK_WAIT_S", "").strip()
+    try:
+        return max(0.0, float(value)) if value else LOCK_WAIT_S
+    except ValueError as exc:
+        from ..errors import ConfigError
+        raise ConfigError(f"DREVAL_LOCK_WAIT_S={value!r}: seconds to wait for another process's turn") from exc
+
+
 class Store:
-    def __init__(self, db_path: Path | str, *, max_attempts: int = 8, base_delay_s: float = 0.05):
+    # Told once per wait when another process holds the file (the CLI prints it; else it is logged).
+    on_lock_wait: Callable[[str], None] | None = None
+
+    def __init__(self, db_path: Path | str, *, max_attempts: int = 8, base_delay_s: float = 0.05,
+                 lock_wait_s: float | None = None):
         self.db_path = Path(db_path)
-        self.max_attempts = max_attempts
+        self.max_attempts = max_attempts  # conflicts between transactions of this process
         self.base_delay_s = base_delay_s
+        self.lock_wait_s = lock_wait_setting() if lock_wait_s is None else lock_wait_s  # another process's turn
 
     # -- connections ------------------------------------------------------------------
     @contextmanager
@@ -81,18 +101,38 @@ class Store:
             keepalive.close()
 
     def _open_with_retry(self, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
-        for attempt in range(1, self.max_attempts + 1):
+        """Writers take turns: while another process holds the file, wait up to `lock_wait_s` (said
+        once), then refuse naming the holder."""
+        started, attempt, told = time.monotonic(), 0, False
+        while True:
+            attempt += 1
             try:
                 return duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
             except duckdb.Error as exc:
                 if not _is_lock_conflict(exc):
                     raise
-                if attempt == self.max_attempts:
-                    if "PID" in str(exc):  # another process, not a transaction conflict inside ours
-                        raise DatabaseLocked(self.db_path, str(exc)) from exc
-                    raise
-                self._sleep_before_retry(attempt, exc)
-        raise AssertionError("unreachable")
+                if "PID" not in str(exc):  # a conflict inside this process: a few quick tries
+                    if attempt >= self.max_attempts:
+                        raise
+                    self._sleep_before_retry(attempt, exc)
+                    continue
+                waited = time.monotonic() - started
+                if waited >= self.lock_wait_s:
+                    raise DatabaseLocked(self.db_path, str(exc)) from exc
+                if not told:
+                    told = True
+                    self._tell_wait(exc)
+                delay = min(LOCK_DELAY_CAP_S, self.base_delay_s * (2 ** min(attempt - 1, 10)),
+                            self.lock_wait_s - waited)
+                time.sleep(max(delay, 0.0))
+
+    def _tell_wait(self, exc: Exception) -> None:
+        from .publish import lock_holder
+
+        pid = lock_holder(str(exc))
+        message = (f"waiting up to {self.lock_wait_s:g} s for {self.db_path}: another process "
+                   f"{f'(PID {pid}) ' if pid else ''}is writing to it (DREVAL_LOCK_WAIT_S)")
+        (Store.on_lock_wait or log.warning)(message)
 
     def _sleep_before_retry(self, attempt: int, exc: Exception) -> None:
         delay = self.base_delay_s * (2 ** (attempt - 1)) * (0.5 + random.random())
@@ -296,14 +336,20 @@ class Store:
         with self.connect(read_only=read_only) as con:
             return _frame(con, sql, params)
 
-    def query_confined(self, sql: str) -> pl.DataFrame:
+    def query_confined(self, sql: str, timeout_s: float | None = None) -> pl.DataFrame:
         """A user's query (`dreval sql`): read-only, and no file or network access, so `COPY ... TO`,
         `read_csv('/etc/passwd')`, `ATTACH` and extensions are refused; the configuration is locked,
-        so the query cannot switch that back on."""
+        so the query cannot switch that back on. A query still running after `timeout_s` is
+        interrupted (duckdb.InterruptException)."""
         con = self._open_with_retry(read_only=True, config=CONFINED)
+        timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
         try:
+            if timer:
+                timer.start()
             return _frame(con, sql)
         finally:
+            if timer:
+                timer.cancel()
             con.close()
 
     def execute(self, sql: str, params: Sequence | None = None) -> None:
