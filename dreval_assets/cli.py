@@ -255,7 +255,8 @@ def cmd_run(args, settings: Settings) -> int:
     if the_plan.tasks or the_plan.per_system:
         _preflight_judge(settings, store)
     print(f"plan: {len(the_plan.tasks)} task partition(s), {the_plan.n_system_task} system x task partition(s)"
-          f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}")
+          f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}"
+          f"{', publish (results.duckdb is older than the leaderboard)' if the_plan.publish else ''}")
     from .defs.definitions import build_definitions
     from .defs.runner import execute, open_instance, sync_partitions
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Mapping, Sequence
 
 from .config import Settings
@@ -13,6 +14,7 @@ from .stages.report_images import changed_image_partitions
 from .stages.reports import report_source_hash, trace_source_hash
 from .store.db import Store
 from .store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
+from .store.publish import published_path
 from .store.published import last_published_import
 from .store.registry import load_systems, load_tasks, task_hashes
 
@@ -31,6 +33,7 @@ class Plan:
     tasks: list[str] = field(default_factory=list)
     per_system: dict[str, list[str]] = field(default_factory=dict)
     leaderboard: bool = False
+    publish: bool = False  # results.duckdb is older than the leaderboard (a publish was cut short)
 
     @property
     def n_system_task(self) -> int:
@@ -38,7 +41,7 @@ class Plan:
 
     @property
     def empty(self) -> bool:
-        return not (self.tasks or self.per_system or self.leaderboard)
+        return not (self.tasks or self.per_system or self.leaderboard or self.publish)
 
 
 # Judgments that failed on the provider's side are transient: their partitions are due again (what
@@ -117,8 +120,29 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
             result.per_system[system] = todo
     has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
     result.leaderboard = (bool(result.tasks or result.per_system) or not has_board or selection.force
-                          or _published_since_agreement(store))
+                          or _published_since_agreement(store) or _board_older_than_scores(store, done_scores))
+    result.publish = not result.leaderboard and _copy_older_than_board(store)
     return result
+
+
+def _board_older_than_scores(store: Store, done_scores: Mapping[tuple[str, str], datetime]) -> bool:
+    """Scores were written after the leaderboard was built: a leaderboard step was killed, failed, or
+    never launched after the evaluation (derived state is due like any partition)."""
+    board = store.materialised("leaderboard").get(("", ""))
+    return board is not None and bool(done_scores) and max(done_scores.values()) > board
+
+
+def _copy_older_than_board(store: Store) -> bool:
+    """results.duckdb is missing or older than the leaderboard and agreement it should hold."""
+    built = [store.materialised(asset).get(("", "")) for asset in ("leaderboard", "agreement")]
+    built = [b for b in built if b is not None]
+    if not built:
+        return False
+    copy = published_path(store.db_path)
+    if not copy.exists():
+        return True
+    copied = datetime.fromtimestamp(copy.stat().st_mtime, timezone.utc).replace(tzinfo=None)
+    return copied < max(built)
 
 
 def _published_since_agreement(store: Store) -> bool:

@@ -26,7 +26,7 @@ from ..config import Settings
 from ..live.config import LiveConfig
 from ..live.refresh import SCHEDULES, SOURCES, refresh
 from ..store.registry import task_hashes
-from .jobs import evaluate_job, leaderboard_job, tasks_job
+from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
 from ..planner import Selection, contiguous_ranges, evaluation_blocks, plan
@@ -45,7 +45,7 @@ def _ranged(job_name: str, first: str, last: str, *key_parts: object) -> RunRequ
 
 
 @sensor(name="registry_sensor", minimum_interval_seconds=SENSOR_INTERVAL_S, default_status=DefaultSensorStatus.RUNNING,
-        jobs=[tasks_job, evaluate_job, leaderboard_job])
+        jobs=[tasks_job, evaluate_job, leaderboard_job, publish_job])
 def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     state = json.loads(context.cursor) if context.cursor else {}
     store = dreval.store()
@@ -63,7 +63,7 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         pending_tasks, ready = list(due.tasks), []
         targets = {system: [t for t in tasks if t not in due.tasks] for system, tasks in due.per_system.items()}
         targets = {system: tasks for system, tasks in targets.items() if tasks}
-        leaderboard_due = due.leaderboard
+        leaderboard_due, publish_due = due.leaderboard, due.publish
         tasks_to_run = list(due.tasks)
     else:
         # evaluation waits for its tasks: a task is ready once its current version is materialised
@@ -72,7 +72,7 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         # a new system is planned at once on every materialised task; later tasks reach it through the
         # ready tasks, which every system evaluates
         targets = inbox.evaluation_targets(store, ready, changes.systems) if (ready or changes.systems) else {}
-        leaderboard_due, tasks_to_run = False, changes.tasks
+        leaderboard_due, publish_due, tasks_to_run = False, False, changes.tasks
 
     # ranges follow the partition order; new keys are appended to it in registration order
     known = list(context.instance.get_dynamic_partitions("task")) if (changes.tasks or targets) else []
@@ -99,6 +99,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     elif leaderboard_due and not evaluating and not requests:
         requests.append(RunRequest(run_key=_run_key("leaderboard", changes.newest, "first tick"),
                                    job_name="leaderboard_job"))
+    elif publish_due and not evaluating and not requests:
+        requests.append(RunRequest(run_key=_run_key("publish", changes.newest, "first tick"), job_name="publish_job"))
     cursor = json.dumps({"inbox": seen, "registered_at": changes.newest, "evaluating": evaluating,
                          "evaluating_since": since if evaluating else None,
                          "pending_tasks": [t for t in pending_tasks if t not in ready]})

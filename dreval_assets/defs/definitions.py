@@ -7,7 +7,7 @@ from ..config import SHAPING_SETTINGS, Settings
 from ..live.config import LiveConfig
 from .assets import ALL_ASSETS
 from .automation import REFRESH_JOBS, refresh_schedules, registry_sensor
-from .jobs import evaluate_job, leaderboard_job, tasks_job
+from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .resources import DrevalResource, PartitionedDuckDBIOManager
 
 
@@ -17,7 +17,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     versions = {asset: settings.shaping_version(asset) for asset in SHAPING_SETTINGS}
     return Definitions(
         assets=[_with_settings_version(a, versions) for a in ALL_ASSETS],
-        jobs=[tasks_job, evaluate_job, leaderboard_job, *REFRESH_JOBS.values()],
+        jobs=[tasks_job, evaluate_job, leaderboard_job, publish_job, *REFRESH_JOBS.values()],
         sensors=[registry_sensor],
         schedules=refresh_schedules(LiveConfig.from_env().enabled),
         resources={

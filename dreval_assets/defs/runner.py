@@ -108,8 +108,11 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
         outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(first_system, first)),
                                 str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", echo,
                                 store))
-    if the_plan.leaderboard and all(o.success for o in outcomes):
+    # what did materialise is published even when a block failed: one failure never freezes the results
+    if the_plan.leaderboard:
         outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo, store))
+    elif the_plan.publish:
+        outcomes.append(_launch(defs, instance, "publish_job", None, None, "results.duckdb", echo, store))
     return outcomes
 
 

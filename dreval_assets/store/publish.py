@@ -26,6 +26,7 @@ def published_path(db_path: Path) -> Path:
 def publish(store: Store) -> Path:
     """Copy the working database to `results.duckdb`: write a temporary file beside it, then rename."""
     target = published_path(store.db_path)
+    _remove_dead_temporaries(target)
     temporary = target.with_name(f".{target.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.duckdb")
     try:
         with store.connect() as con:
@@ -40,6 +41,24 @@ def publish(store: Store) -> Path:
         for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
             leftover.unlink(missing_ok=True)
     return target
+
+
+def _remove_dead_temporaries(target: Path) -> None:
+    """Copies a killed publish left behind (its process is gone): a later publish removes them."""
+    for leftover in target.parent.glob(f".{target.stem}.*.tmp.duckdb*"):
+        pid = leftover.name.split(".")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
 
 
 def lock_holder(message: str) -> int | None:
