@@ -60,8 +60,7 @@ def score_reports(
             if report is None or report["status"] != "ok":
                 detail = report["detail"] if report else "no reports row"
                 reason = (report["na_reason"] if report else None) or "pipeline_failure"
-                values = suite.unreadable(reason, detail, judge.judge_id,
-                                          (task_rows.get(key[1]) or {}).get("modality") or "")
+                values = suite.unreadable(reason, detail, judge.judge_id)
             else:
                 values = suite.score(evidence[key])
             rows.extend({"system": key[0], "task": key[1], **asdict(v)} for v in values)
