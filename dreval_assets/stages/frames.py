@@ -16,7 +16,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
               "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S, "gold_insights": LS,
               "gold_insights_sandbox": LS,
               "visual_ground_truth": S, "visual_ground_truth_version": S, "race_criteria": S, "attributes": S},
-    "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S},
+    "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S, "corpora": S},
     "task_rubrics": {"task": S, "kind": S, "rubric": S, "judge": S, "template": S, "template_hash": S,
                      "cache_key": S, "na_reason": S, "detail": S},
     "page_texts": {"text_hash": S, "text": S, "n_chars": I},
