@@ -104,6 +104,9 @@ def _parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="print the leaderboard")
     board.add_argument("--suite")
     board.add_argument("--format", choices=FORMATS, default="table")
+    board.add_argument("--by", metavar="ATTRIBUTE",
+                       help="one table per value of this task attribute (language, domain, modality, or a release "
+                            "label such as set): each metric aggregated over the tasks of that value")
     board.set_defaults(handler=cmd_leaderboard)
 
     sql = sub.add_parser("sql", help="run a read-only SQL query against the results")
@@ -318,8 +321,11 @@ def cmd_leaderboard(args, settings: Settings) -> int:
     if args.suite and args.suite not in SUITES:
         raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")
     board = _read_results(settings, "SELECT * FROM leaderboard")
+    by = getattr(args, "by", None)
+    if by:
+        board = _broken_down(lambda sql: _read_results(settings, sql), board, args.suite, by, settings)
     # one table per suite and judge, ranked on the tasks every system scored
-    print(render(leaderboard_tables(board, args.suite), args.format))
+    print(render(leaderboard_tables(board, args.suite, by), args.format))
     return 0
 
 
@@ -336,6 +342,31 @@ def _read_results(settings: Settings, sql: str):
         return Store(path).query(sql, read_only=True)
     except duckdb.CatalogException as exc:  # a home older than the table: nothing of it yet
         raise CliError(f"no results yet at {path}: run `dreval run` ({first_line(exc)})") from exc
+
+
+def _broken_down(read, board, suite: str | None, by: str, settings: Settings):
+    """The board's rows of `by` where a suite declares it; computed now, from metric_scores and the
+    tasks' attributes, for the suites that do not (a breakdown a paper does not report is not stored)."""
+    import polars as pl
+
+    from .stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
+
+    attributes = task_attributes(read(f"SELECT {TASK_ATTRIBUTE_COLUMNS} FROM tasks"))
+    known = sorted({a for values in attributes.values() for a in values})
+    if by not in known:
+        raise CliError(f"no task has the attribute {by!r}; known: {', '.join(known) or '(no tasks)'}")
+    stored = set(board.filter(pl.col("breakdown").fill_null("").str.starts_with(f"{by}="))
+                 .get_column("suite").to_list()) if "breakdown" in board.columns else set()
+    scores = read("SELECT * FROM metric_scores")
+    wanted = scores.filter(~pl.col("suite").is_in(sorted(stored)))
+    if suite:
+        wanted = wanted.filter(pl.col("suite") == suite)
+    if wanted.height == 0:
+        return board
+    computed = build_leaderboard(wanted, settings.policy_map(), attributes, by=(by,))
+    computed = computed.filter(pl.col("breakdown") != "")
+    return pl.concat([board, computed.select(board.columns) if "breakdown" in board.columns else computed],
+                     how="diagonal_relaxed")
 
 
 def cmd_sql(args, settings: Settings) -> int:

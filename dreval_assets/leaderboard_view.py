@@ -38,10 +38,13 @@ class BoardTable:
     ranked_by: str | None      # the column whose shared-task rank orders the rows
     n_shared: int | None       # how many tasks that rank compares
     rows: pl.DataFrame         # leaderboard rows shown, one per system x metric, in display order
+    breakdown: str = ""        # `<attribute>=<value>`: the table holds only the tasks of that value
 
 
-def leaderboard_tables(board: pl.DataFrame, suite: str | None = None) -> list[BoardTable]:
-    """The tables to print: per suite (registry order), per judge."""
+def leaderboard_tables(board: pl.DataFrame, suite: str | None = None, by: str | None = None) -> list[BoardTable]:
+    """The tables to print: per suite (registry order), per judge. Breakdown rows (`<metric>.<value>`)
+    appear as columns where the suite's headline names them; with `by`, one table per value of that
+    attribute instead, its rows under their own metric names."""
     board = _with_new_columns(board)
     if suite:
         board = board.filter(pl.col("suite") == suite)
@@ -50,17 +53,36 @@ def leaderboard_tables(board: pl.DataFrame, suite: str | None = None) -> list[Bo
                      key=lambda s: (names.index(s) if s in SUITES else len(names), s))
     tables = []
     for name in present:
-        rows = board.filter(pl.col("suite") == name).with_columns(column=pl.col("suite") + "." + pl.col("metric"))
-        for judge, judge_rows in _split_by_judge(rows):
-            tables.append(_table(name, judge, judge_rows))
+        rows = board.filter(pl.col("suite") == name)
+        headline = set(SUITES[name].headline) if name in SUITES else set()
+        if by:
+            groups = [(g, _unsplit(rows.filter(pl.col("breakdown") == g)))
+                      for g in sorted(set(rows.get_column("breakdown").to_list()))
+                      if g.partition("=")[0] == by]
+        else:
+            groups = [("", rows.filter((pl.col("breakdown") == "") | pl.col("metric").is_in(list(headline))))]
+        for group, group_rows in groups:
+            group_rows = group_rows.with_columns(column=pl.col("suite") + "." + pl.col("metric"))
+            for judge, judge_rows in _split_by_judge(group_rows):
+                tables.append(_table(name, judge, judge_rows, group))
     return tables
+
+
+def _unsplit(rows: pl.DataFrame) -> pl.DataFrame:
+    """A breakdown's rows under their metric's own name (`avg.en` -> `avg`), for a table of that value."""
+    names = [metric.removesuffix("." + group.partition("=")[2])
+             for metric, group in rows.select("metric", "breakdown").iter_rows()]
+    return rows.with_columns(metric=pl.Series(names, dtype=pl.String))
 
 
 def _with_new_columns(board: pl.DataFrame) -> pl.DataFrame:
     """A board written before ranks existed (until the next `dreval run`) still prints, unranked."""
     missing = {"shared_mean": pl.Float64, "n_shared": pl.Int64, "rank": pl.Int64, "coverage_note": pl.String,
                "aggregation": pl.String, "validity": pl.Float64, "adjusted_mean": pl.Float64, "status": pl.String}
-    return board.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in missing.items() if c not in board.columns)
+    board = board.with_columns(pl.lit(None, dtype).alias(c) for c, dtype in missing.items() if c not in board.columns)
+    if "breakdown" not in board.columns:
+        board = board.with_columns(breakdown=pl.lit(""))
+    return board.with_columns(pl.col("breakdown").fill_null(""))
 
 
 def _split_by_judge(rows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
@@ -76,7 +98,7 @@ def _split_by_judge(rows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
             for j in judges]
 
 
-def _table(suite: str, judge: str, rows: pl.DataFrame) -> BoardTable:
+def _table(suite: str, judge: str, rows: pl.DataFrame, breakdown: str = "") -> BoardTable:
     spec = SUITES.get(suite)
     headline = spec.headline if spec else ()
     columns = set(rows.get_column("column").to_list())
@@ -95,7 +117,7 @@ def _table(suite: str, judge: str, rows: pl.DataFrame) -> BoardTable:
                               _metric_order=pl.col("column").replace_strict(metric_order, return_dtype=pl.Int64))
             .sort(["_system_order", "_metric_order", "column"]).drop("_system_order", "_metric_order"))
     return BoardTable(suite=suite, title=spec.title if spec else suite, judge=judge, ranked_by=ranked_by,
-                      n_shared=int(shared.max()) if shared.len() else None, rows=rows)
+                      n_shared=int(shared.max()) if shared.len() else None, rows=rows, breakdown=breakdown)
 
 
 def _column_order(column: str) -> int:
@@ -154,7 +176,8 @@ def heading(table: BoardTable) -> str:
         basis = f"not ranked: no task has a {table.ranked_by} score for every system"
     else:
         basis = f"ranked by {table.ranked_by} on the {table.n_shared} task(s) every system scored"
-    return f"{table.title} (suite {table.suite}; {judge}; {basis})"
+    tasks = f"; tasks with {table.breakdown.replace('=', ' = ', 1)}" if table.breakdown else ""
+    return f"{table.title} (suite {table.suite}{tasks}; {judge}; {basis})"
 
 
 def footnotes(table: BoardTable) -> list[str]:
@@ -198,7 +221,7 @@ def render(tables: list[BoardTable], fmt: str) -> str:
 def _csv(tables: list[BoardTable]) -> str:
     """Long rows (one per system x metric x judge), typed, in the tables' order: every number has its
     coverage, rank and note in its own row, and no column is empty for another judge's systems."""
-    fields = ["system", "suite", "metric", "column", "judge", "scale", *DETAIL_FIELDS]
+    fields = ["system", "suite", "metric", "column", "judge", "scale", "breakdown", *DETAIL_FIELDS]
     rows = pl.concat([t.rows.select(fields) for t in tables], how="vertical_relaxed").unique(maintain_order=True)
     return rows.write_csv()
 
@@ -210,7 +233,8 @@ def _json_table(table: BoardTable) -> dict:
         ranked = metrics.get(table.ranked_by, {})
         systems.append({"system": system[0], "rank": ranked.get("rank"), "tasks": rows.get_column("n_tasks").max(),
                         "metrics": metrics})
-    return {"suite": table.suite, "title": table.title, "judge": table.judge, "ranked_by": table.ranked_by,
+    return {"suite": table.suite, "title": table.title, "breakdown": table.breakdown, "judge": table.judge,
+            "ranked_by": table.ranked_by,
             "n_shared": table.n_shared, "systems": systems}
 
 

@@ -107,6 +107,7 @@ class SandboxDoc:
     url: str
     title: str
     role: str
+    corpora: tuple[str, ...] = ()  # the task's named corpora holding it (DR³ sizes); empty: every corpus
 
 
 @dataclass
@@ -120,7 +121,8 @@ class ReportEvidence:
     references: list[dict] = field(default_factory=list)  # {index, url, title}
     citation_style: str = "inline"  # inline | bibliography_only | none
     figures: list[dict] = field(default_factory=list)  # the parser's figures: {caption, src, citation_indices, section}
-    sandbox: list[SandboxDoc] = field(default_factory=list)
+    sandbox: list[SandboxDoc] = field(default_factory=list)  # every corpus of the task, each doc naming its own
+    corpus: str = ""  # the named corpus this run searched (`stages.tasks.run_corpus`); "": the task's only one
     attachments: list[str] = field(default_factory=list)
     policies: dict[str, str] = field(default_factory=dict)  # e.g. {"wlc.ref_acc.denominator": "all"}
     duplicate_of: dict[str, str] = field(default_factory=dict)  # claim id -> first claim stating the same fact

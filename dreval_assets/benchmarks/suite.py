@@ -96,24 +96,16 @@ class Composite:
                            detail=f"needs {', '.join(missing)}: {why}"[:500], policy=self.policy, judge=judged)
 
 
-MODALITIES = ("text", "multimodal")  # tasks.modality
-
-
-def by_modality(specs: Sequence[MetricSpec], composites: Sequence[Composite], metrics: Sequence[str]
-                ) -> tuple[tuple[MetricSpec, ...], tuple[Composite, ...]]:
-    """The specs and composites of `metrics` per modality, as `<metric>.<modality>`: a spec keeps its
-    scale, direction and aggregation; a composite is computed from its parts of the same modality."""
-    out_specs, out_composites = [], []
-    for modality in MODALITIES:
-        for spec in specs:
-            if spec.metric in metrics:
-                out_specs.append(replace(spec, metric=f"{spec.metric}.{modality}",
-                                         meaning=f"{spec.meaning}, on {modality} tasks"))
-        for c in composites:
-            if c.metric in metrics:
-                out_composites.append(replace(c, metric=f"{c.metric}.{modality}",
-                                              parts=tuple(f"{p}.{modality}" for p in c.parts)))
-    return tuple(out_specs), tuple(out_composites)
+@dataclass(frozen=True)
+class Breakdown:
+    """A task attribute a paper reports its leaderboard by (MiroEval: text-only and multimodal tasks
+    apart; DR³: English and Chinese). The leaderboard aggregates each of `metrics` again over the tasks
+    of each value, by the metric's own rule, as `<metric>.<value>` (`leaderboard.breakdown` =
+    `<attribute>=<value>`); a composite is computed from its parts on those tasks. Any attribute can be
+    asked for at display time too (`dreval leaderboard --by`): this only says which are stored."""
+    attribute: str  # a tasks column (language, domain, modality) or a release label in tasks.attributes
+    metrics: tuple[str, ...] = ()  # the metrics broken down; empty: the suite's headline metrics
+    values: tuple[str, ...] = ()  # the values reported, in this order; empty: every value the tasks have
 
 
 def mean_of_all(values: Mapping[str, float | None]) -> float | None:
@@ -135,10 +127,8 @@ class Suite:
     # metrics that do not apply to that system at all, with why (TVIR: no figure in any report => VA
     # and Overall not applicable). The leaderboard applies it; per-report rows stay as computed.
     system_rule: Callable[[Mapping[str, Sequence[TaskValue]]], Mapping[str, str]] | None = None
-    # Headline numbers the paper reports per task modality (MiroEval: text-only and multimodal apart):
-    # each report's row of such a metric is also written as `<metric>.<modality>` (declare those with
-    # `by_modality`), so the leaderboard aggregates them over the tasks of that modality only.
-    modality_split: tuple[str, ...] = ()
+    # Task attributes the paper reports its leaderboard by (see Breakdown); computed by the leaderboard.
+    breakdowns: tuple[Breakdown, ...] = ()
 
     def score(self, evidence: ReportEvidence) -> list[MetricValue]:
         values = self.compute(evidence)
@@ -154,43 +144,34 @@ class Suite:
         counting = {m.metric for m in self.metrics if m.claims}
         values = [replace(v, policy=f"{v.policy}; {evidence.extraction}".lstrip("; ")) if v.metric in counting else v
                   for v in values]
-        values += self._split(values, evidence.modality)
         found = {v.metric: v for v in values}
-        others = self._other_modalities(evidence.modality)
         for composite in self.composites:
-            if composite.metric in others:
-                continue
             found[composite.metric] = composite.row(self.name, found, evidence.judge)
             values.append(found[composite.metric])
         return values
 
-    def _split(self, values: list[MetricValue], modality: str) -> list[MetricValue]:
-        """The rows of `modality_split` metrics again under `<metric>.<modality>` (composites are
-        computed from their split parts instead); none for a modality the suite does not declare."""
-        declared = {m.metric for m in self.metrics}
-        return [replace(v, metric=f"{v.metric}.{modality}") for v in values
-                if v.metric in self.modality_split and f"{v.metric}.{modality}" in declared]
-
     def spec(self, metric: str) -> MetricSpec | None:
-        return next((m for m in self.metrics if m.metric == metric), None)
+        """The metric's spec; a breakdown's `<metric>.<value>` has its metric's."""
+        found = next((m for m in self.metrics if m.metric == metric), None)
+        if found is None and (split := self.broken_down(metric)) and split[0] != metric:
+            return self.spec(split[0])
+        return found
 
     def composite(self, metric: str) -> Composite | None:
         return next((c for c in self.composites if c.metric == metric), None)
 
-    def unreadable(self, reason: str, detail: str, judge: str, modality: str = "") -> list[MetricValue]:
-        """Every metric N/A, for a report that could not be read at all (of the split metrics, its
-        task's modality's only)."""
+    def unreadable(self, reason: str, detail: str, judge: str) -> list[MetricValue]:
+        """Every metric N/A, for a report that could not be read at all."""
         return [not_available(self.name, m.metric, m.scale, reason, detail, judge if m.judged else "none")
-                for m in self.metrics_for(modality)]
+                for m in self.metrics]
 
-    def metrics_for(self, modality: str) -> list[MetricSpec]:
-        """The metrics a report of a task of this modality gets (a split metric of another modality: none)."""
-        others = self._other_modalities(modality)
-        return [m for m in self.metrics if m.metric not in others]
-
-    def _other_modalities(self, modality: str) -> set[str]:
-        """The split metrics that are not this modality's."""
-        return {f"{m}.{x}" for m in self.modality_split for x in MODALITIES if x != modality}
+    def broken_down(self, metric: str) -> tuple[str, str] | None:
+        """(base metric, value) of a leaderboard metric named `<metric>.<value>` by a breakdown."""
+        base, _, value = metric.rpartition(".")
+        for breakdown in self.breakdowns:
+            if base in (breakdown.metrics or self.headline) and (not breakdown.values or value in breakdown.values):
+                return base, value
+        return None
 
     def __post_init__(self) -> None:
         declared = {m.metric for m in self.metrics}

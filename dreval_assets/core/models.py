@@ -23,6 +23,9 @@ class SandboxPage(BaseModel):
     title: str = ""
     role: PageRole = "noise"
     text: str
+    # the named corpora of the task that hold this page (DR³: the sandbox sizes, "32k" ... "512k");
+    # empty: the task has one corpus, or the page is in every run's (an attachment)
+    corpora: list[str] = Field(default_factory=list)
 
 
 class RaceCriterion(BaseModel):

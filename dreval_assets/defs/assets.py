@@ -21,7 +21,7 @@ from ..benchmarks.cited_sources import CitedSources
 from ..benchmarks.judging import JudgmentContext
 from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
-from ..stages.leaderboard import build_leaderboard
+from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
 from ..stages.parse import (PARSER_VERSION, claims_outside, parse_reports, release_statement_keys,
                             with_release_statements, with_statements)
 from ..stages.statements import extract_statements
@@ -265,9 +265,11 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     """Per system x suite x metric x judge: the system's number by the metric's aggregation rule, 95%
     bootstrap CI, coverage. Its page shows three plots (plot_*: "Show Markdown" opens each; the PNGs are
     under `<home>/plots/`), the headline metric per suite and system, and each suite's headline metrics
-    as `mean [95% CI] (scored/tasks)`."""
-    scores = dreval.store().query("SELECT * FROM metric_scores ORDER BY system, task")
-    frame = build_leaderboard(scores, dreval.policy_map())
+    as `mean [95% CI] (scored/tasks)`. Each suite's declared breakdowns (`<metric>.<value>` rows) too."""
+    store = dreval.store()
+    scores = store.query("SELECT * FROM metric_scores ORDER BY system, task")
+    attributes = task_attributes(store.query(f"SELECT {TASK_ATTRIBUTE_COLUMNS} FROM tasks"))
+    frame = build_leaderboard(scores, dreval.policy_map(), attributes)
     context.add_output_metadata(leaderboard_metadata(frame, Path(dreval.home) / "plots"))
     return frame
 

@@ -9,6 +9,7 @@ from ..core.models import SandboxPage
 from ..fetch.base import Fetcher
 from ..fetch.urls import url_key
 from .frames import frame, text_hash
+from .tasks import pages_of_run
 
 
 def fetch_references(
@@ -18,7 +19,9 @@ def fetch_references(
     rows, texts = [], {}
     by_report = cited_urls(claims)
     cited = [by_report.get(key, []) for key in keys]
-    outcomes = fetcher.fetch_groups([(urls, sandbox_by_task.get(task, [])) for urls, (_, task) in zip(cited, keys)])
+    # each run is served from the corpus it searched (DR³: its sandbox size), never another run's
+    outcomes = fetcher.fetch_groups([(urls, pages_of_run(system, sandbox_by_task.get(task, [])))
+                                     for urls, (system, task) in zip(cited, keys)])
     for (system, task), results in zip(keys, outcomes):
         for result in results:
             page_hash = None

@@ -16,7 +16,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
               "gold_facts": LS, "n_sandbox_pages": I, "content_hash": S, "gold_insights": LS,
               "gold_insights_sandbox": LS,
               "visual_ground_truth": S, "visual_ground_truth_version": S, "race_criteria": S, "attributes": S},
-    "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S},
+    "task_sandbox": {"task": S, "url": S, "url_norm": S, "title": S, "role": S, "text_hash": S, "corpora": S},
     "task_rubrics": {"task": S, "kind": S, "rubric": S, "judge": S, "template": S, "template_hash": S,
                      "cache_key": S, "na_reason": S, "detail": S},
     "page_texts": {"text_hash": S, "text": S, "n_chars": I},
@@ -57,7 +57,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "leaderboard": {"system": S, "suite": S, "metric": S, "judge": S, "scale": S, "mean": F,
                     "ci_low": F, "ci_high": F, "n_tasks": I, "n_scored": I, "coverage": F,
                     "shared_mean": F, "n_shared": I, "rank": I, "coverage_note": S,
-                    "aggregation": S, "validity": F, "adjusted_mean": F, "status": S,
+                    "aggregation": S, "validity": F, "adjusted_mean": F, "status": S, "breakdown": S,
                     "computed_at": pl.Datetime("us")},
     "agreement": {"benchmark": S, "metric": S, "judge": S, "scale": S, "n_pairs": I, "n_systems": I, "n_tasks": I,
                   "pearson_r": F, "kendall_tau": F, "par": F, "par_pairs": I, "opc": F, "osc": F, "mean_diff": F,
@@ -66,10 +66,10 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 
 
 # Columns added later that a row may leave out: a report's research trace (migration 020), a score's
-# judged share and a leaderboard row's status (migration 027).
+# judged share and a leaderboard row's status (migration 027) and breakdown (migration 030).
 DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None, "cleaned_text": None, "release_statements": None},
                                           "metric_scores": {"judged_share": None, "unjudged_reason": None},
-                                          "leaderboard": {"status": "scored"}}
+                                          "leaderboard": {"status": "scored", "breakdown": ""}}
 
 
 def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:

@@ -13,17 +13,24 @@ A task our judge could not judge (a "judge limit: " reason) narrows the shared t
 unscored task, and a system that has such rows and no rank is `not_comparable`: a blind judge never
 decides a ranking. Composites aggregated `of_parts` are computed over the tasks on which every part
 has a value (the papers average complete rows); with no such task they have no number and no rank.
+
+Breakdowns: a suite's declared `breakdowns` (and any attribute asked for with `by`) are computed by
+the same rules over the tasks of each value of a task attribute (`task_attributes`): the rows of
+metric m on the tasks whose attribute is v are `<m>.<v>`, `breakdown` = `<attribute>=<v>`, ranked
+among themselves. Nothing here knows which benchmark declares what.
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import polars as pl
 
 from ..benchmarks.aggregation import RULES, TaskValue, aggregate, applicable, validity, validity_adjusted, \
     weighted_values
+from ..benchmarks.suite import Breakdown
 from ..benchmarks.suites import SUITES
 from ..core.metrics import JUDGE_LIMIT, NOT_APPLICABLE, is_judge_limit
 from ..core.stats import bootstrap_ci, competition_ranks
@@ -35,20 +42,78 @@ Comparison = tuple[str, str, str]  # suite, metric, judge
 Cells = dict[Comparison, dict[str, dict[str, TaskValue]]]  # -> system -> task -> its row, in row order
 
 
-def build_leaderboard(scores: pl.DataFrame, policies: Mapping[str, str] | None = None) -> pl.DataFrame:
+def build_leaderboard(scores: pl.DataFrame, policies: Mapping[str, str] | None = None,
+                      task_attributes: Mapping[str, Mapping[str, str]] | None = None,
+                      by: Sequence[str] = ()) -> pl.DataFrame:
     """`scores` are metric_scores rows; judges never mix in one mean or one comparison. Each metric
-    is aggregated by its suite's rule (a policy may choose another), written on its rows."""
+    is aggregated by its suite's rule (a policy may choose another), written on its rows. With
+    `task_attributes` (task -> attribute -> value, `task_attributes()`), each suite's declared
+    breakdowns and the attributes in `by` add their `<metric>.<value>` rows."""
     now = datetime.now(timezone.utc).replace(tzinfo=None)
+    rows = _board(scores, policies or {}, now)
+    if task_attributes is not None:
+        rows += _breakdown_rows(scores, policies or {}, task_attributes, by, now)
+    return frame("leaderboard", rows).sort(["suite", "metric", "judge", "system"])
+
+
+TASK_ATTRIBUTE_COLUMNS = "task, language, domain, modality, attributes"  # what task_attributes reads
+
+
+def task_attributes(tasks: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """task -> attribute -> value, from `tasks` rows: the language, domain and modality columns and
+    the release labels kept in `attributes` (JSON), e.g. DR³'s `set`; empty values left out."""
+    found: dict[str, dict[str, str]] = {}
+    for row in tasks.iter_rows(named=True):
+        labels = json.loads(row.get("attributes") or "{}")
+        values = {k: str(v) for k, v in labels.items() if isinstance(v, (str, int, float)) and str(v)}
+        values |= {c: str(row[c]) for c in ("language", "domain", "modality") if row.get(c)}
+        found[row["task"]] = values
+    return found
+
+
+def suite_breakdowns(suite: str, by: Sequence[str] = ()) -> list[Breakdown]:
+    """The suite's declared breakdowns, then one over every metric for each other attribute in `by`."""
+    declared = list(SUITES[suite].breakdowns) if suite in SUITES else []
+    return declared + [Breakdown(a, ("*",)) for a in by if a not in {b.attribute for b in declared}]
+
+
+def _breakdown_rows(scores: pl.DataFrame, policies: Mapping[str, str], attributes: Mapping[str, Mapping[str, str]],
+                    by: Sequence[str], now: datetime) -> list[dict]:
+    """Each breakdown's rows: the board of the suite's scores on the tasks of one value at a time
+    (composites from their parts on those tasks), the metric renamed `<metric>.<value>`."""
+    rows = []
+    for suite in sorted(scores.get_column("suite").unique().to_list()):
+        suite_scores = scores.filter(pl.col("suite") == suite)
+        for breakdown in suite_breakdowns(suite, by):
+            groups: dict[str, list[str]] = {}
+            for task in suite_scores.get_column("task").unique().to_list():
+                value = (attributes.get(task) or {}).get(breakdown.attribute)
+                if value:
+                    groups.setdefault(value, []).append(task)
+            headline = SUITES[suite].headline if suite in SUITES else ()
+            wanted = None if breakdown.metrics == ("*",) else set(breakdown.metrics or headline)
+            for value in breakdown.values or sorted(groups):
+                if value not in groups:
+                    continue
+                for r in _board(suite_scores.filter(pl.col("task").is_in(groups[value])), policies, now):
+                    if wanted is None or r["metric"] in wanted:
+                        rows.append({**r, "metric": f"{r['metric']}.{value}",
+                                     "breakdown": f"{breakdown.attribute}={value}"})
+    return rows
+
+
+def _board(scores: pl.DataFrame, policies: Mapping[str, str], now: datetime) -> list[dict]:
+    """The leaderboard rows of these scores, every comparison ranked on its shared tasks."""
     cells, scales = _cells(scores)
     ruled = _system_rules(cells)
     limited = _judge_limited(cells)
     rows = []
     for key, by_system in cells.items():
-        rows.extend(_compare(key, by_system, scales, ruled, limited.get(key, {}), now, policies or {}))
-    rows = _compose(rows, cells, policies or {})
+        rows.extend(_compare(key, by_system, scales, ruled, limited.get(key, {}), now, policies))
+    rows = _compose(rows, cells, policies)
     for r in rows:
         r.pop("_shared", None)
-    return frame("leaderboard", rows).sort(["suite", "metric", "judge", "system"])
+    return rows
 
 
 def _cells(scores: pl.DataFrame) -> tuple[Cells, dict[tuple[Comparison, str], str]]:

@@ -15,6 +15,7 @@ from ..core.dedup import ambiguous_pairs, duplicate_groups
 from ..core.models import SameStatement
 from ..judges.base import Judge, JudgmentRequest
 from .frames import frame, rows_by_partition
+from .tasks import corpora_of, run_corpus
 
 Key = tuple[str, str]
 
@@ -60,8 +61,7 @@ def score_reports(
             if report is None or report["status"] != "ok":
                 detail = report["detail"] if report else "no reports row"
                 reason = (report["na_reason"] if report else None) or "pipeline_failure"
-                values = suite.unreadable(reason, detail, judge.judge_id,
-                                          (task_rows.get(key[1]) or {}).get("modality") or "")
+                values = suite.unreadable(reason, detail, judge.judge_id)
             else:
                 values = suite.score(evidence[key])
             rows.extend({"system": key[0], "task": key[1], **asdict(v)} for v in values)
@@ -71,7 +71,8 @@ def score_reports(
 def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inputs, policies) -> dict[Key, ReportEvidence]:
     docs: dict[str, list[SandboxDoc]] = {}
     for r in sandbox.iter_rows(named=True):
-        docs.setdefault(r["task"], []).append(SandboxDoc(r["url"], r["title"] or "", r["role"]))
+        docs.setdefault(r["task"], []).append(SandboxDoc(r["url"], r["title"] or "", r["role"],
+                                                         tuple(corpora_of(r))))
     by_claim: dict[tuple[str, str, str], list[SourceVerdict]] = {}
     for v in verdicts.iter_rows(named=True):
         by_claim.setdefault((v["system"], v["task"], v["claim_id"]), []).append(
@@ -89,7 +90,8 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
             figures=json.loads(row.get("figures") or "[]"), extraction=extraction_text(row),
-            sandbox=docs.get(task, []), attachments=list(task_row.get("attachments") or []),
+            sandbox=docs.get(task, []), corpus=run_corpus(system, (c for d in docs.get(task, []) for c in d.corpora)),
+            attachments=list(task_row.get("attachments") or []),
             inputs=dict(inputs.get(task, {})), policies=dict(policies))
     for c in claims.iter_rows(named=True):
         key = (c["system"], c["task"])

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import polars as pl
 
@@ -33,7 +33,8 @@ def task_frames(tasks: Sequence[Task]) -> dict[str, pl.DataFrame]:
             digest = text_hash(page.text)
             text_rows[digest] = {"text_hash": digest, "text": page.text, "n_chars": len(page.text)}
             sandbox_rows.append({"task": task.key, "url": page.url, "url_norm": url_key(page.url),
-                                 "title": page.title, "role": page.role, "text_hash": digest})
+                                 "title": page.title, "role": page.role, "text_hash": digest,
+                                 "corpora": ",".join(page.corpora)})
     return {
         "tasks": frame("tasks", task_rows),
         "task_sandbox": frame("task_sandbox", sandbox_rows),
@@ -46,8 +47,29 @@ def sandbox_pages(task_sandbox: pl.DataFrame, texts: dict[str, str]) -> dict[str
     pages: dict[str, list[SandboxPage]] = {}
     for row in task_sandbox.iter_rows(named=True):
         pages.setdefault(row["task"], []).append(SandboxPage(
-            url=row["url"], title=row["title"] or "", role=row["role"], text=texts.get(row["text_hash"], "")))
+            url=row["url"], title=row["title"] or "", role=row["role"], text=texts.get(row["text_hash"], ""),
+            corpora=corpora_of(row)))
     return pages
+
+
+def corpora_of(row) -> list[str]:
+    """The named corpora a task_sandbox row's page is in (`corpora`, comma-joined; rows written before
+    migration 031 have none)."""
+    return [c for c in (row.get("corpora") or "").split(",") if c]
+
+
+def run_corpus(system: str, corpora: Iterable[str]) -> str:
+    """The named corpus a system's run searched: the one its key ends with (`<model>-<corpus>`, as a
+    release that runs each model on several corpora names its runs: DR³'s `gpt-4-128k`), else "" (the
+    run names none of them: it is shown every page)."""
+    return next((c for c in sorted(set(corpora), key=len, reverse=True) if system.endswith(f"-{c}")), "")
+
+
+def pages_of_run(system: str, pages: Sequence[SandboxPage]) -> list[SandboxPage]:
+    """The pages a system's run could find: those of its corpus and those in every corpus (attachments);
+    all of them when the task has no named corpora or the run names none."""
+    corpus = run_corpus(system, (c for p in pages for c in p.corpora))
+    return [p for p in pages if not corpus or not p.corpora or corpus in p.corpora]
 
 
 def sandbox_for_suites(tasks: dict[str, pl.DataFrame], store, extra_suites=()) -> dict[str, list[SandboxPage]]:

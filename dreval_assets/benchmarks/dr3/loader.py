@@ -11,8 +11,14 @@
   results/<size>/<model>/[<set>/]<task>/final_report.md (+ execution_log.json)
 
 A sandbox document is supportive when useful_search lists it, a distractor when distractor_search lists it
-or the document itself says so (`role` or `type`: "distractor"), else noise. The two gold sources stay
-apart: information recall scores each separately (IR_UF, IR_SC).
+or the document itself says so (`role` or `type`: "distractor"), else noise (the published release marks
+only the supportive ones, so its distractors are counted with the noise, and the composition says so).
+The corpora of the five sizes stay apart: each page names the sizes that hold it (SandboxPage.corpora),
+a run `<model>-<size>` is served from its own size only, and each task records its composition per size
+(attributes `sandbox_composition`, JSON) and whether it has the published shape (`sandbox_shape`: every
+size 32k-512k present, each holding every supportive document), so a run on a size that lacks some
+supportive documents gets CC N/A with that reason. The two gold sources stay apart: information recall
+scores each separately (IR_UF, IR_SC).
 
 The en and zh sets reuse ids, so a task's key is built from `en-<id>` / `zh-<id>`. A task folder may be
 named `12`, `012`, `task_12` or `en-12`; `<set>` is `datasets_en`, `en`, `datasets_zh` or `zh`.
@@ -52,6 +58,8 @@ TASK_FIELDS = {*ID_FIELDS, "query"}
 DOC_FIELDS = {"title", "content", "url", "role", "type"}
 DOC_ROLES = ("supportive", "distractor", "noise")
 CORPUS_FILE = re.compile(r"^long_context_sampled_(\d+)k\.json$")
+PUBLISHED_SIZES = ("32k", "64k", "128k", "256k", "512k")  # every task's sandbox, at each size (methods/dr3.md)
+PUBLISHED_SHAPE = "published"  # attributes.sandbox_shape of a task whose corpora have the published shape
 USEFUL_FILES = ("useful_search.json", "useful_search.jsonl")
 DISTRACTOR_FILES = ("distractor_search.json", "distractor_search.jsonl")
 USER_FILE_INSIGHTS = "gold_insights_from_source.json"  # I_UF
@@ -207,7 +215,7 @@ def _task(release: _Release, record: dict, language: str, set_folder: str, file:
         log.skip_for_missing(file, line, task, [f"{name} (dangling link)" for name in dangling], "user file")
         return None
     skipped_before = len(log.skipped)  # the readers log a bad corpus record as a skip
-    sandbox, sizes = _sandbox(release.root, folder, log)
+    sandbox, sizes, composition, shape = _sandbox(release.root, folder, log)
     if sandbox is None:
         corpus = f"{relative(release.root, folder)}/long_context_sampled_<size>.json"
         log.skip_for_missing(file, line, task, [corpus], "sandbox corpus file")
@@ -226,7 +234,8 @@ def _task(release: _Release, record: dict, language: str, set_folder: str, file:
         key=key, benchmark=BENCHMARK, original_id=original_id, query=query, language=language,
         modality=modality, attachments=files, checklist=checklist, gold_insights=insights,
         gold_insights_sandbox=sandbox_insights,
-        attributes={"set": language, "context_sizes": ",".join(sizes)},
+        attributes={"set": language, "context_sizes": ",".join(sizes),
+                    "sandbox_composition": json.dumps(composition), "sandbox_shape": shape},
         sandbox=sandbox, attachment_texts=attachment_texts(release.root, files, file, line, task, log),
     )
 
@@ -253,20 +262,24 @@ def _user_files(root: Path, folder: Path, file: str, line: int, log: ImportLog) 
     return files, dangling
 
 
-def _sandbox(root: Path, folder: Path, log: ImportLog) -> tuple[list[SandboxPage] | None, list[str]]:
-    """The union of the corpora of every size present, one page per title (smallest size first)."""
+def _sandbox(root: Path, folder: Path, log: ImportLog
+             ) -> tuple[list[SandboxPage] | None, list[str], dict[str, dict[str, int]], str]:
+    """(the pages of every size's corpus, one per title, each naming the sizes that hold it; the sizes;
+    the composition per size: documents per role and characters; the shape: `published` or what differs)."""
     corpora = sorted(((int(m.group(1)), p) for p in folder.iterdir() if (m := CORPUS_FILE.match(p.name))),
                      key=lambda pair: pair[0])
     if not corpora:
-        return None, []
+        return None, [], {}, "no corpus"
     supportive = _listed_titles(root, folder, USEFUL_FILES, log)
     if supportive is None:
         log.note(relative(root, folder), None, "no useful_search.json(l): no document is marked supportive")
     supportive = supportive or set()
     distractors = (_listed_titles(root, folder, DISTRACTOR_FILES, log) or set()) - supportive
     pages: dict[str, SandboxPage] = {}
-    for _, path in corpora:
-        name, noted = relative(root, path), False
+    composition: dict[str, dict[str, int]] = {}
+    for size, path in corpora:
+        name, noted, corpus = relative(root, path), False, f"{size}k"
+        counts = composition.setdefault(corpus, {**{role: 0 for role in DOC_ROLES}, "chars": 0})
         for number, doc in iter_json_array(path, root, log):
             if not noted and set(doc) - DOC_FIELDS:
                 unknown_fields(doc, DOC_FIELDS, name, number, log)
@@ -278,11 +291,40 @@ def _sandbox(root: Path, folder: Path, log: ImportLog) -> tuple[list[SandboxPage
             title = title.strip()
             if title not in pages:
                 pages[title] = _page(doc, title, supportive, distractors)
+            page = pages[title]
+            if corpus not in page.corpora:  # a title twice in one corpus counts once
+                page.corpora.append(corpus)
+                counts[page.role] += 1
+                counts["chars"] += len(page.text)
+    for counts in composition.values():
+        counts["distractors_marked"] = int(bool(distractors) or counts["distractor"] > 0)
     absent = sorted(supportive - set(pages))
     if absent:
         log.note(relative(root, folder), None,
                  f"supportive title(s) not in any corpus: {', '.join(repr(t) for t in absent[:5])}")
-    return list(pages.values()), [f"{size}k" for size, _ in corpora]
+    shape = _shape(composition, len(supportive))
+    if shape != PUBLISHED_SHAPE:
+        log.note(relative(root, folder), None, f"sandbox not at its published shape: {shape}")
+    return list(pages.values()), list(composition), composition, shape
+
+
+def _shape(composition: dict[str, dict[str, int]], n_supportive: int) -> str:
+    """`published` when the five sizes are there and each holds every supportive document (the paper's
+    construction), else what differs."""
+    problems = []
+    missing = [s for s in PUBLISHED_SIZES if s not in composition]
+    if missing:
+        problems.append(f"no {', '.join(missing)} corpus")
+    extra = [s for s in composition if s not in PUBLISHED_SIZES]
+    if extra:
+        problems.append(f"unpublished size(s) {', '.join(extra)}")
+    if not n_supportive:
+        problems.append("no supportive document listed (useful_search)")
+    short = [f"{s} holds {c['supportive']} of {n_supportive}" for s, c in composition.items()
+             if c["supportive"] < n_supportive]
+    if short:
+        problems.append(f"supportive documents missing: {'; '.join(short)}")
+    return "; ".join(problems) or PUBLISHED_SHAPE
 
 
 def _page(doc: dict, title: str, supportive: set[str], distractors: set[str]) -> SandboxPage:

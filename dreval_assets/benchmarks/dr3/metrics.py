@@ -8,7 +8,8 @@ from dataclasses import replace
 from ...core.metrics import MetricValue, not_applicable, not_available
 from ...fetch.urls import normalise_title, url_key
 from ..evidence import NOTHING_JUDGED_RULE, ReportEvidence, judged_coverage, most_retryable
-from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
+from ..suite import Breakdown, Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, \
+    mean_of_all
 
 
 NO_PAIR_RULE = ("no claim-citation pair => 0 (ours where the paper is silent, as TVIR CS); pairs none of which "
@@ -41,21 +42,38 @@ def factual_accuracy(evidence: ReportEvidence) -> MetricValue:
                                         policy=rules, judge=evidence.judge))
 
 
+def corpus_composition(evidence: ReportEvidence) -> str:
+    """`corpus 128k: 5 supportive, 0 distractor, 120 noise`: the documents of each role in the corpus
+    this run searched (every corpus of the task when it names none)."""
+    docs = [d for d in evidence.sandbox if not evidence.corpus or not d.corpora or evidence.corpus in d.corpora]
+    counts = ", ".join(f"{sum(1 for d in docs if d.role == role)} {role}" for role in ("supportive", "distractor", "noise"))
+    return f"corpus {evidence.corpus or 'all sizes (the run names none)'}: {counts}"
+
+
 def citation_coverage(evidence: ReportEvidence) -> MetricValue:
-    """CC: share of the supportive sandbox documents the report cites, by URL then normalised title."""
+    """CC: share of the supportive sandbox documents the report cites, by URL then normalised title. The
+    run's corpus (its sandbox size) must hold them all, as every published size does; one that lacks some
+    is not the published sandbox: N/A data_accessibility, naming them."""
     necessary = [d for d in evidence.sandbox if d.role == "supportive"]
     if not necessary and evidence.benchmark != "dr3":  # another benchmark's task (DREVAL_SUITES): no sandbox
         return not_applicable("dr3", "cc", "0-100", f"a {evidence.benchmark} task has no DR³ supportive documents")
     if not necessary:
         return not_available("dr3", "cc", "0-100", "pipeline_failure",
                              "the task has no supportive documents to cover")
+    absent = [d for d in necessary if evidence.corpus and d.corpora and evidence.corpus not in d.corpora]
+    if absent:
+        return not_available("dr3", "cc", "0-100", "data_accessibility",
+                             f"the {evidence.corpus} corpus this run searched lacks {len(absent)} of {len(necessary)} "
+                             f"supportive documents (every published size holds them all): "
+                             f"{', '.join(repr(d.title) for d in absent[:3])}; {corpus_composition(evidence)}"[:500])
     cited_urls = {url_key(r["url"]) for r in evidence.references if r.get("url")}
     cited_urls |= {url_key(u) for c in evidence.claims for u in c.urls}
     cited_titles = {normalise_title(r.get("title") or "") for r in evidence.references} - {""}
     covered = [d for d in necessary
                if url_key(d.url) in cited_urls or (d.title and normalise_title(d.title) in cited_titles)]
     return MetricValue("dr3", "cc", 100 * len(covered) / len(necessary), "0-100", len(necessary),
-                       detail=f"cited {len(covered)} of {len(necessary)} supportive documents",
+                       detail=f"cited {len(covered)} of {len(necessary)} supportive documents; "
+                              f"{corpus_composition(evidence)}",
                        policy="match by normalised URL, then normalised title; no judge")
 
 
@@ -160,6 +178,9 @@ SUITE = Suite(
      MetricSpec("ir_sc", "0-100", True, "information recall: covered share of the sandbox corpus's gold insights"),
      MetricSpec("ir", "0-100", True, "information recall: mean of IR_UF and IR_SC"),
      MetricSpec("avg", "0-100", True, "DR³ Avg: equal-weight mean of IR, CC, FA, IF, DQ", aggregate="of_parts")),
-    compute, headline=("avg", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"),
+    compute, headline=("avg", "avg.en", "avg.zh", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"),
     composites=(Composite("avg", ("ir", "cc", "fa", "if", "dq"), mean_of_all,
-                          "Avg = mean(IR, CC, FA, IF, DQ), equal weights (paper)"),))
+                          "Avg = mean(IR, CC, FA, IF, DQ), equal weights (paper)"),),
+    # the release's two sets are its languages (datasets_en, datasets_zh), evaluated apart; its sandbox
+    # sizes are the systems themselves (`<model>-<size>`), so each size is a row of every table
+    breakdowns=(Breakdown("language", ("avg", "ir", "cc", "fa", "if", "dq", "ir_uf", "ir_sc"), ("en", "zh")),))

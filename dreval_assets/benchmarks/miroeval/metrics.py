@@ -13,7 +13,7 @@ from .process import ALIGNMENT, INTRINSIC, SCALE as PROCESS_SCALE, metric_name a
 from .judgments import without_images_note
 from .process_judgments import PREFIX as PROCESS_PREFIX
 from .right_ratio import factuality_ratio
-from ..suite import Composite, MetricSpec, Suite, by_modality, judgment_failure, mean_of_all
+from ..suite import Breakdown, Composite, MetricSpec, Suite, judgment_failure, mean_of_all
 
 DECISIVE = ("supported", "contradicted")
 
@@ -251,14 +251,14 @@ COMPOSITES = (Composite("overall", ("synthesis", "factuality", "process"), mean_
                         "Overall = mean(synthesis, factuality, process), the layers shown beside it"),)
 # the paper's leaderboard gives text-only and multimodal tasks their own headline numbers
 BY_MODALITY = ("overall", "synthesis", "factuality", "process")
-SPLIT_METRICS, SPLIT_COMPOSITES = by_modality(METRICS, COMPOSITES, BY_MODALITY)
+MODALITIES = ("text", "multimodal")
 
 SUITE = Suite(
-    "miroeval", "MiroEval", (*METRICS, *SPLIT_METRICS), compute,
+    "miroeval", "MiroEval", METRICS, compute,
     headline=("overall", "overall.text", "overall.multimodal", "synthesis", "factuality", "process", "right", "wrong",
               "conflict", "unknown", *FIXED_DIMENSIONS, "specificity", "grounding",
-              *(f"{m}.{x}" for x in ("text", "multimodal") for m in BY_MODALITY[1:])),
-    composites=(*COMPOSITES, *SPLIT_COMPOSITES), modality_split=BY_MODALITY)
+              *(f"{m}.{x}" for x in MODALITIES for m in BY_MODALITY[1:])),
+    composites=COMPOSITES, breakdowns=(Breakdown("modality", BY_MODALITY, MODALITIES),))
 
 
 def cap_dynamic_weights(weights: dict[str, float], dynamic: set[str], cap: float = 0.20) -> dict[str, float]:
