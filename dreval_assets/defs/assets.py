@@ -200,7 +200,7 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
                          batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
                          sandbox_evidence=with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites),
                                                            task_rubrics, listed_only=True),
-                         search=dreval.searcher())
+                         search=dreval.searcher(), tasks=tasks["tasks"])
     record_partitions(context, "claim_verdicts", {"claim_verdicts": frame}, store, judge.stats.metadata())
     yield Output(frame, metadata={"judge": judge.judge_id})
     yield _check("verdict_labels_valid", "claim_verdicts",

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
+from ..benchmarks.registry import judge_for_tasks
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
@@ -49,7 +50,10 @@ class _Pair:
 def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
                  batch_size: int = 1, labels: Mapping[str, str] | None = None,
                  sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None,
-                 search: EvidenceSearch | None = None) -> pl.DataFrame:
+                 search: EvidenceSearch | None = None, tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+    """`tasks`: the claims' task rows; each claim is asked at its task's benchmark's judge temperature."""
+    if tasks is not None:
+        judge = judge_for_tasks(judge, tasks.iter_rows(named=True))
     pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
     # a stable order makes the same batches, hence the same prompts and cache keys, on every run
     claims = claims.sort("system", "task", "claim_id")

@@ -10,7 +10,9 @@ from .published_checks import published_checks
 
 BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader", report_judgments=(flae, judge_visual),
                       published_checks=published_checks,
-                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, policies={
+                      heuristic_handlers=HANDLERS, evidence_inputs=task_inputs,
+                      judge_temperature=0.2,  # the paper's judge (Gemini-2.5-Pro) sampled at 0.2
+                      policies={
     "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"
                               " alpha_det when the judge sets none) or alpha_det from the observables"),
     "mmdr.flae.protocol": Policy("separate", ("separate", "single_call"), "MMDR FLAE: judge scores, task-adaptive"
