@@ -15,7 +15,7 @@ from dreval_assets.benchmarks.mmdr.vef import offline_vef
 from dreval_assets.core.checklist_match import key_words
 from loopback_llm import message_text
 
-VEF_PROMPT = "You check a research report against the visual ground truth of its task"
+VEF_PROMPT = "You check a research report against the images of its task"
 MOSAIC_PROMPT = "You judge one visual item of a research report"
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MARKER = re.compile(r"\[\d+(?:\s*[-,]\s*\d+)*\]")

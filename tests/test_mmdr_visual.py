@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -23,6 +24,7 @@ from dreval_assets.judges.base import ImageInput
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.judges.prompts import render
 from dreval_assets.judges.readable import NotRead
 from dreval_assets.stages.frames import SCHEMAS, frame
 from recording_judge import RecordingJudge
@@ -45,9 +47,15 @@ def report_row(system, task, text, status="ok"):
     return {**{k: None for k in SCHEMAS["reports"]}, "system": system, "task": task, "status": status, "text": text}
 
 
-def task_row(task, gt=GT, version="v1"):
+def task_row(task, gt=GT, version="v1", **extra):
     return {**{k: None for k in SCHEMAS["tasks"]}, "task": task, "benchmark": "mmdr", "query": "Explain the chart.",
-            "modality": "multimodal", "visual_ground_truth": gt, "visual_ground_truth_version": version if gt else None}
+            "modality": "multimodal", "visual_ground_truth": gt, "visual_ground_truth_version": version if gt else None,
+            **extra}
+
+
+def task_image(name: str, bars=(2, 4, 6, 8)) -> ImageInput:
+    sent, mime = for_judge(png(bars))
+    return ImageInput(name, hashlib.sha256(sent).hexdigest(), mime, sent)
 
 
 def context(keys, reports, tasks, judge, figures=None):
@@ -188,6 +196,39 @@ def test_vef_rows_and_metric_offline():
     assert m["trace"].na_reason == "data_accessibility" and m["trace"].detail.startswith("needs vef")
 
 
+def test_vef_shows_the_judge_the_tasks_images_ground_truth_and_segment():
+    """Paper A.1.2: the images, the textual ground truth and the Daily/Research segment in every request."""
+    judge = RecordingJudge()
+    chart, photo = task_image("data/images/q105_a.png"), task_image("data/images/q105_b.png", (1, 9))
+    tasks = [task_row("mmdr.q105", attachments=["data/images/q105_a.png", "data/images/q105_b.png"],
+                      attributes='{"set": "daily"}', original_id="Q105"),
+             task_row("mmdr.q7", attachments=["images/q7.png"], original_id="Q7"),
+             task_row("mmdr.q8", attachments=["https://img.example/q8.png"], original_id="Q8"),
+             task_row("mmdr.x", original_id="custom")]
+    keys = [("s", t["task"]) for t in tasks]
+    ctx = replace(context(keys, [report_row("s", t, CAREFUL) for _, t in keys], tasks, judge),
+                  task_images={"mmdr.q105": [chart, photo], "mmdr.q7": [task_image("images/q7.png")]})
+    rows = vef(ctx)
+    asked = {r.labels["task"]: r for r in judge.requests}
+    assert set(asked) == {"mmdr.q105", "mmdr.q7", "mmdr.x"}  # q8's only image was never loaded: no blind call
+    daily = asked["mmdr.q105"]
+    assert daily.images == (chart, photo)
+    prompt = render(daily.template, dict(daily.variables))
+    assert "segment: Daily" in prompt and "image 1: data/images/q105_a.png" in prompt and GT in prompt
+    assert "You see the task's images after this" in prompt
+    assert "segment: Research" in render("mmdr/vef", dict(asked["mmdr.q7"].variables))  # Q0-Q99 by the release's ids
+    assert "segment: not given" in render("mmdr/vef", dict(asked["mmdr.x"].variables))
+    assert asked["mmdr.x"].images == ()  # it lists no image: the ground truth alone, and the rows say so
+    got = {(r["task"], r["item_id"]): r for r in rows.iter_rows(named=True)}
+    missing = got[("mmdr.q8", "mmdr.vef.pass")]
+    assert missing["score"] is None and missing["na_reason"] == "data_accessibility"
+    assert "https://img.example/q8.png" in missing["reason"] and "decided from the images" in missing["reason"]
+    assert "2 task image(s) shown" in got[("mmdr.q105", "mmdr.vef.pass")]["reason"]
+    assert "judged on the ground truth alone" in got[("mmdr.x", "mmdr.vef.pass")]["reason"]
+    # the offline judge cannot see them: its measured answer says so on the row
+    assert "the task's images unseen" in got[("mmdr.q105", "mmdr.vef.score")]["reason"]
+
+
 def test_vef_score_below_six_fails_even_when_the_judge_says_pass():
     rows = frame("report_judgments", [
         {"system": "s", "task": "t", "kind": "vef", "item_id": f"mmdr.vef.{k}", "item": k, "score": v, "credit": None,
@@ -199,17 +240,22 @@ def test_vef_score_below_six_fails_even_when_the_judge_says_pass():
     assert m["vef"].value == 0.0 and m["vef"].detail.startswith("FAIL: judge score 5/10, verdict PASS")
 
 
-def test_vef_through_the_loopback_judge(llm, calls):
+def test_vef_through_the_loopback_judge_shows_the_tasks_images(llm, calls):
     judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
                         calls)
     keys = [("careful", "t1"), ("careless", "t1")]
-    rows = vef(context(keys, [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS)],
-                       [task_row("t1")], judge))
-    assert llm.n_calls == 2 and llm.n_image_parts == 0  # the ground truth is text: no vision needed
+    chart = task_image("images/q7.png")
+    ctx = context(keys, [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS)],
+                  [task_row("t1", attachments=["images/q7.png"])], judge)
+    rows = vef(replace(ctx, task_images={"t1": [chart]}))
+    # every VEF request carries the task's image (paper A.1.2), its hash in the cache key
+    assert llm.n_calls == 2 and llm.n_image_parts == 2
+    assert {r["sha256"] for q in llm.requests for r in q["_images"]} == {hashlib.sha256(chart.data).hexdigest()}
     passed = rows.filter(pl.col("item_id") == "mmdr.vef.pass").sort("system")
     assert passed["system"].to_list() == ["careful", "careless"] and passed["score"].to_list() == [1.0, 0.0]
     assert passed["cache_key"].null_count() == 0
     assert passed["judge"].to_list() == [judge.judge_id] * 2
+    assert all("1 task image(s) shown" in r for r in passed["reason"])
 
 
 # -- MOSAIC
