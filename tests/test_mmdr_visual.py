@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 from dataclasses import replace
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -14,11 +15,13 @@ from PIL import Image, ImageDraw
 from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
 from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
 from dreval_assets.benchmarks.mmdr import metrics as mmdr
-from dreval_assets.benchmarks.mmdr.mosaic import flat_graphic, item_claim, mosaic, route, visual_type_of
+from dreval_assets.benchmarks.mmdr.mosaic import (flat_graphic, item_claim, measured_type, mosaic, route,
+                                                  visual_type_of)
 from dreval_assets.benchmarks.mmdr.vef import offline_vef, vef
 from dreval_assets.benchmarks.mmdr.vef_offline import measure_vef
 from dreval_assets.benchmarks.mmdr.visual_metrics import vef_passes
 from dreval_assets.benchmarks.suites import SUITES
+from dreval_assets.core.figure_text import figure_kind
 from dreval_assets.core.images import for_judge
 from dreval_assets.judges.base import ImageInput
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -27,6 +30,7 @@ from dreval_assets.judges.openai_judge import OpenAIJudge
 from dreval_assets.judges.prompts import render
 from dreval_assets.judges.readable import NotRead
 from dreval_assets.stages.frames import SCHEMAS, frame
+from loopback_llm import message_text
 from recording_judge import RecordingJudge
 
 GT = ("Bar chart of quarterly shipments of autonomous mobile robots by Lumenfield Robotics. "
@@ -108,7 +112,7 @@ def test_mosaic_item_scores_by_type_by_hand():
         mmdr.mosaic_item("MAP", 1, 1, 1, 1)
 
 
-def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
+def test_rule_cues_route_only_an_item_without_a_usable_image():
     assert route("chart", "Figure 1: quarterly shipments") == "DATACHART"
     assert route("chart", "Table 2: shipments by quarter, bar chart") == "OCRCHART"  # table words win
     assert route("photo", "Figure 3: a scanned invoice") == "OCRCHART"
@@ -116,6 +120,8 @@ def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
     assert route("table", "Figure 5: market shares") == "OCRCHART"
     assert route("diagram", "Figure 6: the picking workflow") == "DIAGRAM"
     assert route("photo", "图 7：各季度出货量表格") == "OCRCHART"
+    missing = figure("s", "t", 0, "Figure 1: the Harbour Line bus", "", "chart", reason="missing")
+    assert measured_type(missing) == ("DATACHART", "rule cues (no usable image: kind chart)")
 
 
 def photo_like() -> bytes:
@@ -124,13 +130,28 @@ def photo_like() -> bytes:
     return out.getvalue()
 
 
-def test_a_figure_no_cue_placed_is_a_data_chart_when_it_is_a_flat_graphic_read_for_values():
+def test_the_image_routes_an_item_not_its_captions_words():
     assert flat_graphic(png()) and not flat_graphic(photo_like()) and not flat_graphic(b"not an image")
     text = "As shown, shipments were 3,800 and 4,200 in 2024 [1].\n<figure>\n"
+    # "Line" made the parser call this photo a chart; its image says photo
+    bus = figure("s", "t", 0, "Figure 1: a Harbour Line bus at Northgate", text, "chart", photo_like())
+    assert visual_type_of(bus) == "PHOTO" and "a photo" in measured_type(bus)[1]
     assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", png())) == "DATACHART"
-    assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", photo_like())) == "PHOTO"
-    no_values = "As shown, the plant opened in 2024 [1].\n<figure>\n"
-    assert visual_type_of(figure("s", "t", 0, "Figure 1: the plant", no_values, "photo", png())) == "PHOTO"
+    assert visual_type_of(figure("s", "t", 0, "Table 1: Lumenfield in 2024", text, "table", png())) == "OCRCHART"
+    assert visual_type_of(figure("s", "t", 0, "Figure 1: the flow", text, "diagram", png())) == "DIAGRAM"
+    assert visual_type_of(figure("s", "t", 0, "Table 1: the line-up", text, "table", photo_like())) == "PHOTO"
+
+
+def test_the_demos_bus_photo_captioned_with_a_line_name_is_routed_photo():
+    """The demo's careful-scholar report on the Harbour Line: its station photo's caption names the line."""
+    demo = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo" / "systems" / "careful-scholar"
+    caption = "One of the Harbour Line's 34 battery-electric articulated buses at a station [1]"
+    photo = figure("s", "t", 0, caption, "", figure_kind("images/100002_station.jpg", caption),
+                   (demo / "images" / "100002_station.jpg").read_bytes())
+    chart = figure("s", "t", 1, "Average weekday passengers", "", "photo",
+                   (demo / "images" / "100002_ridership.png").read_bytes())
+    assert photo.kind == "chart"  # the caption's words mislead the parser ...
+    assert visual_type_of(photo) == "PHOTO" and visual_type_of(chart) == "DATACHART"  # ... not the image
 
 
 def test_item_claim_takes_the_sentences_about_the_figure_not_its_caption():
@@ -320,7 +341,7 @@ def test_an_image_we_could_not_get_is_not_a_zero():
 def test_mosaic_through_the_loopback_vision_judge(llm, calls):
     judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
                         calls)
-    photo = png((6, 2, 4), (40, 120, 200))
+    photo = photo_like()  # routed PHOTO by its image (the stand-in looks at it)
     figures = {("careful", "t1"): mosaic_figures("careful", True, photo),
                ("careless", "t1"): mosaic_figures("careless", False, photo)}
     keys = list(figures)
@@ -350,6 +371,13 @@ def test_mosaic_through_the_loopback_vision_judge(llm, calls):
     assert careful["mosaic"].value == pytest.approx(expected)
     assert careful["mosaic"].value > careless["mosaic"].value
     assert careful["vqa"].n_items == 2 and careful["sem"].n_items == 1
+    # the judge routed each item from its image: the prompt offers all four types, decided by nothing before
+    prompt = next(message_text(m["content"]) for m in llm.requests[0]["messages"])
+    assert all(f"- {t}:" in prompt for t in ("PHOTO", "DATACHART", "OCRCHART", "DIAGRAM"))
+    assert "not by the words" in prompt and "routed as" not in prompt
+    ok = rows.filter(pl.col("item_id").str.ends_with(".image_ok") & (pl.col("system") == "careful"))
+    assert ok["item_id"].to_list() == ["mmdr.mosaic.i01.datachart.image_ok", "mmdr.mosaic.i02.photo.image_ok"]
+    assert all("by the judge from the image" in r for r in ok["reason"])
 
 
 def test_the_stages_offline_from_judgments_to_metric_scores():
