@@ -76,8 +76,11 @@ def test_separate_protocol_asks_scores_weights_and_alpha_in_three_calls():
     assert "How did grid batteries grow in 2024?" in prompts[0] and "<<<REPORT" in prompts[0]
     assert "How did grid batteries grow in 2024?" in prompts[1]
     assert "heading coverage (sections / 4, at most 1): 1.00" in prompts[1]
-    assert "<<<REPORT" not in prompts[1] + prompts[2]  # weights and alpha read the task and the observables only
-    assert "How did grid batteries grow" not in prompts[2]  # alpha depends on the report's form alone
+    assert "<<<REPORT" not in prompts[1]  # the weights read the task and the observables
+    # alpha weighs this report for this task: the prompt shows both, and the observables
+    report = judge.requests[2].variables["report"]
+    assert "How did grid batteries grow in 2024?" in prompts[2] and f"<<<REPORT\n{report}\nREPORT>>>" in prompts[2]
+    assert "heading coverage (sections / 4, at most 1): 1.00" in prompts[2]
 
 
 def test_single_call_protocol_is_one_call_with_the_same_items():
