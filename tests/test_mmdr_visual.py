@@ -86,12 +86,15 @@ def figure(system, task, n, caption, context_text, kind="chart", data=None, reas
                        "ok" if data is not None else "invalid", reason, image=image, invalid_bucket=bucket)
 
 
+JUDGED_WEIGHTS = {"mmdr.trace.weight_con": 1.0, "mmdr.trace.weight_cov": 1.0, "mmdr.trace.weight_fid": 1.0}
+
+
 def evidence_from(rows: pl.DataFrame, system: str, task: str, figures=(), version="v1", claims=()) -> ReportEvidence:
     """The mmdr suite's evidence from report_judgments rows, as stages/scores.py hands them over."""
     mine = rows.filter((pl.col("system") == system) & (pl.col("task") == task))
     return ReportEvidence(system, task, "mmdr", "judge-x", claims=list(claims), figures=list(figures),
                           inputs={"mmdr.visual_gt_version": version},
-                          rubric_scores=dict(zip(mine["item_id"], mine["score"])),
+                          rubric_scores={**JUDGED_WEIGHTS, **dict(zip(mine["item_id"], mine["score"]))},
                           judgment_failures={r["item_id"]: (r["na_reason"], r["reason"] or "")
                                              for r in mine.iter_rows(named=True) if r["na_reason"]})
 
