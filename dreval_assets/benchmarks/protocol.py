@@ -54,6 +54,9 @@ class Benchmark:
     # the sampling temperature of its published judge: its own judgments and the shared ones on its tasks
     # are asked at it (`judges/temperature.py`); DREVAL_JUDGE_TEMPERATURE overrides every benchmark's
     judge_temperature: float = 0.0
+    # its own claim-verdict prompts (single, batch), answered with the shared models, for its tasks' claims
+    # (None: the shared `claim_verdict`, `claim_verdicts_batch`)
+    claim_verdict_templates: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:

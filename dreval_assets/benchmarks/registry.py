@@ -66,3 +66,9 @@ def judge_for(judge: Judge, benchmark: str) -> Judge:
 def judge_for_tasks(judge: Judge, task_rows: Iterable[Mapping]) -> Judge:
     """`judge` asking each request at its task's benchmark's temperature (shared judgments)."""
     return with_temperature(judge, by_task=task_temperatures(task_rows))
+
+
+def claim_verdict_templates(benchmark: str) -> tuple[str, str] | None:
+    """A benchmark's own claim-verdict templates (single, batch), or None for the shared ones."""
+    found = BENCHMARKS.get(benchmark)
+    return found.claim_verdict_templates if found else None

@@ -2,6 +2,7 @@
 from ..policies import Policy
 from ..protocol import Benchmark
 from .evidence_inputs import task_inputs
+from .fidelity import TEMPLATES as FIDELITY_TEMPLATES
 from .heuristic import HANDLERS
 from .judgments import flae
 from .metrics import SUITE
@@ -13,6 +14,7 @@ BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader",
                       report_judgments=(flae, judge_trace_weights, judge_visual), published_checks=published_checks,
                       heuristic_handlers=HANDLERS, evidence_inputs=task_inputs,
                       judge_temperature=0.2,  # the paper's judge (Gemini-2.5-Pro) sampled at 0.2
+                      claim_verdict_templates=FIDELITY_TEMPLATES,  # FID: over-specificity, causal inversion
                       policies={
     "mmdr.flae.alpha": Policy("judge", ("det", "judge"), "MMDR FLAE fusion weight: the judge-set alpha (the paper's;"
                               " alpha_det when the judge sets none) or alpha_det from the observables"),

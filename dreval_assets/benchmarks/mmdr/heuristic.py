@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from ...core.flae_features import flae_observables, formula_channel
 from ...core.models import FlaeScores
 from ...judges.readable import READS_WORD_LISTS, require_readable
+from .fidelity import HANDLERS as FIDELITY_HANDLERS
 from .flae_models import FlaeAlpha, FlaeJudgeScores, FlaeWeights
 from .mosaic import TEMPLATE as MOSAIC_TEMPLATE, answer_mosaic_item
 from .trace_weights import TEMPLATE as TRACE_WEIGHTS_TEMPLATE, answer_trace_weights
@@ -46,4 +47,4 @@ def answer_flae_alpha(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str
 
 HANDLERS = {TRACE_WEIGHTS_TEMPLATE: answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
             "mmdr/flae_judge_scores": answer_flae_judge_scores, "mmdr/flae_weights": answer_flae_weights,
-            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item}
+            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item, **FIDELITY_HANDLERS}
