@@ -22,8 +22,8 @@ from ...core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict
 
 TEMPLATES = ("mmdr/claim_verdict", "mmdr/claim_verdicts_batch")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_FORWARD = re.compile(r"(.+?)\b(?:led to|leads to|lead to|caused|causes|cause|drove|drives|resulted in|results in)\b(.+)",
-                      re.I)
+_FORWARD = re.compile(r"(.+?)\b(?:led to|leads to|lead to|caused|causes|cause|drove|drives|resulted in|"
+                      r"results in)\b(.+)", re.I)
 _BACKWARD = re.compile(r"(.+?)\b(?:because of|due to|was caused by|were caused by|is caused by|as a result of|"
                        r"was driven by|were driven by)\b(.+)", re.I)
 
@@ -70,7 +70,9 @@ def _checked(verdict: ClaimVerdict, claim: str, source: str) -> ClaimVerdict:
     if verdict.verdict not in ("supported", "partial"):
         return verdict
     why = unfaithful(claim, verdict.evidence or source)
-    return verdict.model_copy(update={"verdict": "contradicted", "reason": f"{why}; {verdict.reason}"}) if why else verdict
+    if not why:
+        return verdict
+    return verdict.model_copy(update={"verdict": "contradicted", "reason": f"{why}; {verdict.reason}"})
 
 
 def answer_fidelity_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:

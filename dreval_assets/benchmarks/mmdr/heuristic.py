@@ -47,4 +47,5 @@ def answer_flae_alpha(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str
 
 HANDLERS = {TRACE_WEIGHTS_TEMPLATE: answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
             "mmdr/flae_judge_scores": answer_flae_judge_scores, "mmdr/flae_weights": answer_flae_weights,
-            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item, **FIDELITY_HANDLERS}
+            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item,
+            **FIDELITY_HANDLERS}

@@ -76,13 +76,15 @@ def segment_of(task_row: Mapping[str, Any]) -> tuple[str, str]:
         return SEGMENTS[given], "the release's set"
     match = _MMDR_ID.match(str(task_row.get("original_id") or ""))
     if match and int(match[1]) < 140:  # the release's numbering: Q0-Q99 research, Q100-Q139 daily
-        return SEGMENTS["research" if int(match[1]) < 100 else "daily"], "the task id (Q0-Q99 research, Q100-Q139 daily)"
+        segment = SEGMENTS["research" if int(match[1]) < 100 else "daily"]
+        return segment, "the task id (Q0-Q99 research, Q100-Q139 daily)"
     return "not given", "not given"
 
 
 def listed_images(task_row: Mapping[str, Any]) -> list[str]:
     """The images the task lists (image attachments, and remote image URLs as MMDR releases give them)."""
-    return [a for a in task_row.get("attachments") or [] if is_image(a) or a.lower().startswith(("http://", "https://"))]
+    return [a for a in task_row.get("attachments") or []
+            if is_image(a) or a.lower().startswith(("http://", "https://"))]
 
 
 def _row(system: str, task: str, part: str, ctx: JudgmentContext, *, score: float | None = None, reason: str = "",
