@@ -63,6 +63,13 @@ SELECT * FROM (VALUES
     ('mmdr', 'cov', 'claim_verdict'), ('mmdr', 'cov', 'claim_verdicts_batch'),
     ('mmdr', 'fid', 'claim_verdict'), ('mmdr', 'fid', 'claim_verdicts_batch'),
     ('mmdr', 'evi', 'claim_verdict'), ('mmdr', 'evi', 'claim_verdicts_batch'), ('mmdr', 'evi', 'mmdr/trace_weights'),
+    -- MMDR's tasks are verified with its own verdict prompts (the paper's fidelity checks)
+    ('core', 'supported_ratio', 'mmdr/claim_verdict'), ('core', 'supported_ratio', 'mmdr/claim_verdicts_batch'),
+    ('core', 'contradicted_ratio', 'mmdr/claim_verdict'), ('core', 'contradicted_ratio', 'mmdr/claim_verdicts_batch'),
+    ('mmdr', 'con', 'mmdr/claim_verdict'), ('mmdr', 'con', 'mmdr/claim_verdicts_batch'),
+    ('mmdr', 'cov', 'mmdr/claim_verdict'), ('mmdr', 'cov', 'mmdr/claim_verdicts_batch'),
+    ('mmdr', 'fid', 'mmdr/claim_verdict'), ('mmdr', 'fid', 'mmdr/claim_verdicts_batch'),
+    ('mmdr', 'evi', 'mmdr/claim_verdict'), ('mmdr', 'evi', 'mmdr/claim_verdicts_batch'),
     ('dr3', 'fa', 'claim_verdict'), ('dr3', 'fa', 'claim_verdicts_batch'),
     ('wlc', 'ref_acc', 'claim_verdict'), ('wlc', 'ref_acc', 'claim_verdicts_batch'),
     ('wlc', 'ref_conf', 'claim_verdict'), ('wlc', 'ref_conf', 'claim_verdicts_batch'),

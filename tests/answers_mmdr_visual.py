@@ -2,10 +2,12 @@
 so careful reports score higher than careless ones:
 
 - VEF: the offline measurement (`vef.offline_vef`) of the ground truth against the report in the prompt.
-- MOSAIC: it does not look at the image; it compares the item's caption with the claim: ACC is the share
+- MOSAIC: it routes by the image it is sent, as a vision judge would: a flat-background graphic
+  (`core/images.background_share` >= 0.4) is a DATACHART, anything else a PHOTO. It scores by comparing
+  the item's caption with the claim: ACC is the share
   of the claim's values (numbers other than years) the caption also states, SEM the share of the
   caption's key words the claim uses, VQA their mean, f 0.5 + 0.25 for a cited caption + 0.25 for a claim
-  that speaks of the figure, h = 1 - VQA. Only the scores the prompt asks for are given.
+  that speaks of the figure, h = 1 - VQA. Only the scores of the type it names are given.
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import re
 
 from dreval_assets.benchmarks.mmdr.vef import offline_vef
 from dreval_assets.core.checklist_match import key_words
-from loopback_llm import message_text
+from dreval_assets.benchmarks.mmdr.visual_metrics import DIMENSIONS
+from dreval_assets.core.images import background_share
+from loopback_llm import image_parts, message_text
 
-VEF_PROMPT = "You check a research report against the visual ground truth of its task"
+VEF_PROMPT = "You check a research report against the images of its task"
 MOSAIC_PROMPT = "You judge one visual item of a research report"
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _MARKER = re.compile(r"\[\d+(?:\s*[-,]\s*\d+)*\]")
@@ -40,7 +44,12 @@ def values(text: str) -> set[str]:
     return {n for n in found if not (len(n) == 4 and n.isdigit() and 1800 <= int(n) <= 2100)}
 
 
-def mosaic_scores(text: str) -> dict:
+def seen_type(request: dict) -> str:
+    images = [part for part in image_parts(request) if part is not None]
+    return "DATACHART" if images and background_share(images[0][1]) >= 0.4 else "PHOTO"
+
+
+def mosaic_scores(text: str, visual_type: str = "PHOTO") -> dict:
     caption, claim = _between(text, "CAPTION"), _between(text, "CLAIM")
     claim_values, caption_values = values(claim), values(caption)
     acc = len(claim_values & caption_values) / len(claim_values) if claim_values else 0.5
@@ -49,9 +58,9 @@ def mosaic_scores(text: str) -> dict:
     vqa = (acc + sem) / 2
     cited = "The sources its caption cites: none" not in text
     f = 0.5 + 0.25 * cited + 0.25 * (claim.strip() != NO_CLAIM)
-    asked = set(re.findall(r"^- (sem|acc|vqa|h):", text, re.M))
+    asked = set(DIMENSIONS[visual_type])
     scores = {"sem": sem, "acc": acc, "vqa": vqa, "h": 1 - vqa}
-    return {**{k: round(v, 4) for k, v in scores.items() if k in asked}, "f": f,
+    return {"visual_type": visual_type, **{k: round(v, 4) for k, v in scores.items() if k in asked}, "f": f,
             "questions": ["What values does the figure show?"],
             "reason": f"caption states {len(claim_values & caption_values)} of the claim's {len(claim_values)} values"}
 
@@ -62,5 +71,5 @@ def answer(request: dict, schema: dict | None) -> dict | None:
         return offline_vef(_between(text, "VISUAL_GT"), _between(text, "REPORT")).model_dump()
     text = _prompt(request, MOSAIC_PROMPT)
     if text is not None:
-        return mosaic_scores(text)
+        return mosaic_scores(text, seen_type(request))
     return None

@@ -105,6 +105,9 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         return _flae_judge_channel(report)
     if any("You decide how much three qualities" in str(m.get("content")) for m in request.get("messages", [])):
         return {**FLAE_WEIGHTS, "rationale": "the demo's tasks ask for analysis"}
+    if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
+        # numbers and dates matter most in the demo's tasks: lean on fidelity
+        return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task and report"}
     if any("You set alpha, from 0 to 1" in str(m.get("content")) for m in request.get("messages", [])):
         return {"alpha": FLAE_ALPHA, "reason": "complete and well formed"}
     if any("You compare two encyclopedia articles" in str(m.get("content")) for m in request.get("messages", [])):
@@ -145,9 +148,6 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         b = text.split("Statement B:\n", 1)[1].split("\n\n", 1)[0]
         overlap = len(content_words(a) & content_words(b)) / max(1, len(content_words(a) | content_words(b)))
         return {"same": overlap >= 0.7, "reason": f"overlap {overlap:.2f}"}
-    if any(WEIGHTS_PROMPT in str(m.get("content")) for m in request.get("messages", [])):
-        # numbers and dates matter most in the demo's tasks: lean on fidelity
-        return {"con": 0.3, "cov": 0.2, "fid": 0.5, "rationale": "numeric claims dominate this task"}
     if any("<<<FACTS\n" in str(m.get("content")) and "<<<STATEMENTS" in str(m.get("content"))
            for m in request.get("messages", [])):
         return statement_conflict_labels(prompt_text(request, "<<<STATEMENTS"))

@@ -76,8 +76,11 @@ def test_separate_protocol_asks_scores_weights_and_alpha_in_three_calls():
     assert "How did grid batteries grow in 2024?" in prompts[0] and "<<<REPORT" in prompts[0]
     assert "How did grid batteries grow in 2024?" in prompts[1]
     assert "heading coverage (sections / 4, at most 1): 1.00" in prompts[1]
-    assert "<<<REPORT" not in prompts[1] + prompts[2]  # weights and alpha read the task and the observables only
-    assert "How did grid batteries grow" not in prompts[2]  # alpha depends on the report's form alone
+    assert "<<<REPORT" not in prompts[1]  # the weights read the task and the observables
+    # alpha weighs this report for this task: the prompt shows both, and the observables
+    report = judge.requests[2].variables["report"]
+    assert "How did grid batteries grow in 2024?" in prompts[2] and f"<<<REPORT\n{report}\nREPORT>>>" in prompts[2]
+    assert "heading coverage (sections / 4, at most 1): 1.00" in prompts[2]
 
 
 def test_single_call_protocol_is_one_call_with_the_same_items():
@@ -120,3 +123,27 @@ def test_a_failed_weights_call_fails_only_its_items(llm, calls):
     assert set(failed["item_id"]) == {"mmdr.flae.read_judge", "mmdr.flae.insh_judge", "mmdr.flae.stru_judge"}
     assert set(failed["na_reason"]) == {"provider_failure"}
     assert rows.filter(rows["item_id"] == "mmdr.flae.weight_read")["score"].item() == 0.3
+
+
+def test_trace_weights_are_asked_per_report_with_the_task_and_the_report(llm, calls):
+    """TRACE's W_k per report, as the paper derives them; the offline judge cannot, and says so (N/A)."""
+    from dreval_assets.benchmarks.judging import JudgmentContext
+    from dreval_assets.benchmarks.mmdr.trace_weights import judge_trace_weights
+
+    def ctx(judge, policies=None):
+        reports, tasks = stage_inputs()
+        return JudgmentContext([("s", "t")], reports, tasks, frame("task_rubrics", []), judge,
+                               policies=policies or {})
+
+    recording = RecordingJudge()
+    rows = judge_trace_weights(ctx(recording))
+    [request] = recording.requests
+    prompt = render(request.template, dict(request.variables))
+    assert "How did grid batteries grow in 2024?" in prompt and "<<<REPORT\n# Grid batteries" in prompt
+    assert rows["score"].null_count() == 3 and set(rows["na_reason"]) == {"pipeline_failure"}
+    assert all(r.startswith("TRACE weights not set: judge limit: the offline judge cannot set") for r in rows["reason"])
+    assert judge_trace_weights(ctx(RecordingJudge(), {"mmdr.trace.weights": "equal"})).height == 0  # no call
+    judged = judge_trace_weights(ctx(OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url,
+                                                                    api_key="k", timeout_s=5), calls)))
+    assert dict(zip(judged["item_id"], judged["score"])) == {
+        "mmdr.trace.weight_con": 0.3, "mmdr.trace.weight_cov": 0.2, "mmdr.trace.weight_fid": 0.5}

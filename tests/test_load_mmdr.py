@@ -35,6 +35,9 @@ def test_task_fields_and_field_variants():
     assert q0.query == ("Rainfall chart\n\nThe chart shows monthly rainfall in two cities. Which city has the wetter "
                         "summer, and what do climate records say about the trend since 1990?")
     assert q0.attachments == ["data/images/q0_rain.png"] and q0.language == "en"
+    # the task's image travels with it, judge-ready, for VEF's vision judge (the remote one is not fetched)
+    assert list(q0.attachment_images) == ["data/images/q0_rain.png"]
+    assert q0.attachment_images["data/images/q0_rain.png"].startswith("data:image/png;base64,")
     assert q0.attributes == {"set": "research", "difficulty": "hard", "tags": "climate, charts"}
     # id / title / text / images as a list; a path relative to data/; a URL kept as given; tags as a string
     assert q1.query == "电价截图\n\n截图中是某地分时电价表。请解释峰谷价差，并查找该地区最新的电价政策。"
@@ -75,9 +78,12 @@ def test_every_bad_record_is_reported_and_nothing_is_half_imported():
     ]
     assert problems(log.missing) == [
         f"{QUIZ}:7: task Q102: image not found: q102_bridge.jpg (looked in data/images/ and data/)"]
+    unreadable = "left out of the evidence (not a readable image: UnidentifiedImageError: cannot identify image file)"
     assert problems(log.notes) == [
         f"{VEF}:4: unknown field(s) kept out: reviewer",
+        f"{QUIZ}:2: task Q1: image attachment data/images/q1_tariff.png {unreadable}",
         f"{QUIZ}:4: unknown field(s) kept out: source",
+        f"{QUIZ}:4: task Q100: image attachment data/screens/q100.png {unreadable}",
         f"{QUIZ}:4: task Q100: no visual ground truth in {VEF}",
         f"{VEF}:3: visual ground truth Q999: no task in {QUIZ} has this id; not used",
     ]

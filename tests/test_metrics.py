@@ -81,8 +81,11 @@ def test_tvir_published_aggregation_reproduces_the_paper_row():
     assert tvir.overall(ta, None) is None
 
 
+THIRDS = {"mmdr.trace.weight_con": 1.0, "mmdr.trace.weight_cov": 1.0, "mmdr.trace.weight_fid": 1.0}
+
+
 def test_mmdr_trace_citation_part_by_hand():
-    m = values("mmdr", report(SAMPLE))
+    m = values("mmdr", report(SAMPLE, rubric_scores=dict(THIRDS)))
     # cited claims c1..c5, c7 -> merged: supported, partial, contradicted, unknown, supported, unknown
     # judged (readable): supported, partial, contradicted, supported -> 4
     assert m["con"].value == pytest.approx(100 * 2 / 4)
@@ -97,9 +100,25 @@ def test_mmdr_trace_citation_part_by_hand():
 
 
 def test_mmdr_task_adaptive_weights_are_normalised():
-    ev = report(SAMPLE, inputs={"mmdr.trace_weights": {"con": 2, "cov": 0, "fid": 2}, "mmdr.trace_weights_source": "judge"})
+    ev = report(SAMPLE, rubric_scores={"mmdr.trace.weight_con": 2.0, "mmdr.trace.weight_cov": 0.0,
+                                       "mmdr.trace.weight_fid": 2.0})
     assert values("mmdr", ev)["evi"].value == pytest.approx((50 + 75) / 2)
-    assert mmdr.normalise_weights({"con": 0, "cov": 0, "fid": 0}) == mmdr.FALLBACK_WEIGHTS
+    with pytest.raises(ValueError, match="sum to 0"):
+        mmdr.normalise_weights({"con": 0, "cov": 0, "fid": 0})
+
+
+def test_mmdr_trace_weights_that_could_not_be_had_are_na_never_a_silent_third():
+    limit = "judge limit: the offline judge cannot set TRACE's task-adaptive weights"
+    ev = report(SAMPLE, rubric_scores={f"mmdr.trace.weight_{k}": None for k in ("con", "cov", "fid")},
+                judgment_failures={f"mmdr.trace.weight_{k}": ("pipeline_failure", limit) for k in ("con", "cov", "fid")})
+    m = values("mmdr", ev)
+    assert m["evi"].value is None and m["evi"].na_reason == "pipeline_failure" and limit in m["evi"].detail
+    assert m["con"].value == pytest.approx(50.0) and m["fid"].value == pytest.approx(75.0)  # they need no weights
+    zero = values("mmdr", report(SAMPLE, rubric_scores={k: 0.0 for k in THIRDS}))["evi"]
+    assert zero.value is None and "sum to 0" in zero.detail
+    # equal thirds only as the named policy
+    equal = values("mmdr", report(SAMPLE, policies={"mmdr.trace.weights": "equal"}))["evi"]
+    assert equal.value == pytest.approx((50 + 75 + 200 / 6) / 3) and "mmdr.trace.weights = equal" in equal.detail
 
 
 def test_mmdr_published_formulas():

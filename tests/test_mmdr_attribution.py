@@ -16,8 +16,8 @@ from dreval_assets.judges.base import Judgment, Provenance
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.stages.frames import SCHEMAS, frame
 from recording_judge import RecordingJudge
-from test_mmdr_visual import (CAREFUL, CAREFUL_CONTEXT, CARELESS, context, evidence_from, figure, png, report_row,
-                              task_row)
+from test_mmdr_visual import (CAREFUL, CAREFUL_CONTEXT, CARELESS, JUDGED_WEIGHTS, context, evidence_from, figure,
+                              png, report_row, task_row)
 
 A = "https://a.example/1"
 GATE = "gate closed (FLAE or TRACE = 0): MOSAIC 0, not judged (MMDR)"
@@ -29,6 +29,7 @@ SUPPORTED = ClaimEvidence("c1", "sentence", "Shipments were 5,600 in the fourth 
 
 
 def scored(ev: ReportEvidence) -> dict:
+    ev.rubric_scores = {**JUDGED_WEIGHTS, **ev.rubric_scores}  # TRACE's weights as the judge set them
     return {v.metric: v for v in SUITES["mmdr"].score(ev)}
 
 
@@ -87,11 +88,15 @@ def test_an_item_the_judge_answered_unusably_counts_zero_and_carries_the_judged_
 
 def test_a_part_the_judge_left_out_is_the_judges_failure_not_the_reports():
     fig = figure("s", "t1", 1, "Figure 2: the robot", "The photo shows the robot. <figure>", "photo", png())
-    answer = Judgment(answer=MosaicItemScores(vqa=0.5, f=1.0, reason="ok"),
+    answer = Judgment(answer=MosaicItemScores(visual_type="PHOTO", vqa=0.5, f=1.0, reason="ok"),
                       provenance=Provenance("judge-x", "mmdr/mosaic_item", ""))
     ctx = context([("s", "t1")], [], [], HeuristicJudge())
-    rows = {r["item_id"].rsplit(".", 1)[1]: r for r in answer_rows(fig, "PHOTO", answer, ctx)}
+    # measured a chart, seen a photo by the judge: the rows follow the judge, and the sem it left out is its own
+    rows = {r["item_id"].rsplit(".", 1)[1]: r
+            for r in answer_rows(fig, ("DATACHART", "measured: background share 0.80"), answer, ctx)}
+    assert rows["sem"]["item_id"].startswith("mmdr.mosaic.i02.photo.")
     assert rows["sem"]["score"] is None and rows["sem"]["na_reason"] == "pipeline_failure"
+    assert "routed PHOTO by the judge from the image" in rows["image_ok"]["reason"]
 
 
 LEFT_OUT_CHART = [item(1, "datachart", "image_ok", 1.0), item(1, "datachart", "vqa", 1.0),

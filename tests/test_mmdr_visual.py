@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+from dataclasses import replace
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -13,18 +15,22 @@ from PIL import Image, ImageDraw
 from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
 from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
 from dreval_assets.benchmarks.mmdr import metrics as mmdr
-from dreval_assets.benchmarks.mmdr.mosaic import flat_graphic, item_claim, mosaic, route, visual_type_of
+from dreval_assets.benchmarks.mmdr.mosaic import (flat_graphic, item_claim, measured_type, mosaic, route,
+                                                  visual_type_of)
 from dreval_assets.benchmarks.mmdr.vef import offline_vef, vef
 from dreval_assets.benchmarks.mmdr.vef_offline import measure_vef
 from dreval_assets.benchmarks.mmdr.visual_metrics import vef_passes
 from dreval_assets.benchmarks.suites import SUITES
+from dreval_assets.core.figure_text import figure_kind
 from dreval_assets.core.images import for_judge
 from dreval_assets.judges.base import ImageInput
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 from dreval_assets.judges.openai_judge import OpenAIJudge
+from dreval_assets.judges.prompts import render
 from dreval_assets.judges.readable import NotRead
 from dreval_assets.stages.frames import SCHEMAS, frame
+from loopback_llm import message_text
 from recording_judge import RecordingJudge
 
 GT = ("Bar chart of quarterly shipments of autonomous mobile robots by Lumenfield Robotics. "
@@ -45,9 +51,15 @@ def report_row(system, task, text, status="ok"):
     return {**{k: None for k in SCHEMAS["reports"]}, "system": system, "task": task, "status": status, "text": text}
 
 
-def task_row(task, gt=GT, version="v1"):
+def task_row(task, gt=GT, version="v1", **extra):
     return {**{k: None for k in SCHEMAS["tasks"]}, "task": task, "benchmark": "mmdr", "query": "Explain the chart.",
-            "modality": "multimodal", "visual_ground_truth": gt, "visual_ground_truth_version": version if gt else None}
+            "modality": "multimodal", "visual_ground_truth": gt, "visual_ground_truth_version": version if gt else None,
+            **extra}
+
+
+def task_image(name: str, bars=(2, 4, 6, 8)) -> ImageInput:
+    sent, mime = for_judge(png(bars))
+    return ImageInput(name, hashlib.sha256(sent).hexdigest(), mime, sent)
 
 
 def context(keys, reports, tasks, judge, figures=None):
@@ -74,12 +86,15 @@ def figure(system, task, n, caption, context_text, kind="chart", data=None, reas
                        "ok" if data is not None else "invalid", reason, image=image, invalid_bucket=bucket)
 
 
+JUDGED_WEIGHTS = {"mmdr.trace.weight_con": 1.0, "mmdr.trace.weight_cov": 1.0, "mmdr.trace.weight_fid": 1.0}
+
+
 def evidence_from(rows: pl.DataFrame, system: str, task: str, figures=(), version="v1", claims=()) -> ReportEvidence:
     """The mmdr suite's evidence from report_judgments rows, as stages/scores.py hands them over."""
     mine = rows.filter((pl.col("system") == system) & (pl.col("task") == task))
     return ReportEvidence(system, task, "mmdr", "judge-x", claims=list(claims), figures=list(figures),
                           inputs={"mmdr.visual_gt_version": version},
-                          rubric_scores=dict(zip(mine["item_id"], mine["score"])),
+                          rubric_scores={**JUDGED_WEIGHTS, **dict(zip(mine["item_id"], mine["score"]))},
                           judgment_failures={r["item_id"]: (r["na_reason"], r["reason"] or "")
                                              for r in mine.iter_rows(named=True) if r["na_reason"]})
 
@@ -100,7 +115,7 @@ def test_mosaic_item_scores_by_type_by_hand():
         mmdr.mosaic_item("MAP", 1, 1, 1, 1)
 
 
-def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
+def test_rule_cues_route_only_an_item_without_a_usable_image():
     assert route("chart", "Figure 1: quarterly shipments") == "DATACHART"
     assert route("chart", "Table 2: shipments by quarter, bar chart") == "OCRCHART"  # table words win
     assert route("photo", "Figure 3: a scanned invoice") == "OCRCHART"
@@ -108,6 +123,8 @@ def test_routing_by_kind_then_table_and_ocr_words_in_the_caption():
     assert route("table", "Figure 5: market shares") == "OCRCHART"
     assert route("diagram", "Figure 6: the picking workflow") == "DIAGRAM"
     assert route("photo", "图 7：各季度出货量表格") == "OCRCHART"
+    missing = figure("s", "t", 0, "Figure 1: the Harbour Line bus", "", "chart", reason="missing")
+    assert measured_type(missing) == ("DATACHART", "rule cues (no usable image: kind chart)")
 
 
 def photo_like() -> bytes:
@@ -116,13 +133,28 @@ def photo_like() -> bytes:
     return out.getvalue()
 
 
-def test_a_figure_no_cue_placed_is_a_data_chart_when_it_is_a_flat_graphic_read_for_values():
+def test_the_image_routes_an_item_not_its_captions_words():
     assert flat_graphic(png()) and not flat_graphic(photo_like()) and not flat_graphic(b"not an image")
     text = "As shown, shipments were 3,800 and 4,200 in 2024 [1].\n<figure>\n"
+    # "Line" made the parser call this photo a chart; its image says photo
+    bus = figure("s", "t", 0, "Figure 1: a Harbour Line bus at Northgate", text, "chart", photo_like())
+    assert visual_type_of(bus) == "PHOTO" and "a photo" in measured_type(bus)[1]
     assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", png())) == "DATACHART"
-    assert visual_type_of(figure("s", "t", 0, "Figure 1: Lumenfield in 2024", text, "photo", photo_like())) == "PHOTO"
-    no_values = "As shown, the plant opened in 2024 [1].\n<figure>\n"
-    assert visual_type_of(figure("s", "t", 0, "Figure 1: the plant", no_values, "photo", png())) == "PHOTO"
+    assert visual_type_of(figure("s", "t", 0, "Table 1: Lumenfield in 2024", text, "table", png())) == "OCRCHART"
+    assert visual_type_of(figure("s", "t", 0, "Figure 1: the flow", text, "diagram", png())) == "DIAGRAM"
+    assert visual_type_of(figure("s", "t", 0, "Table 1: the line-up", text, "table", photo_like())) == "PHOTO"
+
+
+def test_the_demos_bus_photo_captioned_with_a_line_name_is_routed_photo():
+    """The demo's careful-scholar report on the Harbour Line: its station photo's caption names the line."""
+    demo = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo" / "systems" / "careful-scholar"
+    caption = "One of the Harbour Line's 34 battery-electric articulated buses at a station [1]"
+    photo = figure("s", "t", 0, caption, "", figure_kind("images/100002_station.jpg", caption),
+                   (demo / "images" / "100002_station.jpg").read_bytes())
+    chart = figure("s", "t", 1, "Average weekday passengers", "", "photo",
+                   (demo / "images" / "100002_ridership.png").read_bytes())
+    assert photo.kind == "chart"  # the caption's words mislead the parser ...
+    assert visual_type_of(photo) == "PHOTO" and visual_type_of(chart) == "DATACHART"  # ... not the image
 
 
 def test_item_claim_takes_the_sentences_about_the_figure_not_its_caption():
@@ -188,6 +220,39 @@ def test_vef_rows_and_metric_offline():
     assert m["trace"].na_reason == "data_accessibility" and m["trace"].detail.startswith("needs vef")
 
 
+def test_vef_shows_the_judge_the_tasks_images_ground_truth_and_segment():
+    """Paper A.1.2: the images, the textual ground truth and the Daily/Research segment in every request."""
+    judge = RecordingJudge()
+    chart, photo = task_image("data/images/q105_a.png"), task_image("data/images/q105_b.png", (1, 9))
+    tasks = [task_row("mmdr.q105", attachments=["data/images/q105_a.png", "data/images/q105_b.png"],
+                      attributes='{"set": "daily"}', original_id="Q105"),
+             task_row("mmdr.q7", attachments=["images/q7.png"], original_id="Q7"),
+             task_row("mmdr.q8", attachments=["https://img.example/q8.png"], original_id="Q8"),
+             task_row("mmdr.x", original_id="custom")]
+    keys = [("s", t["task"]) for t in tasks]
+    ctx = replace(context(keys, [report_row("s", t, CAREFUL) for _, t in keys], tasks, judge),
+                  task_images={"mmdr.q105": [chart, photo], "mmdr.q7": [task_image("images/q7.png")]})
+    rows = vef(ctx)
+    asked = {r.labels["task"]: r for r in judge.requests}
+    assert set(asked) == {"mmdr.q105", "mmdr.q7", "mmdr.x"}  # q8's only image was never loaded: no blind call
+    daily = asked["mmdr.q105"]
+    assert daily.images == (chart, photo)
+    prompt = render(daily.template, dict(daily.variables))
+    assert "segment: Daily" in prompt and "image 1: data/images/q105_a.png" in prompt and GT in prompt
+    assert "You see the task's images after this" in prompt
+    assert "segment: Research" in render("mmdr/vef", dict(asked["mmdr.q7"].variables))  # Q0-Q99 by the release's ids
+    assert "segment: not given" in render("mmdr/vef", dict(asked["mmdr.x"].variables))
+    assert asked["mmdr.x"].images == ()  # it lists no image: the ground truth alone, and the rows say so
+    got = {(r["task"], r["item_id"]): r for r in rows.iter_rows(named=True)}
+    missing = got[("mmdr.q8", "mmdr.vef.pass")]
+    assert missing["score"] is None and missing["na_reason"] == "data_accessibility"
+    assert "https://img.example/q8.png" in missing["reason"] and "decided from the images" in missing["reason"]
+    assert "2 task image(s) shown" in got[("mmdr.q105", "mmdr.vef.pass")]["reason"]
+    assert "judged on the ground truth alone" in got[("mmdr.x", "mmdr.vef.pass")]["reason"]
+    # the offline judge cannot see them: its measured answer says so on the row
+    assert "the task's images unseen" in got[("mmdr.q105", "mmdr.vef.score")]["reason"]
+
+
 def test_vef_score_below_six_fails_even_when_the_judge_says_pass():
     rows = frame("report_judgments", [
         {"system": "s", "task": "t", "kind": "vef", "item_id": f"mmdr.vef.{k}", "item": k, "score": v, "credit": None,
@@ -199,17 +264,22 @@ def test_vef_score_below_six_fails_even_when_the_judge_says_pass():
     assert m["vef"].value == 0.0 and m["vef"].detail.startswith("FAIL: judge score 5/10, verdict PASS")
 
 
-def test_vef_through_the_loopback_judge(llm, calls):
+def test_vef_through_the_loopback_judge_shows_the_tasks_images(llm, calls):
     judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
                         calls)
     keys = [("careful", "t1"), ("careless", "t1")]
-    rows = vef(context(keys, [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS)],
-                       [task_row("t1")], judge))
-    assert llm.n_calls == 2 and llm.n_image_parts == 0  # the ground truth is text: no vision needed
+    chart = task_image("images/q7.png")
+    ctx = context(keys, [report_row("careful", "t1", CAREFUL), report_row("careless", "t1", CARELESS)],
+                  [task_row("t1", attachments=["images/q7.png"])], judge)
+    rows = vef(replace(ctx, task_images={"t1": [chart]}))
+    # every VEF request carries the task's image (paper A.1.2), its hash in the cache key
+    assert llm.n_calls == 2 and llm.n_image_parts == 2
+    assert {r["sha256"] for q in llm.requests for r in q["_images"]} == {hashlib.sha256(chart.data).hexdigest()}
     passed = rows.filter(pl.col("item_id") == "mmdr.vef.pass").sort("system")
     assert passed["system"].to_list() == ["careful", "careless"] and passed["score"].to_list() == [1.0, 0.0]
     assert passed["cache_key"].null_count() == 0
     assert passed["judge"].to_list() == [judge.judge_id] * 2
+    assert all("1 task image(s) shown" in r for r in passed["reason"])
 
 
 # -- MOSAIC
@@ -274,7 +344,7 @@ def test_an_image_we_could_not_get_is_not_a_zero():
 def test_mosaic_through_the_loopback_vision_judge(llm, calls):
     judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k", timeout_s=5),
                         calls)
-    photo = png((6, 2, 4), (40, 120, 200))
+    photo = photo_like()  # routed PHOTO by its image (the stand-in looks at it)
     figures = {("careful", "t1"): mosaic_figures("careful", True, photo),
                ("careless", "t1"): mosaic_figures("careless", False, photo)}
     keys = list(figures)
@@ -304,6 +374,13 @@ def test_mosaic_through_the_loopback_vision_judge(llm, calls):
     assert careful["mosaic"].value == pytest.approx(expected)
     assert careful["mosaic"].value > careless["mosaic"].value
     assert careful["vqa"].n_items == 2 and careful["sem"].n_items == 1
+    # the judge routed each item from its image: the prompt offers all four types, decided by nothing before
+    prompt = next(message_text(m["content"]) for m in llm.requests[0]["messages"])
+    assert all(f"- {t}:" in prompt for t in ("PHOTO", "DATACHART", "OCRCHART", "DIAGRAM"))
+    assert "not by the words" in prompt and "routed as" not in prompt
+    ok = rows.filter(pl.col("item_id").str.ends_with(".image_ok") & (pl.col("system") == "careful"))
+    assert ok["item_id"].to_list() == ["mmdr.mosaic.i01.datachart.image_ok", "mmdr.mosaic.i02.photo.image_ok"]
+    assert all("by the judge from the image" in r for r in ok["reason"])
 
 
 def test_the_stages_offline_from_judgments_to_metric_scores():

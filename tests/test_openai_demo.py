@@ -54,7 +54,14 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
     assert means["careful-scholar"] > means["loose-cannon"] > means["quiet-summarizer"]
     assert careful_beats_loose(store) >= 15
     weights = store.query("SELECT detail FROM metric_scores WHERE suite = 'mmdr' AND metric = 'evi' LIMIT 1").item()
-    assert "proposed by loopback-model" in weights  # task-adaptive weights from the judge, not the fallback
+    assert "set by the judge for this task and report" in weights  # TRACE's weights per report, from the judge
+    # every MMDR VEF request carries the task's image (paper A.1.2), at MMDR's published temperature 0.2
+    vef_calls = store.query("SELECT count(*), min(image_bytes) FROM judge_ledger WHERE template = 'mmdr/vef' "
+                            "AND NOT cache_hit").row(0)
+    assert vef_calls[0] == 3 and vef_calls[1] > 10_000
+    vef_bodies = [r for r in llm.requests if "You check a research report against the images of its task"
+                  in json.dumps(r)]
+    assert len(vef_bodies) == 3 and all(len(r["_images"]) == 1 and r["temperature"] == 0.2 for r in vef_bodies)
 
     # batching: calls are per source chunk, fewer than the judged claim x source pairs
     judged = store.query("SELECT count(*) FROM claim_verdicts WHERE template <> ''").item()

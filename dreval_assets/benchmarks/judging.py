@@ -56,6 +56,8 @@ class JudgmentContext:
     claims: pl.DataFrame | None = None  # report_claims rows of these partitions (the parser's or the judge's statements)
     figures: Mapping[tuple[str, str], Sequence[FigureImage]] = field(default_factory=dict)  # (system, task) -> figures
     cited_sources: CitedSources | None = None  # the pages reports cite, by index (charts checked against them)
+    # task -> the task's own images (its image attachments, judge-ready), in attachment order
+    task_images: Mapping[str, Sequence[ImageInput]] = field(default_factory=dict)
 
 
 ReportJudgment = Callable[[JudgmentContext], pl.DataFrame]  # -> report_judgments rows

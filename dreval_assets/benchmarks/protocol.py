@@ -2,8 +2,8 @@
 
 The generic stages and the CLI ask the registry, never a benchmark by name: its suite (metrics and
 headline), its release loader, its fixed rubrics for the shared templates, its policies with their
-defaults, whether its statements look for evidence beyond their citations, its own report judgments
-and the offline judge's handlers for its templates."""
+defaults, whether its statements look for evidence beyond their citations, its own report judgments,
+the offline judge's handlers for its templates and its judge's published temperature."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -51,6 +51,12 @@ class Benchmark:
     evidence_inputs: EvidenceInputs | None = None
     prompts_dir: Path | None = None  # its own templates, for a benchmark that lives outside this package
     published_checks: PublishedChecks | None = None  # recomputes its release's published aggregates
+    # the sampling temperature of its published judge: its own judgments and the shared ones on its tasks
+    # are asked at it (`judges/temperature.py`); DREVAL_JUDGE_TEMPERATURE overrides every benchmark's
+    judge_temperature: float = 0.0
+    # its own claim-verdict prompts (single, batch), answered with the shared models, for its tasks' claims
+    # (None: the shared `claim_verdict`, `claim_verdicts_batch`)
+    claim_verdict_templates: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:

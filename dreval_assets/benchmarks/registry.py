@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Iterable, Mapping
 
+from ..judges.base import Judge
 from ..judges.prompts import add_prompt_dir
+from ..judges.temperature import with_temperature
 from . import core, dr3, drb, miroeval, mmdr, tvir, wlc
 from .protocol import Benchmark
 from .rubric import Rubric
@@ -42,3 +45,30 @@ def rubrics_for(suite_names: set[str]) -> list[Rubric]:
 
 def all_rubrics() -> list[Rubric]:
     return [r for b in BENCHMARKS.values() for r in b.rubrics]
+
+
+def judge_temperature(benchmark: str) -> float | None:
+    """The temperature a benchmark's published judge samples at (None: not a registered benchmark)."""
+    found = BENCHMARKS.get(benchmark)
+    return found.judge_temperature if found else None
+
+
+def task_temperatures(task_rows: Iterable[Mapping]) -> dict[str, float | None]:
+    """task -> the temperature of its benchmark's judge."""
+    return {r["task"]: judge_temperature(r.get("benchmark") or "") for r in task_rows}
+
+
+def judge_for(judge: Judge, benchmark: str) -> Judge:
+    """`judge` asking at `benchmark`'s published temperature (its own judgments)."""
+    return with_temperature(judge, judge_temperature(benchmark))
+
+
+def judge_for_tasks(judge: Judge, task_rows: Iterable[Mapping]) -> Judge:
+    """`judge` asking each request at its task's benchmark's temperature (shared judgments)."""
+    return with_temperature(judge, by_task=task_temperatures(task_rows))
+
+
+def claim_verdict_templates(benchmark: str) -> tuple[str, str] | None:
+    """A benchmark's own claim-verdict templates (single, batch), or None for the shared ones."""
+    found = BENCHMARKS.get(benchmark)
+    return found.claim_verdict_templates if found else None

@@ -15,7 +15,7 @@ from dagster import (
 )
 
 from ..stages import checks
-from ..stages.attachment_images import with_image_attachments, with_image_facts
+from ..stages.attachment_images import task_images, with_image_attachments, with_image_facts
 from ..stages.fetch import fetch_references
 from ..benchmarks.cited_sources import CitedSources
 from ..benchmarks.judging import JudgmentContext
@@ -200,7 +200,7 @@ def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parse
                          batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
                          sandbox_evidence=with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites),
                                                            task_rubrics, listed_only=True),
-                         search=dreval.searcher())
+                         search=dreval.searcher(), tasks=tasks["tasks"])
     record_partitions(context, "claim_verdicts", {"claim_verdicts": frame}, store, judge.stats.metadata())
     yield Output(frame, metadata={"judge": judge.judge_id})
     yield _check("verdict_labels_valid", "claim_verdicts",
@@ -224,11 +224,13 @@ def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, rep
     judge = dreval.judge()
     labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
     keys = _keys(context)
+    images = task_images(load_tasks(dreval.store(), sorted({task for _, task in keys})))
     frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
                                           dreval.policy_map(), labels, parsed_reports["report_claims"],
                                           cited_sources=CitedSources(parsed_reports["parsed_reports"],
                                                                      fetched_references, dreval.store().texts),
-                                          figures=judgment_figures(dreval.store(), report_images)))
+                                          figures=judgment_figures(dreval.store(), report_images),
+                                          task_images=images))
     record_partitions(context, "report_judgments", {"report_judgments": frame}, dreval.store(), judge.stats.metadata())
     yield Output(frame, metadata={"judge": judge.judge_id})
     yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),

@@ -31,6 +31,9 @@ class JudgmentRequest:
     # text variables a judge with a smaller context may cut from the end, in this order, with a note saying
     # so, to fit its model's window (holistic reads of a long text); every other variable is never cut
     fit: tuple[str, ...] = ()
+    # the sampling temperature its benchmark's protocol asks for (None: the judge's default, 0); set by
+    # `judges/temperature.WithTemperature` from the benchmark's declaration, never per call site
+    temperature: float | None = None
 
 
 class FreeText(BaseModel):

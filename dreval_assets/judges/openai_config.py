@@ -10,6 +10,7 @@ from ..config import ConfigError, env_float, env_int
 from .answer_budget import overrides_from_env
 
 MODES = ("tools", "json", "json_schema", "md_json")
+DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,9 @@ class OpenAIJudgeConfig:
     api_key: str = field(default="", repr=False)
     mode: str = "tools"
     concurrency: int = 8
-    temperature: float = 0.0
+    # DREVAL_JUDGE_TEMPERATURE: when set, every request is sent at it (the user's override); None: each
+    # request's own (its benchmark's published temperature), else DEFAULT_TEMPERATURE
+    temperature: float | None = None
     seed: int | None = 0
     timeout_s: float = 120.0  # one HTTP request
     deadline_s: float = 600.0  # one judgment: every attempt, re-ask and wait between them together
@@ -44,6 +47,12 @@ class OpenAIJudgeConfig:
     embedding_model: str | None = None  # the endpoint's model for /v1/embeddings (None: no embeddings)
     max_tokens: dict[str, int] = field(default_factory=dict)  # answer budgets by template (answer_budget.py)
 
+    def temperature_for(self, requested: float | None) -> float:
+        """The temperature sent: the user's override, else the request's (its benchmark's), else 0."""
+        if self.temperature is not None:
+            return self.temperature
+        return DEFAULT_TEMPERATURE if requested is None else requested
+
     def model_for(self, visual: bool) -> str:
         """The model a request is sent to: the vision model for a visual request when one is set."""
         return (self.vision_model or self.model) if visual else self.model
@@ -55,6 +64,8 @@ class OpenAIJudgeConfig:
             raise ConfigError(f"DREVAL_JUDGE_MODE={self.mode!r}: choose one of {', '.join(MODES)}")
         if self.concurrency < 1 or self.max_attempts < 1 or self.validation_retries < 0:
             raise ConfigError("judge concurrency and attempts must be >= 1, validation retries >= 0")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ConfigError(f"DREVAL_JUDGE_TEMPERATURE={self.temperature}: choose a value from 0 to 2")
         if self.timeout_s <= 0 or self.deadline_s <= 0:
             raise ConfigError("DREVAL_JUDGE_TIMEOUT and DREVAL_JUDGE_DEADLINE must be > 0 seconds")
 
@@ -68,6 +79,7 @@ class OpenAIJudgeConfig:
             api_key=env.get("OPENAI_API_KEY", ""),
             mode=env.get("DREVAL_JUDGE_MODE", "tools"),
             concurrency=env_int("DREVAL_JUDGE_CONCURRENCY", 8),
+            temperature=env_float("DREVAL_JUDGE_TEMPERATURE", None),
             seed=env_int("DREVAL_JUDGE_SEED", 0),
             timeout_s=env_float("DREVAL_JUDGE_TIMEOUT", 120.0),
             deadline_s=env_float("DREVAL_JUDGE_DEADLINE", 600.0),

@@ -60,6 +60,7 @@ class _Prepared:
     prompt_chars: int
     model: str  # the model asked: the vision model for a visual request when one is set
     max_tokens: int  # the answer's budget: a longer answer is cut off, and N/A
+    temperature: float  # as sent: the user's override, else the request's (its benchmark's), else 0
     image_bytes: int = 0  # bytes of the images one request carries
     too_long: str = ""  # why the prompt is not sent: it would not fit the model's context
 
@@ -190,16 +191,17 @@ class OpenAIJudge:
         text = render(request.template, dict(request.variables))
         model = self.config.model_for(bool(request.images))
         max_tokens = self._answer_budget(request)
+        temperature = self.config.temperature_for(request.temperature)
         identity = {
             "model": model, "template_hash": template_hash, "messages": [{"role": "user", "content": text}],
-            "params": {"temperature": self.config.temperature, "seed": self.config.seed, "mode": self.config.mode},
+            "params": {"temperature": temperature, "seed": self.config.seed, "mode": self.config.mode},
             "schema": request.response_model.model_json_schema(),
         }  # not max_tokens: an answer that fits a smaller budget stays valid under a larger one
         if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
             identity["images"] = [image.sha256 for image in request.images]
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         prepared = _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
-                             max_tokens, sum(len(image.data) for image in request.images))
+                             max_tokens, temperature, sum(len(image.data) for image in request.images))
         room = self.window.room_for_answer(prompt_tokens(text, len(request.images))) if self.window else None
         if room is not None and room < min(FLOOR, max_tokens):
             prepared.too_long = (f"prompt of ~{self.window.tokens - room} tokens exceeds the model's context of "
@@ -330,7 +332,7 @@ class OpenAIJudge:
         hooks.on("completion:response", answered)
         hooks.on("parse:error", invalid)
         hooks.on("completion:error", failed)
-        params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": p.max_tokens}
+        params: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
         if p.request.response_model is FreeText:
@@ -429,7 +431,7 @@ class OpenAIJudge:
     def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
         provenance = Provenance(
             judge_id=self.judge_id, template=p.request.template, template_hash=p.template_hash,
-            model=p.model, temperature=self.config.temperature, seed=self.config.seed,
+            model=p.model, temperature=p.temperature, seed=self.config.seed,
             tokens_in=o.tokens_in, tokens_out=o.tokens_out, cost=self._cost(p, o) or 0.0,
             latency_s=o.latency_s, cache_hit=o.cache_hit, cache_key=p.cache_key)
         return Judgment(answer=o.answer, provenance=provenance,

@@ -36,7 +36,7 @@ def check_judge_endpoint(config: OpenAIJudgeConfig, calls: JudgeCallStore | None
     where = _check_base_url(config.base_url)
     client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
                            timeout=min(config.timeout_s, TIMEOUT_S))
-    params = {"temperature": config.temperature, "max_tokens": PREFLIGHT_TOKENS,
+    params = {"temperature": config.temperature_for(None), "max_tokens": PREFLIGHT_TOKENS,
               **({"seed": config.seed} if config.seed is not None else {})}
     started, tokens, problem, attempt = time.perf_counter(), (0, 0), None, 0
     try:

@@ -1,6 +1,7 @@
 """Image attachments in the pipeline: the images the task artifacts show a vision judge, and the key
 facts read from them as the image's evidence text.
 
+- `task_images`: each task's image attachments, for report judgments that show the task's images.
 - `with_image_attachments`: the task artifacts' attachments (task -> name -> text) plus each task's
   image attachments (name -> ImageInput), decoded from the data URLs the registered task carries.
 - `with_image_facts`: sandbox corpora plus one `attachment` page per image whose key facts a judge
@@ -30,6 +31,11 @@ def image_inputs(task: Task) -> dict[str, ImageInput]:
         data, mime = from_data_url(url)
         found[name] = ImageInput(name=name, sha256=content_hash(data), mime=mime, data=data)
     return found
+
+
+def task_images(tasks: Mapping[str, Task]) -> dict[str, list[ImageInput]]:
+    """task -> its image attachments as a vision judge is shown them, in attachment order."""
+    return {key: list(image_inputs(task).values()) for key, task in tasks.items() if task.attachment_images}
 
 
 def with_image_attachments(attachments: Mapping[str, Mapping[str, str]],

@@ -6,12 +6,13 @@ in calls of up to `CHECKLIST_CHUNK` items) and fixed rubrics (all dimensions of 
 each registered benchmark's own report judgments, given one `JudgmentContext`."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping, Sequence
 
 import polars as pl
 
 from ..benchmarks.judging import JudgmentContext, report_for_judge
-from ..benchmarks.registry import BENCHMARKS, rubrics_for
+from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks, rubrics_for
 from ..benchmarks.suites import suite_names
 from ..core.models import ChecklistJudgment, ContradictionCount, RubricScores
 from ..judges.base import Judge, JudgmentRequest
@@ -115,8 +116,11 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
 
 
 def judge_reports(ctx: JudgmentContext) -> pl.DataFrame:
-    """Every report-level judgment of these partitions: the shared ones, then each benchmark's."""
+    """Every report-level judgment of these partitions: the shared ones (at the temperature of each task's
+    benchmark), then each benchmark's (at its own judge's temperature)."""
+    shared = judge_for_tasks(ctx.judge, ctx.tasks.iter_rows(named=True))
     return pl.concat([
-        judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, ctx.judge, ctx.labels),
-        judge_rubrics(ctx.keys, ctx.reports, ctx.tasks, ctx.judge, ctx.extra_suites, ctx.labels),
-        *(judgment(ctx) for benchmark in BENCHMARKS.values() for judgment in benchmark.report_judgments)])
+        judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, shared, ctx.labels),
+        judge_rubrics(ctx.keys, ctx.reports, ctx.tasks, shared, ctx.extra_suites, ctx.labels),
+        *(judgment(replace(ctx, judge=judge_for(ctx.judge, benchmark.name)))
+          for benchmark in BENCHMARKS.values() for judgment in benchmark.report_judgments)])

@@ -9,7 +9,7 @@ import polars as pl
 
 from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.judging import scored_under
-from ..benchmarks.registry import BENCHMARKS
+from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks
 from ..benchmarks.suites import suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
 from ..core.models import SameStatement
@@ -34,7 +34,7 @@ def score_reports(
     report_by_key = rows_by_partition(reports)
     inputs = _evidence_inputs(keys, task_rows, rubrics, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, inputs, policies or {})
-    _mark_duplicates(evidence, judge)
+    _mark_duplicates(evidence, judge_for_tasks(judge, task_rows.values()))
     for key, flagged in flagged_pages(fetched).items():
         if key in evidence:
             evidence[key].flagged_pages = flagged
@@ -154,6 +154,6 @@ def _evidence_inputs(keys, task_rows, rubrics, judge: Judge, extra_suites) -> di
         if benchmark.evidence_inputs is None:
             continue
         wanted = [task_rows[t] for t in tasks if scored_under(benchmark.name, task_rows[t]["benchmark"], extra_suites)]
-        for task, values in benchmark.evidence_inputs(wanted, rubrics, judge).items():
+        for task, values in benchmark.evidence_inputs(wanted, rubrics, judge_for(judge, benchmark.name)).items():
             found.setdefault(task, {}).update(values)
     return found

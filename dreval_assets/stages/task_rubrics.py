@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..benchmarks.judging import scored_under, task_artifacts
-from ..benchmarks.registry import BENCHMARKS
+from ..benchmarks.registry import BENCHMARKS, judge_for
 from ..judges.base import Judge
 from .frames import frame
 
@@ -29,8 +29,8 @@ def generate_rubrics(tasks: pl.DataFrame, attachments: Mapping[str, Mapping[str,
     rows = _loaded(tasks)
     for benchmark in BENCHMARKS.values():
         wanted = [r for r in tasks.iter_rows(named=True) if scored_under(benchmark.name, r["benchmark"], extra_suites)]
-        for make in benchmark.task_artifacts:
-            rows.extend(make(wanted, attachments, judge, labels or {}))
+        for make in benchmark.task_artifacts:  # at the benchmark's judge temperature
+            rows.extend(make(wanted, attachments, judge_for(judge, benchmark.name), labels or {}))
     return frame("task_rubrics", rows)
 
 

@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
+from ..benchmarks.registry import claim_verdict_templates, judge_for_tasks
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
@@ -49,7 +50,14 @@ class _Pair:
 def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str, str], judge: Judge,
                  batch_size: int = 1, labels: Mapping[str, str] | None = None,
                  sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None,
-                 search: EvidenceSearch | None = None) -> pl.DataFrame:
+                 search: EvidenceSearch | None = None, tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+    """`tasks`: the claims' task rows; each claim is asked at its task's benchmark's judge temperature, with its
+    benchmark's own verdict templates when it declares them (`Benchmark.claim_verdict_templates`)."""
+    templates: dict[str, tuple[str, str]] = {}
+    if tasks is not None:
+        judge = judge_for_tasks(judge, tasks.iter_rows(named=True))
+        templates = {r["task"]: found for r in tasks.iter_rows(named=True)
+                     if (found := claim_verdict_templates(r["benchmark"] or ""))}
     pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
     # a stable order makes the same batches, hence the same prompts and cache keys, on every run
     claims = claims.sort("system", "task", "claim_id")
@@ -69,16 +77,18 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                 continue
             source = _Source(url, page["title"] or "", texts[page["page_hash"]])
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], source, "cited"))
-    rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}))
+    rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}, templates))
     if sandbox_evidence:
         rows.extend(_searched_rows(claims, rows, sandbox_evidence, search or SandboxSearch(), judge, batch_size,
-                                   labels or {}))
+                                   labels or {}, templates))
     return frame("claim_verdicts", rows)
 
 
-def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapping[str, str]) -> list[dict]:
+def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapping[str, str],
+                 templates: Mapping[str, tuple[str, str]] | None = None) -> list[dict]:
     groups = _group_by_source(pairs, max(1, batch_size))
-    prepared = [_request(group, judge.source_token_budget, labels) for group in groups]
+    prepared = [_request(group, judge.source_token_budget, labels,
+                         (templates or {}).get(group[0].task, (SINGLE_TEMPLATE, BATCH_TEMPLATE))) for group in groups]
     judgments = judge.judge_many([request for request, _ in prepared])
     rows = []
     for group, (_, truncated), judgment in zip(groups, prepared, judgments, strict=True):
@@ -87,7 +97,8 @@ def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapp
 
 
 def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidence: Mapping[str, Sequence[SandboxPage]],
-                   search: EvidenceSearch, judge: Judge, batch_size: int, labels: Mapping[str, str]) -> list[dict]:
+                   search: EvidenceSearch, judge: Judge, batch_size: int, labels: Mapping[str, str],
+                   templates: Mapping[str, tuple[str, str]] | None = None) -> list[dict]:
     """For the listed tasks: each claim no cited source decided, against what `search` finds for it
     (origin `search.name`), and every claim against its best passage of the task's attachments (origin
     `attachment`, so web and attachment evidence can be compared). Round 0 judges each claim's first
@@ -129,7 +140,7 @@ def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidenc
                 pairs.append(_Pair(*key, text, _Source(page.url, page.title, page.text), search.name, page.query))
             if rank == 0:
                 pairs.extend(attachment_pairs.get(key, []))
-        judged = _judge_pairs(pairs, judge, batch_size, labels)
+        judged = _judge_pairs(pairs, judge, batch_size, labels, templates)
         settled |= {(r["system"], r["task"], r["claim_id"]) for r in judged
                     if r["origin"] == search.name and r["verdict"] in ("supported", "contradicted")}
         rows.extend(judged)
@@ -143,7 +154,8 @@ def _group_by_source(pairs: list[_Pair], batch_size: int) -> list[list[_Pair]]:
     return [group[i:i + batch_size] for group in by_source.values() for i in range(0, len(group), batch_size)]
 
 
-def _request(group: list[_Pair], budget: int | None, labels) -> tuple[JudgmentRequest, bool]:
+def _request(group: list[_Pair], budget: int | None, labels,
+             templates: tuple[str, str] = (SINGLE_TEMPLATE, BATCH_TEMPLATE)) -> tuple[JudgmentRequest, bool]:
     first = group[0]
     text, truncated = first.source.text, False
     if budget is not None:  # the passages that matter for these claims, within the prompt budget
@@ -153,10 +165,10 @@ def _request(group: list[_Pair], budget: int | None, labels) -> tuple[JudgmentRe
               "source_text": fence_untrusted(text)}
     call_labels = {**labels, "system": first.system, "task": first.task}
     if len(group) == 1:
-        return JudgmentRequest(SINGLE_TEMPLATE, {"claim": first.claim, **source}, ClaimVerdict, call_labels), truncated
+        return JudgmentRequest(templates[0], {"claim": first.claim, **source}, ClaimVerdict, call_labels), truncated
     items = [{"claim_id": p.claim_id, "claim": p.claim} for p in group]
     listing = "\n".join(f"- [{p.claim_id}] {p.claim}" for p in group)
-    return JudgmentRequest(BATCH_TEMPLATE, {"items": items, "claims": listing, **source},
+    return JudgmentRequest(templates[1], {"items": items, "claims": listing, **source},
                            ClaimVerdictBatch, call_labels), truncated
 
 

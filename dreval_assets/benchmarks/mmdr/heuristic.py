@@ -1,4 +1,5 @@
-"""MMDR's offline handlers: FLAE's judge channel and the weights fall back to what is measured; no
+"""MMDR's offline handlers: FLAE's judge channel and the weights fall back to what is measured; TRACE's
+weights it cannot set (N/A, a judge limit); no
 judge-set alpha (alpha_det stands); VEF measured from the visual ground truth's text (`vef.offline_vef`);
 MOSAIC's items N/A `pipeline_failure` "judge limit: ..." (it cannot see images)."""
 from __future__ import annotations
@@ -8,16 +9,13 @@ from typing import Any, Mapping
 from pydantic import BaseModel
 
 from ...core.flae_features import flae_observables, formula_channel
-from ...core.models import FlaeScores, TraceWeights
+from ...core.models import FlaeScores
 from ...judges.readable import READS_WORD_LISTS, require_readable
+from .fidelity import HANDLERS as FIDELITY_HANDLERS
 from .flae_models import FlaeAlpha, FlaeJudgeScores, FlaeWeights
 from .mosaic import TEMPLATE as MOSAIC_TEMPLATE, answer_mosaic_item
+from .trace_weights import TEMPLATE as TRACE_WEIGHTS_TEMPLATE, answer_trace_weights
 from .vef import TEMPLATE as VEF_TEMPLATE, answer_vef
-
-def answer_trace_weights(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    """`trace_weights`: no reading of the task; the documented fixed fallback, equal thirds."""
-    return TraceWeights(con=1 / 3, cov=1 / 3, fid=1 / 3, rationale="fixed fallback: equal weights"), {"fallback": True}
-
 
 def answer_flae_scores(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`flae_scores`: no reading; the formula channel's own values and equal weights, so FLAE with
@@ -47,6 +45,7 @@ def answer_flae_alpha(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str
     return FlaeAlpha(alpha=None, reason="the offline judge sets no alpha: alpha_det stands"), {"fallback": True}
 
 
-HANDLERS = {"mmdr/trace_weights": answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
+HANDLERS = {TRACE_WEIGHTS_TEMPLATE: answer_trace_weights, "mmdr/flae_scores": answer_flae_scores,
             "mmdr/flae_judge_scores": answer_flae_judge_scores, "mmdr/flae_weights": answer_flae_weights,
-            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item}
+            "mmdr/flae_alpha": answer_flae_alpha, VEF_TEMPLATE: answer_vef, MOSAIC_TEMPLATE: answer_mosaic_item,
+            **FIDELITY_HANDLERS}

@@ -33,6 +33,7 @@ from ...releases.records import (
 )
 from ...releases.attachments import attachment_texts
 from ...releases.json_readers import JsonlIndex, iter_jsonl
+from ...releases.attachment_images import attachment_images
 from ...releases.reports import REMOTE, check_images, read_report
 from . import published
 
@@ -109,6 +110,8 @@ def _task(root: Path, record: dict, original_id: str, file: str, number: int, lo
         modality="multimodal",  # every MMDR task is an image-text bundle
         attachments=images, attributes=_attributes(record),
         attachment_texts=attachment_texts(root, local, file, number, original_id, log),
+        # the task's images, judge-ready: VEF's judge sees them beside the visual ground truth (paper A.1.2)
+        attachment_images=attachment_images(root, local, file, number, original_id, log),
     )
 
 

@@ -29,13 +29,16 @@ from .visual_metrics import gate_closed_rows, mosaic_item, mosaic_metrics, vef_m
 __all__ = ["mosaic_item"]  # the item formula lives with MOSAIC's rows; kept importable here
 
 LAMBDA_VEF = 0.4
-FALLBACK_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}
+EQUAL_WEIGHTS = {"con": 1 / 3, "cov": 1 / 3, "fid": 1 / 3}  # policy mmdr.trace.weights = equal (ours)
 
 
 def normalise_weights(weights: dict[str, float]) -> dict[str, float]:
-    clean = {k: max(0.0, float(weights.get(k, 0.0))) for k in FALLBACK_WEIGHTS}
+    """The weights over CON, COV, FID summing to 1; weights that sum to 0 weigh nothing (ValueError)."""
+    clean = {k: max(0.0, float(weights.get(k) or 0.0)) for k in EQUAL_WEIGHTS}
     total = sum(clean.values())
-    return {k: v / total for k, v in clean.items()} if total > 0 else dict(FALLBACK_WEIGHTS)
+    if total <= 0:
+        raise ValueError("TRACE's weights sum to 0: nothing to weigh CON, COV and FID by")
+    return {k: v / total for k, v in clean.items()}
 
 
 def evidence_score(con: float, cov: float, fid: float, weights: dict[str, float]) -> float:
@@ -149,10 +152,27 @@ def unjudged(claim: ClaimEvidence) -> bool:
     return bool(claim.urls) and not claim.unresolved and (claim.merged() or "unknown") == "unknown"
 
 
+def trace_weights(evidence: ReportEvidence) -> tuple[dict[str, float] | None, str, tuple[str, str] | None]:
+    """TRACE's weights over CON, COV, FID, what to say of them, or the failure (bucket, why) when they
+    could not be had: set per report by the judge (policy `mmdr.trace.weights = judge`, the paper's), or
+    equal thirds (`equal`, ours). Never a silent fallback."""
+    if evidence.policy("mmdr.trace.weights") == "equal":
+        return dict(EQUAL_WEIGHTS), "equal thirds (mmdr.trace.weights = equal, ours)", None
+    parts = evidence.rubric("mmdr.trace")
+    proposed = {k: parts.get(f"weight_{k}") for k in EQUAL_WEIGHTS}
+    if any(v is None for v in proposed.values()):
+        failed = evidence.judgment_failure("mmdr.trace") or (
+            "pipeline_failure", "TRACE's task-adaptive weights were not judged")
+        return None, "", (failed[0], f"TRACE weights: {failed[1]}"[:500])
+    try:
+        return normalise_weights(proposed), "set by the judge for this task and report", None
+    except ValueError as exc:
+        return None, "", ("pipeline_failure", str(exc))
+
+
 def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     j = evidence.judge
-    weights = normalise_weights(evidence.inputs.get("mmdr.trace_weights") or FALLBACK_WEIGHTS)
-    weight_note = evidence.inputs.get("mmdr.trace_weights_source") or "fixed fallback 1/3 each"
+    weights, weight_note, weights_failed = trace_weights(evidence)
     cited = [c.merged() or "unknown" for c in evidence.cited_claims]
     judged = [v for v in cited if v != "unknown"]
     n_all = len(evidence.claims)
@@ -184,15 +204,19 @@ def trace_metrics(evidence: ReportEvidence) -> list[MetricValue]:
               f"{NOTHING_JUDGED_RULE}")
     detail = (f"judged={len(judged)}, cited={len(cited)}, claims={n_all}"
               + (f" ({left_out} with no judged source left out of COV)" if left_out else "") + f"; {coverage.text()}")
+    parts = [MetricValue("mmdr", "con", 100 * con, "0-100", len(judged), detail=detail, policy=policy, judge=j),
+             MetricValue("mmdr", "cov", 100 * cov, "0-100", n_cov, detail=detail, policy=policy, judge=j),
+             MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j)]
+    if weights is None:  # CON, COV and FID stand; EVI needs the weights the paper derives
+        return [coverage.carried(v) for v in parts] + [not_available("mmdr", "evi", "0-100", *weights_failed, j)]
     evi = evidence_score(con, cov, fid, weights)
     w_text = ", ".join(f"{k}={v:.3f}" for k, v in weights.items())
     return [coverage.carried(v) for v in (
-        MetricValue("mmdr", "con", 100 * con, "0-100", len(judged), detail=detail, policy=policy, judge=j),
-        MetricValue("mmdr", "cov", 100 * cov, "0-100", n_cov, detail=detail, policy=policy, judge=j),
-        MetricValue("mmdr", "fid", 100 * fid, "0-100", len(judged), detail=detail, policy=policy, judge=j),
+        *parts,
         MetricValue("mmdr", "evi", evi, "0-100", len(judged),
                     detail=f"weights {w_text} ({weight_note}); {coverage.text()}",
-                    policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights)", judge=j))]
+                    policy="EVI = 100 * sum_k W_k E_k over CON, COV, FID (task-adaptive weights per report)",
+                    judge=j))]
 
 
 SUITE = Suite(

@@ -1,14 +1,17 @@
 """MMDR MOSAIC (methods/mmdr.md): the report's figures (`JudgmentContext.figures`) are its multimodal
-items; each is routed to a visual type by rule cues and judged in one vision call with its image,
-caption and the claim the report makes of it. The suite scores the items (`visual_metrics.py`).
+items; each is judged in one vision call with its image, caption and the claim the report makes of it.
+The suite scores the items (`visual_metrics.py`).
 
-Routing (`route`, rule cues first as in the paper): a caption naming a table or OCR (table, tabular,
-spreadsheet, OCR, scanned; 表格, 数据表) -> OCRCHART; else by the figure's kind: chart -> DATACHART,
-table -> OCRCHART, diagram -> DIAGRAM, photo -> PHOTO. The paper's optional classifier is ours and
-small: a figure no cue placed whose image is a flat-background graphic (`flat_graphic`) and whose caption
-or claim states at least two values is a DATACHART. The claim (`item_claim`): the nearest sentences
-around the figure that refer to it (Figure n, chart, shows, ...) or repeat a value of its caption, else
-the sentence on each side.
+Routing looks at the image, never at caption words alone (the paper: a bus photo captioned with a line
+name is a PHOTO). With a vision judge the judge routes: the item's prompt lists the four types with the
+parts each is scored on, and the judge names the type it sees and scores that type's parts. Before the
+call, and offline (the offline judge cannot see images), the route is measured (`measured_type`): an
+image whose commonest colour covers under FLAT_SHARE of it (`core/images.background_share`) is a photo,
+PHOTO; a drawn graphic is a table (OCRCHART) or a diagram (DIAGRAM) when the parser's kind or the
+caption's table/OCR words say so, else a DATACHART. An item without a usable image falls back to rule
+cues (`route`: table/OCR words, then the parser's kind). The `image_ok` row says who routed it.
+The claim (`item_claim`): the nearest sentences around the figure that refer to it (Figure n, chart,
+shows, ...) or repeat a value of its caption, else the sentence on each side.
 
 report_judgments rows, kind `mosaic`, item ids `mmdr.mosaic.i<k>.<type>.<part>` (k = the figure's
 number in parsed_reports.figures, from 1): `image_ok` 1 for a usable image and the judge's values of
@@ -18,10 +21,10 @@ call; an image we could not get (a remote image while fetching is off, a failed 
 not model_failure) is N/A with that bucket, never a 0. Not built: paragraphs that cite an image URL
 without embedding it.
 
-A judge's answer missing a part of the item's type is N/A `pipeline_failure` (the judge's, never the
+A judge's answer missing a part of the type it named is N/A `pipeline_failure` (the judge's, never the
 report's; the suite scores such an item 0, MMDR's rule). The offline judge cannot see images: every
-usable item is N/A `pipeline_failure` "judge limit: ..." (MOSAIC N/A with that marker); a report whose
-every image is unusable still scores its failed items 0, as the paper does.
+usable item is N/A `pipeline_failure` "judge limit: ..." (MOSAIC N/A with that marker), routed by the
+measurement; a report whose every image is unusable still scores its failed items 0, as the paper does.
 
 The gate (paper: MOSAIC runs only if FLAE > 0 and TRACE > 0): `judge_visual` judges VEF first, and a
 report with no cited claim (EVI = 0 by the protocol) whose VEF is FAIL has TRACE = 0, so its items are
@@ -30,14 +33,13 @@ this stage (claim_verdicts runs beside it), so a gate they close is applied by t
 """
 from __future__ import annotations
 
-import io
 import re
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import polars as pl
-from PIL import Image
 from pydantic import BaseModel, Field
 
+from ...core.images import background_share
 from ...judges.base import JudgmentRequest
 from ...judges.prompts import fence_untrusted, load_template
 from ...judges.readable import NotRead
@@ -50,7 +52,9 @@ TEMPLATE = "mmdr/mosaic_item"
 CLAIM_CHARS = 1_200
 CLAIM_SENTENCES = 2  # sentences about the figure kept on each side of it
 CONTEXT_CHARS = 2_500
-FLAT_SHARE = 0.4  # share of a graphic's pixels in its commonest colour (ours, measured on the demo's figures)
+# share of an image's pixels in its commonest colour at or above which it is a drawn graphic, not a photo
+# (ours, measured: the demo's charts 0.68-0.75, its photos under 0.07; the same cut as TVIR's classifier)
+FLAT_SHARE = 0.4
 KIND_TYPES = {"chart": "DATACHART", "table": "OCRCHART", "diagram": "DIAGRAM", "photo": "PHOTO"}
 _OCR_CUES = re.compile(r"\b(?:tables?|tabular|spreadsheets?|ocr|scanned)\b|表格|数据表", re.I)
 _REFERS = re.compile(r"\b(?:fig(?:ure)?\.?\s*\d+|figures?|charts?|graphs?|plots?|images?|photos?|pictures?|"
@@ -72,9 +76,14 @@ GUIDANCE = {
 }
 
 
-class MosaicItemScores(BaseModel):
-    """MMDR MOSAIC: one visual item of a report, scored on its type's dimensions."""
+VisualType = Literal["PHOTO", "DATACHART", "OCRCHART", "DIAGRAM"]
 
+
+class MosaicItemScores(BaseModel):
+    """MMDR MOSAIC: one visual item of a report, routed by the judge from the image and scored on that
+    type's dimensions."""
+
+    visual_type: VisualType  # what the judge sees the image to be
     sem: float | None = Field(default=None, ge=0, le=1)
     acc: float | None = Field(default=None, ge=0, le=1)
     vqa: float | None = Field(default=None, ge=0, le=1)
@@ -84,32 +93,33 @@ class MosaicItemScores(BaseModel):
     reason: str = ""
 
 
-def route(kind: str, caption: str, graphic_with_values: bool = False) -> str:
-    """The item's visual type by rule cues: table/OCR words in the caption first, then the figure's kind;
-    a figure no cue placed (kind photo) that is a flat-background graphic read for values is a DATACHART."""
+def route(kind: str, caption: str) -> str:
+    """Rule cues, the fallback for an item without a usable image: table/OCR words in the caption, then
+    the parser's kind of the figure."""
     if _OCR_CUES.search(caption or ""):
         return "OCRCHART"
-    if kind == "photo" and graphic_with_values:
-        return "DATACHART"
     return KIND_TYPES.get(kind, "PHOTO")
 
 
 def flat_graphic(data: bytes) -> bool:
-    """A drawn graphic rather than a photo: one colour (the background) covers at least FLAT_SHARE of a
-    small copy. Drawn charts and diagrams measure 0.5-0.85, photos under 0.1."""
-    try:
-        image = Image.open(io.BytesIO(data)).convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError):
-        return False
-    image.thumbnail((256, 256))
-    colours = image.getcolors(image.width * image.height) or []
-    return bool(colours) and max(n for n, _ in colours) >= FLAT_SHARE * image.width * image.height
+    """A drawn graphic rather than a photo: its commonest colour (the background) covers FLAT_SHARE or more."""
+    return background_share(data) >= FLAT_SHARE
+
+
+def measured_type(fig: FigureImage) -> tuple[str, str]:
+    """The item's type from its image (see the module's doc), and how it was decided."""
+    if fig.image is None:
+        return route(fig.kind, fig.caption), f"rule cues (no usable image: kind {fig.kind})"
+    share = background_share(fig.image.data)
+    measured = f"measured: background share {share:.2f}"
+    if share < FLAT_SHARE:
+        return "PHOTO", f"{measured}, a photo"
+    drawn = route(fig.kind, fig.caption)
+    return ("DATACHART" if drawn == "PHOTO" else drawn), f"{measured}, a drawn graphic ({fig.kind} by its caption)"
 
 
 def visual_type_of(fig: FigureImage) -> str:
-    graphic = (fig.kind == "photo" and fig.image is not None and flat_graphic(fig.image.data)
-               and values_stated(f"{fig.caption} {item_claim(fig.context, fig.caption)}") >= 2)
-    return route(fig.kind, fig.caption, graphic)
+    return measured_type(fig)[0]
 
 
 def unusable_part(reason: str) -> str:
@@ -132,11 +142,6 @@ def _values(text: str) -> set[str]:
     """Numbers other than years, figure labels and citation markers, without thousands separators."""
     found = {n.replace(",", "") for n in _NUMBERS.findall(_LABEL.sub("", _MARKER.sub(" ", text)))}
     return {n for n in found if not (len(n) == 4 and n.isdigit() and 1800 <= int(n) <= 2100)}
-
-
-def values_stated(text: str) -> int:
-    """How many values (not years) a text states: what a reader of a data chart reads off it."""
-    return len(_values(text))
 
 
 def item_claim(context: str, caption: str) -> str:
@@ -181,11 +186,20 @@ def _gate_row(system: str, task: str, why: str, ctx: JudgmentContext) -> dict:
             "cache_key": None}
 
 
-def item_request(fig: FigureImage, visual_type: str, query: str, ctx: JudgmentContext) -> JudgmentRequest:
+TYPE_GUIDE = {"PHOTO": "a photo or screenshot", "DATACHART": "a chart whose values are read from its marks",
+              "OCRCHART": "a table or chart read from its printed text", "DIAGRAM": "a flow, structure or process "
+              "drawing"}
+
+
+def types_text() -> str:
+    """The four types, what each is and the parts it is scored on, as the item prompt lists them."""
+    return "\n".join(f"- {t}: {TYPE_GUIDE[t]}; score {', '.join(DIMENSIONS[t])} and f" for t in TYPE_GUIDE)
+
+
+def item_request(fig: FigureImage, query: str, ctx: JudgmentContext) -> JudgmentRequest:
     claim = item_claim(fig.context, fig.caption)
     context = fig.context if len(fig.context) <= CONTEXT_CHARS else fig.context[:CONTEXT_CHARS] + " [...]"
-    variables = {"query": query, "visual_type": visual_type,
-                 "score_these": "\n".join(f"- {GUIDANCE[p]}" for p in DIMENSIONS[visual_type]),
+    variables = {"query": query, "types": types_text(), "parts": "\n".join(f"- {GUIDANCE[p]}" for p in GUIDANCE),
                  "image_name": fig.src, "caption": fence_untrusted(fig.caption or "(no caption)"),
                  "citations": ", ".join(f"[{i}]" for i in fig.citation_indices) or "none",
                  "claim": fence_untrusted(claim or "(the report says nothing about it)"),
@@ -194,10 +208,17 @@ def item_request(fig: FigureImage, visual_type: str, query: str, ctx: JudgmentCo
                            {**ctx.labels, "system": fig.system, "task": fig.task}, images=(fig.image,))
 
 
-def answer_rows(fig: FigureImage, visual_type: str, judgment, ctx: JudgmentContext) -> list[dict]:
+def answer_rows(fig: FigureImage, measured: tuple[str, str], judgment, ctx: JudgmentContext) -> list[dict]:
+    """The item's rows under the type the judge saw (the measured one when it gave no answer): `image_ok`
+    saying who routed it, then each part of that type, valued or N/A."""
     answer = judgment.answer if isinstance(judgment.answer, MosaicItemScores) else None
     cache_key = judgment.provenance.cache_key or None
-    rows = []
+    visual_type = answer.visual_type if answer is not None else measured[0]
+    routed = (f"routed {visual_type} by the judge from the image ({measured[1]} -> {measured[0]})"
+              if answer is not None else f"routed {visual_type}, {measured[1]} (no judge's answer)")
+    rows = [_row(fig.system, fig.task, fig, visual_type, "image_ok", ctx, score=1.0,
+                 reason=f"{fig.image.mime}, {len(fig.image.data):,} bytes sent; {routed}"
+                        + (f"; same image as figure {fig.duplicate_of + 1}" if fig.duplicate_of is not None else ""))]
     for part in item_parts(visual_type):
         value = getattr(answer, part) if answer is not None else None
         if value is not None:
@@ -247,7 +268,8 @@ def mosaic(ctx: JudgmentContext, closed: Mapping[tuple[str, str], str] | None = 
             rows.append(_gate_row(system, task, closed[(system, task)], ctx))
             continue
         for fig in ctx.figures.get((system, task), ()):
-            visual_type = visual_type_of(fig)
+            measured = measured_type(fig)
+            visual_type = measured[0]
             if fig.status != "ok" or fig.image is None:
                 why = fig.invalid_reason or "the image is not usable"
                 if fig.invalid_bucket not in (None, "model_failure"):  # not the report's fault: no 0
@@ -257,18 +279,14 @@ def mosaic(ctx: JudgmentContext, closed: Mapping[tuple[str, str], str] | None = 
                 rows.append(_row(system, task, fig, visual_type, unusable_part(why), ctx, score=0.0,
                                  reason=f"failed item (paper: an unusable image scores 0): {why}"))
                 continue
-            rows.append(_row(system, task, fig, visual_type, "image_ok", ctx, score=1.0,
-                             reason=f"{fig.image.mime}, {len(fig.image.data):,} bytes sent"
-                                    + (f"; same image as figure {fig.duplicate_of + 1}"
-                                       if fig.duplicate_of is not None else "")))
-            asked.append((fig, visual_type, item_request(fig, visual_type, task_row.get("query") or "", ctx)))
+            asked.append((fig, measured, item_request(fig, task_row.get("query") or "", ctx)))
     judgments = ctx.judge.judge_many([request for _, _, request in asked])
-    for (fig, visual_type, _), judgment in zip(asked, judgments, strict=True):
-        rows += answer_rows(fig, visual_type, judgment, ctx)
+    for (fig, measured, _), judgment in zip(asked, judgments, strict=True):
+        rows += answer_rows(fig, measured, judgment, ctx)
     return frame("report_judgments", rows)
 
 
 def answer_mosaic_item(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`mmdr/mosaic_item` offline: nothing it measures stands for SEM, ACC, VQA or f, so no answer."""
-    raise NotRead(f"the offline judge cannot see images: MOSAIC's {variables.get('visual_type', '')} item "
-                  f"{variables.get('image_name', '')} needs a vision judge for its scores")
+    raise NotRead(f"the offline judge cannot see images: MOSAIC's item {variables.get('image_name', '')} needs a "
+                  "vision judge for its type and scores")

@@ -26,4 +26,4 @@ CONTRADICTIONS = Rubric("tvir.flc", "tvir", "Contradictions", (("count", "intern
 
 BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader",
                       rubrics=(WRITING_QUALITY, ANALYTICAL_DEPTH, CONTRADICTIONS), heuristic_handlers=HANDLERS,
-                      report_judgments=(visual_assessment,))
+                      report_judgments=(visual_assessment,), judge_temperature=0.0)  # the paper's GPT-5.2 at 0
