@@ -31,6 +31,9 @@ class JudgmentRequest:
     # text variables a judge with a smaller context may cut from the end, in this order, with a note saying
     # so, to fit its model's window (holistic reads of a long text); every other variable is never cut
     fit: tuple[str, ...] = ()
+    # which of a benchmark's repeated runs of the same judgment this is (the papers that average several
+    # runs): the prompt is the same, a run after the first has its own cache key
+    run: int = 1
 
 
 class FreeText(BaseModel):
