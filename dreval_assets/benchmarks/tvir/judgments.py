@@ -28,11 +28,11 @@ from ...stages.frames import frame, rows_by_partition
 from ..checklists import chunked_requests, judged_rows, numbered, unjudged_rows
 from ..judging import JudgmentContext, report_for_judge, scored_under, task_artifacts
 from ..policies import policy_value
+from .metrics import RUNS_POLICY
 from .rubrics import RUBRICS, SCORED
 from .visual_judgments import Plan, Rows, answer_round, caption_round, measured_rows, report_plans, visual_round
 
 CHECKLIST_TEMPLATE = "tvir/checklist_items"
-RUNS_POLICY = "tvir.judge_runs"
 
 
 def judge_runs(ctx: JudgmentContext) -> int:

@@ -24,8 +24,14 @@ def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
     return [CREDIT.get(v, 0.0) for v in labels], labels.count("unknown")
 
 
+# Judged in TVIR's own report judgment, whose runs are averaged (policy tvir.judge_runs); CS and AEC
+# rest on the shared claim verdicts (one run).
+RUNS_AVERAGED = frozenset({"ia", "wq", "adb", "flc", "fq", "mc", "fcq", "fci", "csc"})
+RUNS_POLICY = "tvir.judge_runs"
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return [
+    values = [
         instruction_alignment(evidence),
         rubric_metric(evidence, "wq", "tvir.wq"),
         rubric_metric(evidence, "adb", "tvir.adb"),
@@ -33,6 +39,10 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
         *citation_support(evidence),
         *visual_parts(evidence),
     ]
+    runs = (f"judge runs averaged per item: {RUNS_POLICY}={evidence.policy(RUNS_POLICY)} "
+            f"(the offline judge is asked once)")
+    return [replace(v, policy=f"{v.policy}; {runs}" if v.policy else runs) if v.metric in RUNS_AVERAGED else v
+            for v in values]
 
 
 def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
