@@ -216,3 +216,13 @@ def test_runs_policy_one_asks_once_and_each_run_has_its_own_cache_key(llm, calls
     assert {r["item_id"]: r["cache_key"] for r in thrice.iter_rows(named=True)} == keys  # the first run's key shown
     assert all(r.startswith("mean of 3 of 3 runs") for r in thrice["reason"])
     assert all(not r.startswith("mean of") for r in once["reason"])
+
+
+def test_a_mean_credit_over_runs_passes_the_credit_check_and_one_outside_zero_one_does_not():
+    from dreval_assets.stages.checks import invalid_credits
+
+    rows = frame("report_judgments", [
+        {"system": "s", "task": "t", "kind": "checklist", "item_id": f"i0{n}", "item": "x", "credit": credit,
+         "score": None, "reason": "", "na_reason": None, "judge": "j", "template": "tvir/checklist_items",
+         "template_hash": "h", "cache_key": None} for n, credit in enumerate((0.75, 1.0, 1.5, -0.5))])
+    assert invalid_credits(rows)["credit"].to_list() == [1.5, -0.5]
