@@ -1,12 +1,14 @@
-"""Stand-in answers of the loopback model for TVIR's visual templates, deterministic from the prompt
+"""Stand-in answers of the loopback model for TVIR's own templates, deterministic from the prompt
 text (it cannot look at the image parts): chart checks and caption scores from the caption's length
-and numbers, composition from the placeholders of the text form, integration from the words the
+and numbers, composition from the placeholders of the corrected report, integration from the words the
 caption shares with its context, chart-source contradictions from the caption's numbers that the
-cited passages do not state."""
+cited passages do not state; WQ and ADB by the offline measures of their rubrics (the checklist and
+the contradictions are answered by judge_answers.py's shared stand-ins)."""
 from __future__ import annotations
 
 import re
 
+from dreval_assets.benchmarks.tvir.rubrics import SCORED
 from dreval_assets.core.checklist_match import key_words
 from dreval_assets.core.key_facts import numbers_in
 
@@ -15,6 +17,8 @@ COMPOSITION = "You judge how a research report composes its text and its figures
 CAPTION = "You rate the caption of one figure in a research report against the figure itself."
 INTEGRATION = "You judge how well one figure of a research report is woven into the text around it."
 SOURCE = "You check one chart from a research report against the sources its caption cites."
+RUBRICS = {"You grade the writing quality of a research report": "tvir.wq",
+           "You grade the analytical depth and breadth of a research report": "tvir.adb"}
 
 _PLACEHOLDER_RE = re.compile(r"\[Figure \d+ \((\w+)(, repeats Figure \d+)?\): ")
 _CHECK_ID_RE = re.compile(r"^- \[(\w+)\] ", re.M)
@@ -76,6 +80,12 @@ def answer(request: dict, schema: dict | None) -> dict | None:
                 "coherence": {"score": 8 if mentions else 5,
                               "reason": "referred to" if mentions else "not referred to"},
                 "value": {"score": 7, "reason": "adds the series at a glance"}}
+    for opening, rubric_id in RUBRICS.items():
+        if opening in text:
+            rubric = next(r for r in SCORED if r.rubric_id == rubric_id)
+            measured = rubric.measure(_block(text, "REPORT"))
+            return {"scores": [{"dimension_id": d, "score": max(1, min(10, round(measured[d]))), "reason": "measured"}
+                               for d, _ in rubric.dimensions]}
     if SOURCE in text:
         caption, sources = _block(text, "CAPTION"), _block(text, "SOURCES")
         stated = numbers_in(sources)

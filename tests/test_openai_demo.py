@@ -65,7 +65,9 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
 
     # batching: calls are per source chunk, fewer than the judged claim x source pairs
     judged = store.query("SELECT count(*) FROM claim_verdicts WHERE template <> ''").item()
-    assert first_calls < judged
+    verdict_calls = store.query("SELECT count(*) FROM judge_ledger WHERE template LIKE 'claim_verdict%' "
+                                "AND NOT cache_hit").item()
+    assert 0 < verdict_calls < judged
 
     # claims are the judge's statements, extracted once per report (every demo report fits one chunk)
     extractions = store.query("SELECT count(*) FROM judge_ledger WHERE template = 'statement_extraction' "

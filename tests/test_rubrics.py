@@ -2,6 +2,8 @@
 import pytest
 
 from dreval_assets.benchmarks.evidence import ReportEvidence
+from dreval_assets.benchmarks.judging import JudgmentContext
+from dreval_assets.benchmarks.tvir.judgments import tvir_judgments
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.report_features import analytical_depth, contradiction_candidates, writing_quality
 from dreval_assets.judges.heuristic import HeuristicJudge
@@ -55,12 +57,18 @@ def reports_frame(text):
                               "content_hash": "x", "source_path": None, "na_reason": None, "detail": ""}])
 
 
+def tvir_context(text, judge, query="q"):
+    return JudgmentContext([("s", "t")], reports_frame(text), tasks_table(benchmark="tvir", query=query),
+                           frame("task_rubrics", []), judge)
+
+
 def test_one_call_per_rubric_never_per_dimension():
     judge = HeuristicJudge()
-    rows = judge_rubrics([("s", "t")], reports_frame(CONTRADICTING), tasks_frame("tvir"), judge)
+    rows = tvir_judgments(tvir_context(CONTRADICTING, judge))  # TVIR judges its rubrics itself
     assert judge.stats.requests == 3  # WQ (4 dimensions), ADB (5 dimensions), contradictions
     assert rows.filter(rows["kind"] == "rubric").height == 9
     assert rows.filter(rows["item_id"] == "tvir.flc.count")["score"].to_list() == [1.0]
+    assert judge_rubrics([("s", "t")], reports_frame(CONTRADICTING), tasks_frame("tvir"), HeuristicJudge()).height == 0
     dr3 = judge_rubrics([("s", "t")], reports_frame(STRUCTURED), tasks_frame("dr3"), HeuristicJudge())
     assert dr3["item_id"].to_list() == ["dr3.dq.depth"]
     assert judge_rubrics([("s", "t")], reports_frame(STRUCTURED), tasks_frame("drb"), HeuristicJudge()).height == 0
@@ -81,11 +89,15 @@ def test_tvir_wq_adb_flc_and_dr3_dq_metrics():
 
 def test_every_rubric_prompt_shows_the_task_query():
     query = "Assess whether the Lowmarsh ferry should add a fourth vessel by 2026."
-    for benchmark, rubric_ids in (("tvir", {"tvir.wq", "tvir.adb"}), ("dr3", {"dr3.dq"})):
-        judge = RecordingJudge()
-        judge_rubrics([("s", "t")], reports_frame(STRUCTURED), tasks_table(benchmark=benchmark, query=query), judge)
-        scored = [r for r in judge.requests if r.template == "rubric_scores"]
-        assert {r.variables["rubric_id"] for r in scored} == rubric_ids
-        for request in scored:
-            prompt = render(request.template, dict(request.variables))
-            assert f"The request the report answers (judge each dimension by what this request needs):\n{query}" in prompt
+    judge = RecordingJudge()
+    tvir_judgments(tvir_context(STRUCTURED, judge, query))
+    scored = [r for r in judge.requests if r.template in ("tvir/writing_quality", "tvir/analytical_depth")]
+    assert {r.variables["rubric_id"] for r in scored} == {"tvir.wq", "tvir.adb"}
+    for request in scored:
+        assert f"The request the report answers:\n{query}" in render(request.template, dict(request.variables))
+    judge = RecordingJudge()
+    judge_rubrics([("s", "t")], reports_frame(STRUCTURED), tasks_table(benchmark="dr3", query=query), judge)
+    scored = [r for r in judge.requests if r.template == "rubric_scores"]
+    assert {r.variables["rubric_id"] for r in scored} == {"dr3.dq"}
+    prompt = render(scored[0].template, dict(scored[0].variables))
+    assert f"The request the report answers (judge each dimension by what this request needs):\n{query}" in prompt

@@ -16,9 +16,10 @@ from dreval_assets.benchmarks.judging import FigureImage, JudgmentContext
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.benchmarks.tvir.formulas import (chart_quality, csc_score, dimension_mean, figure_mean,
                                                     figure_quality, image_quality)
-from dreval_assets.benchmarks.tvir.visual_judgments import tvir_kind, visual_assessment
+from dreval_assets.benchmarks.tvir.judgments import tvir_judgments
+from dreval_assets.benchmarks.tvir.visual_judgments import tvir_kind
 from dreval_assets.benchmarks.tvir.visual_scores import visual_parts
-from dreval_assets.benchmarks.tvir.visual_text import composition_facts, offline_composition, text_form
+from dreval_assets.benchmarks.tvir.visual_text import composition_facts, corrected_report, offline_composition
 from dreval_assets.core import images
 from dreval_assets.judges.base import ImageInput
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
@@ -112,7 +113,7 @@ def row(table, **values):
     return {**{k: None for k in SCHEMAS[table]}, **values}
 
 
-def context(judge, figures, *, report=REPORT, system="s", task="t", query="How did storage grow?"):
+def context(judge, figures, *, report=REPORT, system="s", task="t", query="How did storage grow?", runs="1"):
     parsed = frame("parsed_reports", [row("parsed_reports", system=system, task=task,
                                           references='[{"index": 1, "url": "%s", "title": "stats"}]' % SOURCE_URL)])
     fetched = frame("fetched_references", [row("fetched_references", system=system, task=task, url=SOURCE_URL,
@@ -126,9 +127,23 @@ def context(judge, figures, *, report=REPORT, system="s", task="t", query="How d
     ctx = JudgmentContext([(system, task)], frame("reports", [row("reports", system=system, task=task, status="ok",
                                                                   text=report)]),
                           frame("tasks", [row("tasks", task=task, benchmark="tvir", query=query)]),
-                          frame("task_rubrics", []), judge, figures={(system, task): figures},
-                          cited_sources=CitedSources(parsed, fetched, load))
+                          frame("task_rubrics", []), judge, policies={"tvir.judge_runs": runs},
+                          figures={(system, task): figures}, cited_sources=CitedSources(parsed, fetched, load))
     return ctx, asked
+
+
+VISUAL_TEMPLATES = {"tvir/chart_checks", "tvir/caption_quality", "tvir/composition", "tvir/figure_integration",
+                    "tvir/chart_source"}
+
+
+def visual_assessment(ctx) -> pl.DataFrame:
+    """TVIR's report judgments, the visual rows only (the textual ones are tested in test_tvir_protocol)."""
+    rows = tvir_judgments(ctx)
+    return rows.filter(pl.col("item_id").str.starts_with("tvir_visual."))
+
+
+def visual_requests(judge) -> list:
+    return [r for r in judge.requests if r.template in VISUAL_TEMPLATES]
 
 
 def evidence(rows: pl.DataFrame, n_figures=5, judge="heuristic-v1") -> ReportEvidence:
@@ -191,9 +206,9 @@ def test_csc_from_rows_unsourced_unreadable_and_nothing_judged():
 
 # --- sanitising and the text form ------------------------------------------------------------------
 
-def test_text_form_blanks_invalid_figures_and_shows_revised_captions():
+def test_corrected_report_blanks_invalid_figures_and_shows_revised_captions():
     figures = report_figures()
-    text = text_form(REPORT, figures, {1: "Revised site caption"})
+    text = corrected_report(REPORT, figures, {1: "Revised site caption"})
     assert "[Figure 1 (chart): " + GROWTH_CAPTION + "]" in text
     assert "[Figure 2 (photo): Revised site caption]" in text
     assert "[Figure 3 (photo, repeats Figure 2): Battery enclosures at Kestrel Ridge again]" in text
@@ -222,7 +237,7 @@ def test_all_invalid_figures_count_zero_and_so_does_a_report_without_figures():
                figure(1, "diagram", "B", "b.txt", invalid="pseudo-visual: ASCII art")]
     ctx, _ = context(judge, invalid)
     rows = visual_assessment(ctx)
-    assert judge.requests == []  # nothing is judged
+    assert visual_requests(judge) == []  # nothing is judged
     assert rows["score"].to_list() == [0.0, 0.0] and "pseudo-visual" in rows["reason"][1]
     got = metrics(rows, n_figures=2)
     assert all(v.value == 0.0 and "no valid figure" in v.detail for v in got.values())
@@ -254,7 +269,7 @@ def test_offline_judge_measures_images_and_says_it_cannot_see_the_rest():
     assert items["fq.image.f02"]["score"] == pytest.approx(q2, abs=1e-4) and items["fq.duplicates"]["score"] == 1
     assert "repeats f02" in items["fq.image.f03"]["reason"]
     # 2 charts x checks + 3 captions; then composition + 3 integrations + 1 chart-source (the invalid figure never)
-    assert sorted(r.template for r in judge.requests) == sorted(
+    assert sorted(r.template for r in visual_requests(judge)) == sorted(
         ["tvir/chart_checks"] * 2 + ["tvir/caption_quality"] * 3 + ["tvir/composition"]
         + ["tvir/figure_integration"] * 3 + ["tvir/chart_source"])
     assert all(r.images[0].name != "images/missing.png" for r in judge.requests if r.images)
@@ -283,7 +298,8 @@ def test_loopback_vision_judge_end_to_end(llm, calls):
     figures = report_figures()
     ctx, _ = context(judge, figures)
     rows = visual_assessment(ctx)
-    assert llm.n_calls == 10 and llm.n_image_parts == 9  # every call but the composition shows its figure
+    # 10 visual calls (every one but the composition shows its figure), then WQ, ADB and FLC
+    assert llm.n_calls == 13 and llm.n_image_parts == 9
     items = by_item(rows)
     revised = items["revised.f02"]
     assert revised["item"].startswith("Battery enclosures at Kestrel Ridge (") and revised["score"] == 5

@@ -1,9 +1,10 @@
 """What a benchmark is to the pipeline: one object per benchmark folder, listed by the registry.
 
 The generic stages and the CLI ask the registry, never a benchmark by name: its suite (metrics and
-headline), its release loader, its fixed rubrics for the shared templates, its policies with their
-defaults, whether its statements look for evidence beyond their citations, its own report judgments,
-the offline judge's handlers for its templates and its judge's published temperature."""
+headline), its release loader, its fixed rubrics (and whether it judges them and its checklists itself),
+its policies with their defaults, whether its statements look for evidence beyond their citations, its
+own report judgments, the offline judge's handlers for its templates and its judge's published
+temperature."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -42,7 +43,10 @@ class Benchmark:
     name: str  # the task keys' prefix and the suite's name
     suite: Suite
     loader: str | None = None  # module of its release loader (layout_problem, iter_tasks, iter_reports, iter_systems)
-    rubrics: tuple[Rubric, ...] = ()  # fixed rubrics scored by the shared `rubric_scores` template
+    rubrics: tuple[Rubric, ...] = ()  # fixed rubrics (scored by the shared `rubric_scores` template unless their own)
+    # its report judgments credit its tasks' checklists and score its fixed rubrics themselves (TVIR: on the
+    # corrected report, after caption revision); the shared checklist and rubric judgments leave them alone
+    judges_text_itself: bool = False
     policies: dict[str, Policy] = field(default_factory=dict)  # "<name>.<choice>" -> Policy
     needs_sandbox_evidence: bool = False  # statements are checked against the task's sandbox beyond citations
     report_judgments: tuple[ReportJudgment, ...] = ()  # its own report-level judgments (rows of report_judgments)

@@ -34,6 +34,9 @@ class JudgmentRequest:
     # the sampling temperature its benchmark's protocol asks for (None: the judge's default, 0); set by
     # `judges/temperature.WithTemperature` from the benchmark's declaration, never per call site
     temperature: float | None = None
+    # which of a benchmark's repeated runs of the same judgment this is (the papers that average several
+    # runs): the prompt is the same, a run after the first has its own cache key
+    run: int = 1
 
 
 class FreeText(BaseModel):

@@ -132,6 +132,7 @@ class HeuristicJudge:
 
     judge_id = JUDGE_ID
     source_token_budget = None  # reads whole pages: it is fast and free
+    deterministic = True  # every run of a judgment answers alike: a benchmark's repeated runs ask it once
 
     def __init__(self, handlers: Mapping[str, TemplateHandler] | None = None) -> None:
         self.stats = JudgeStats()

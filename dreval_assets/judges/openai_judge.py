@@ -199,6 +199,8 @@ class OpenAIJudge:
         }  # not max_tokens: an answer that fits a smaller budget stays valid under a larger one
         if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
             identity["images"] = [image.sha256 for image in request.images]
+        if request.run > 1:  # a repeated run asks again (run 1 keeps the key it always had)
+            identity["run"] = request.run
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         prepared = _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
                              max_tokens, temperature, sum(len(image.data) for image in request.images))

@@ -1,9 +1,10 @@
 """report_judgments: report-level judgments.
 
 Shared by every benchmark: checklists (every requirement of the task's checklist credited 1 / 0.5 / 0,
-in calls of up to `CHECKLIST_CHUNK` items) and fixed rubrics (all dimensions of one rubric scored
-1-10 in one call, or one count of contradictions), as the registry's benchmarks declare them. Then
-each registered benchmark's own report judgments, given one `JudgmentContext`."""
+in calls of up to `benchmarks.checklists.CHUNK` items) and fixed rubrics (all dimensions of one rubric
+scored 1-10 in one call, or one count of contradictions), as the registry's benchmarks declare them,
+except for a benchmark that judges them itself (`Benchmark.judges_text_itself`). Then each registered
+benchmark's own report judgments, given one `JudgmentContext`."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -11,10 +12,11 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
+from ..benchmarks.checklists import chunked_requests, judged_rows, numbered, unjudged_rows
 from ..benchmarks.judging import JudgmentContext, report_for_judge
 from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks, rubrics_for
 from ..benchmarks.suites import suite_names
-from ..core.models import ChecklistJudgment, ContradictionCount, RubricScores
+from ..core.models import ContradictionCount, RubricScores
 from ..judges.base import Judge, JudgmentRequest
 from ..judges.prompts import load_template
 from .frames import frame, rows_by_partition
@@ -22,47 +24,42 @@ from .task_rubrics import checklists as task_checklists
 
 TEMPLATE = "checklist_items"
 RUBRIC_TEMPLATE = "rubric_scores"  # a fixed rubric of another template answers a ContradictionCount
-CHECKLIST_CHUNK = 15
 
 
 def judge_checklists(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, rubrics: pl.DataFrame, judge: Judge,
-                     labels: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """Checklists come from `task_rubrics` (as loaded with the task)."""
+                     labels: Mapping[str, str] | None = None, tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Checklists come from `task_rubrics` (as loaded with the task). A task of a benchmark that judges
+    its checklists itself (`Benchmark.judges_text_itself`, known from `tasks`) is left to it."""
     checklists = task_checklists(rubrics)
     report_by_key = rows_by_partition(reports)
     _, template_hash = load_template(TEMPLATE)
+    own = _judged_by_their_benchmark(tasks)
     rows, asked = [], []
     for system, task in keys:
-        items = [(f"i{n:02d}", text) for n, text in enumerate(checklists.get(task, []), start=1)]
+        items = numbered(checklists.get(task, []))
         report = report_by_key.get((system, task))
         base = {"system": system, "task": task, "kind": "checklist", "judge": judge.judge_id,
                 "template": TEMPLATE, "template_hash": template_hash, "cache_key": None, "score": None}
-        if not items:
+        if not items or task in own:
             continue
         if report is None or report["status"] != "ok":
-            rows.extend({**base, "item_id": i, "item": t, "credit": None, "reason": report["detail"] if report else "",
-                         "na_reason": (report or {}).get("na_reason") or "model_failure"} for i, t in items)
+            rows.extend(unjudged_rows(base, items, report["detail"] if report else "",
+                                      (report or {}).get("na_reason") or "model_failure"))
             continue
-        text = report_for_judge(report["text"], judge)
-        for start in range(0, len(items), CHECKLIST_CHUNK):
-            chunk = items[start:start + CHECKLIST_CHUNK]
-            variables = {"items": "\n".join(f"- [{i}] {t}" for i, t in chunk), "report": text,
-                         "item_list": [{"item_id": i, "text": t} for i, t in chunk]}
-            request = JudgmentRequest(TEMPLATE, variables, ChecklistJudgment,
-                                      {**(labels or {}), "system": system, "task": task})
-            asked.append((base, chunk, request))
+        variables = {"report": report_for_judge(report["text"], judge)}
+        asked.extend((base, chunk, request) for chunk, request in chunked_requests(
+            items, TEMPLATE, variables, {**(labels or {}), "system": system, "task": task}))
     judgments = judge.judge_many([request for _, _, request in asked])
     for (base, chunk, _), judgment in zip(asked, judgments, strict=True):
-        credits = {c.item_id: c for c in judgment.answer.items} if isinstance(judgment.answer, ChecklistJudgment) else {}
-        for item_id, text in chunk:
-            credit = credits.get(item_id)
-            row = {**base, "item_id": item_id, "item": text, "cache_key": judgment.provenance.cache_key or None}
-            if credit is None:
-                rows.append({**row, "credit": None, "reason": judgment.error or "the judge gave no credit for this item",
-                             "na_reason": judgment.na_reason or "pipeline_failure"})
-            else:
-                rows.append({**row, "credit": float(credit.credit), "reason": credit.reason, "na_reason": None})
+        rows.extend(judged_rows(base, chunk, judgment))
     return frame("report_judgments", rows)
+
+
+def _judged_by_their_benchmark(tasks: pl.DataFrame | None) -> set[str]:
+    if tasks is None:
+        return set()
+    return {r["task"] for r in tasks.iter_rows(named=True)
+            if (b := BENCHMARKS.get(r["benchmark"])) is not None and b.judges_text_itself}
 
 
 def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks: pl.DataFrame, judge: Judge,
@@ -71,13 +68,14 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
     template `contradictions` is one count of internal contradictions. Every call is given the task's
     query, as the papers' rubric prompts are."""
     benchmark = {r["task"]: r["benchmark"] for r in tasks.iter_rows(named=True)}
+    own = {b.name for b in BENCHMARKS.values() if b.judges_text_itself}  # they score their rubrics themselves
     query = {r["task"]: r["query"] or "" for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     asked: list[tuple[dict, list[tuple[str, str]], JudgmentRequest]] = []
     rows = []
     for system, task in keys:
         names = suite_names(benchmark.get(task, "generic"), extra_suites)
-        wanted = [(r.rubric_id, r.template, list(r.dimensions), r.title) for r in rubrics_for(names)]
+        wanted = [(r.rubric_id, r.template, list(r.dimensions), r.title) for r in rubrics_for(names - own)]
         report = report_by_key.get((system, task))
         for rubric_id, template, dims, title in wanted:
             base = {"system": system, "task": task, "kind": "rubric" if template == RUBRIC_TEMPLATE else "contradictions",
@@ -120,7 +118,7 @@ def judge_reports(ctx: JudgmentContext) -> pl.DataFrame:
     benchmark), then each benchmark's (at its own judge's temperature)."""
     shared = judge_for_tasks(ctx.judge, ctx.tasks.iter_rows(named=True))
     return pl.concat([
-        judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, shared, ctx.labels),
+        judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, shared, ctx.labels, ctx.tasks),
         judge_rubrics(ctx.keys, ctx.reports, ctx.tasks, shared, ctx.extra_suites, ctx.labels),
         *(judgment(replace(ctx, judge=judge_for(ctx.judge, benchmark.name)))
           for benchmark in BENCHMARKS.values() for judgment in benchmark.report_judgments)])

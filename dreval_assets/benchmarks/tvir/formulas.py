@@ -14,6 +14,12 @@ def dimension_mean(scores_1_to_10: Sequence[float]) -> float:
     return sum(scores_1_to_10) / (10 * len(scores_1_to_10))
 
 
+def run_count(mean_count: float) -> int:
+    """A contradiction count averaged over judge runs (policy tvir.judge_runs), rounded half up before
+    the published table (one run's count is returned as it is)."""
+    return int(mean_count + 0.5)
+
+
 def csc_score(contradictions: int) -> float:
     """CSC per chart: 0 -> 10, 1 -> 9, ... 8 -> 2, >= 9 -> 1; then /10."""
     if contradictions < 0:
@@ -30,11 +36,12 @@ def image_quality(qualities: Sequence[float], n_duplicates: int) -> float:
     return sum(qualities) / len(qualities) * (1 - duplicate_penalty(len(qualities), n_duplicates))
 
 
-def chart_quality(checks_per_chart: Sequence[Sequence[bool]]) -> float:
-    """CQ = mean over charts of the share of the ten binary checks each passes."""
+def chart_quality(checks_per_chart: Sequence[Sequence[float]]) -> float:
+    """CQ = mean over charts of the share of the ten binary checks each passes (a check passed in
+    some of the averaged judge runs counts that share)."""
     if not checks_per_chart or any(not checks for checks in checks_per_chart):
         raise ValueError("no charts, or a chart without checks")
-    return sum(sum(map(bool, checks)) / len(checks) for checks in checks_per_chart) / len(checks_per_chart)
+    return sum(sum(map(float, checks)) / len(checks) for checks in checks_per_chart) / len(checks_per_chart)
 
 
 def figure_quality(n_images: int, iq: float | None, n_charts: int, cq: float | None) -> float:

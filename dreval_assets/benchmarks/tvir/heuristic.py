@@ -1,5 +1,7 @@
-"""TVIR's offline handlers: internal contradictions as same-unit, different-number sentence pairs (FLC);
-multimodal composition on the measured composition facts (`visual_text.offline_composition`). What
+"""TVIR's offline handlers: the checklist as key-word coverage (IA, as the shared checklist handler);
+WQ and ADB as the measured text features (`core/report_features.py`, as the shared rubric handler);
+internal contradictions as same-unit, different-number sentence pairs (FLC); multimodal composition
+on the measured composition facts (`visual_text.offline_composition`). What
 needs eyes (chart checks, captions against images, figure integration, charts against sources) is
 N/A `model_failure`, saying so: the offline judge never guesses what an image shows."""
 from __future__ import annotations
@@ -8,12 +10,31 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel
 
-from ...core.models import ContradictionCount
+from ...core.checklist_match import item_credit
+from ...core.models import ContradictionCount, DimensionScore, RubricScores
 from ...core.report_features import contradiction_candidates
-from ...judges.readable import READS_WORD_LISTS, NotRead, require_readable
+from ...judges.readable import READS_KEY_WORDS, READS_WORD_LISTS, NotRead, credit_items, require_readable
+from .rubrics import SCORED
 from .visual_models import (CAPTION_TEMPLATE, CHART_CHECKS_TEMPLATE, CHART_SOURCE_TEMPLATE, COMPOSITION_TEMPLATE,
                             INTEGRATION_TEMPLATE, CompositionScores, Dimension)
 from .visual_text import offline_composition
+
+def answer_checklist(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`tvir/checklist_items`: key-word coverage of each requirement in the corrected report."""
+    report = str(variables.get("report") or "")
+    return credit_items(READS_KEY_WORDS, variables["item_list"], report, item_credit, ("requirement", "report")), {}
+
+
+def answer_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
+    """`tvir/writing_quality`, `tvir/analytical_depth`: the rubric's measured text features, 1-10 each."""
+    rubric = next(r for r in SCORED if r.rubric_id == variables["rubric_id"])
+    report = str(variables.get("report") or "")
+    require_readable(READS_WORD_LISTS, report=report)
+    measured = rubric.measure(report)
+    return RubricScores(scores=[DimensionScore(dimension_id=d, score=max(1, min(10, round(measured[d]))),
+                                               reason=f"measured {measured[d]:.1f} on the documented scale")
+                                for d, _ in rubric.dimensions]), {}
+
 
 def answer_contradictions(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
     """`contradictions`: sentence pairs giving different numbers in one unit about the same thing."""
@@ -37,6 +58,8 @@ def cannot_see(what: str):
 
 
 HANDLERS = {
+    "tvir/checklist_items": answer_checklist,
+    **{rubric.template: answer_rubric for rubric in SCORED},
     "tvir/contradictions": answer_contradictions,
     COMPOSITION_TEMPLATE: answer_composition,
     CHART_CHECKS_TEMPLATE: cannot_see("the chart checklist"),

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ...core.metrics import MERGE_POLICY, MetricValue, not_available
 from ..evidence import NOTHING_JUDGED_RULE, UNREAD_RULE, ReportEvidence, unread
 from ..suite import Composite, MetricSpec, Suite, checklist_carried, judged_checklist, judgment_failure, mean_of_all
-from .formulas import csc_score, dimension_mean  # noqa: F401 (csc_score: TVIR's published table, kept here too)
+from .formulas import csc_score, dimension_mean, run_count  # noqa: F401 (csc_score: TVIR's published table, kept here too)
 from .visual_scores import VISUAL_PARTS, no_figure_anywhere, visual_parts
 
 CREDIT = {"supported": 1.0, "partial": 0.5}  # unsupported, contradicted, unknown score 0
@@ -24,8 +24,14 @@ def fact_credits(evidence: ReportEvidence) -> tuple[list[float], int]:
     return [CREDIT.get(v, 0.0) for v in labels], labels.count("unknown")
 
 
+# Judged in TVIR's own report judgment, whose runs are averaged (policy tvir.judge_runs); CS and AEC
+# rest on the shared claim verdicts (one run).
+RUNS_AVERAGED = frozenset({"ia", "wq", "adb", "flc", "fq", "mc", "fcq", "fci", "csc"})
+RUNS_POLICY = "tvir.judge_runs"
+
+
 def compute(evidence: ReportEvidence) -> list[MetricValue]:
-    return [
+    values = [
         instruction_alignment(evidence),
         rubric_metric(evidence, "wq", "tvir.wq"),
         rubric_metric(evidence, "adb", "tvir.adb"),
@@ -33,6 +39,10 @@ def compute(evidence: ReportEvidence) -> list[MetricValue]:
         *citation_support(evidence),
         *visual_parts(evidence),
     ]
+    runs = (f"judge runs averaged per item: {RUNS_POLICY}={evidence.policy(RUNS_POLICY)} "
+            f"(the offline judge is asked once)")
+    return [replace(v, policy=f"{v.policy}; {runs}" if v.policy else runs) if v.metric in RUNS_AVERAGED else v
+            for v in values]
 
 
 def citation_support(evidence: ReportEvidence) -> list[MetricValue]:
@@ -86,7 +96,9 @@ def contradiction_metric(evidence: ReportEvidence) -> MetricValue:
     if count is None:
         return not_available("tvir", "flc", "0-100", *judgment_failure(evidence, "tvir.flc", "contradictions were not "
                                                                        "counted", "pipeline_failure"), evidence.judge)
-    return MetricValue("tvir", "flc", 100 * flc_score(int(count)), "0-100", 1, detail=f"contradictions={int(count)}",
+    counted = run_count(count)
+    shown = f"{counted}" if counted == count else f"{counted} (mean over judge runs {count:.2f})"
+    return MetricValue("tvir", "flc", 100 * flc_score(counted), "0-100", 1, detail=f"contradictions={shown}",
                        policy="count mapped by the published table (0->10, 1-2->9, ..., >=18->1), /10", judge=evidence.judge)
 
 

@@ -1,15 +1,18 @@
 """TVIR visual assessment, judged (../shared/methods/tvir.md, "Visual assessment"): per report with
-figures (`JudgmentContext.figures`), the rows FQ, MC, FCQ, FCI and CSC are computed from.
+figures (`JudgmentContext.figures`), the rows FQ, MC, FCQ, FCI and CSC are computed from. `judgments.py`
+runs the rounds, with the textual judgments in the second.
 
 Sanitising first: an invalid figure (missing or unreadable file, a pseudo-visual) does not count as a
-figure; it gets its `figure` row and nothing else, and is blanked from the text form MC reads.
-Measured (no judge): each image's Q and the near-duplicates among images. Then two rounds of calls:
-1. per chart its ten checks (`tvir/chart_checks`, with the image) and per captioned figure its
-   caption (`tvir/caption_quality`, with the image; a dimension <= 6 brings a revised caption, which
-   replaces the caption in every later judgment and is kept as a `caption_revision` row);
-2. per report its composition on the text form (`tvir/composition`), per figure with context its
-   integration (`tvir/figure_integration`, with the image) and per chart with readable cited pages
-   its contradictions with them (`tvir/chart_source`, with the image and the pages' best passages).
+figure; it gets its `figure` row and nothing else, and is taken out, caption and all, of the corrected
+report the text judgments read (`visual_text.corrected_report`). Measured (no judge): each image's Q
+and the near-duplicates among images. Then two rounds of calls:
+1. `caption_round`: per chart its ten checks (`tvir/chart_checks`, with the image) and per captioned
+   figure its caption (`tvir/caption_quality`, with the image; a dimension <= 6 brings a revised
+   caption, which replaces the caption in every later judgment and is kept as a `caption_revision` row);
+2. `visual_round`: per report its composition on the corrected report (`tvir/composition`), per figure
+   with context its integration (`tvir/figure_integration`, with the image) and per chart with readable
+   cited pages its contradictions with them (`tvir/chart_source`, with the image and the pages' best
+   passages).
 
 report_judgments rows, item ids under `tvir_visual.` (fNN: the parser's figure number, from 1):
 - kind `figure` `figure.fNN`: score 1 valid / 0 invalid (the report's fault), the kind (photo or chart
@@ -30,7 +33,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-import polars as pl
 from pydantic import BaseModel
 
 from ...core.images import aspect_score, background_share, image_quality, resolution_score
@@ -38,14 +40,14 @@ from ...core.language import detect_language, has_han
 from ...core.passages import select_passages
 from ...judges.base import Judge, Judgment, JudgmentRequest
 from ...judges.prompts import fence_untrusted, load_template
-from ...stages.frames import frame, rows_by_partition
+from ...stages.frames import rows_by_partition
 from ..cited_sources import CitedSource
 from ..judging import FigureImage, JudgmentContext, report_for_judge, scored_under
 from .visual_models import (CAPTION_DIMENSIONS, CAPTION_TEMPLATE, CHART_CHECKS, CHART_CHECKS_TEMPLATE, CHART_KINDS,
                             CHART_SOURCE_TEMPLATE, COMPOSITION_DIMENSIONS, COMPOSITION_TEMPLATE, DRAWN_SHARE,
                             INTEGRATION_DIMENSIONS, INTEGRATION_TEMPLATE, PREFIX, REVISION_AT_OR_BELOW, CaptionQuality,
                             ChartChecks, ChartSourceCheck, CompositionScores, FigureIntegration)
-from .visual_text import composition_facts, text_form
+from .visual_text import composition_facts, corrected_report
 
 SOURCE_TOKENS = 1_500  # passages of one cited page shown with a chart (or the judge's own budget, if smaller)
 MAX_SOURCES = 5  # cited pages shown per chart
@@ -61,10 +63,15 @@ class Plan:
     report: str
     figures: list[FigureImage]
     captions: dict[int, str] = field(default_factory=dict)  # figure -> caption shown (revised when revised)
+    run: int = 1  # which of the averaged judge runs (policy tvir.judge_runs) these judgments belong to
 
     @property
     def valid(self) -> list[FigureImage]:
         return [f for f in self.figures if f.status == "ok" and f.image is not None]
+
+    def corrected(self) -> str:
+        """The report the text judgments read: sanitised, with the captions revised so far."""
+        return corrected_report(self.report, self.figures, self.captions)
 
 
 def fid(figure: FigureImage) -> str:
@@ -104,42 +111,44 @@ class Rows:
                  na_reason=judgment.na_reason or "pipeline_failure", reason=judgment.error or "no answer")
 
 
-def visual_assessment(ctx: JudgmentContext) -> pl.DataFrame:
-    """The report judgment behind FQ, MC, FCQ, FCI and CSC (see the module doc)."""
-    plans = _plans(ctx)
-    out = Rows(ctx.judge)
-    for plan in plans:
-        _measured_rows(plan, out)
-    first: list[tuple[Plan, FigureImage, str, JudgmentRequest]] = []
+Asked = list[tuple["Plan", "FigureImage | None", str, JudgmentRequest]]  # (plan, figure, what, request)
+
+
+def caption_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Asked:
+    """Round 1: per chart its ten checks, per captioned figure its caption (no caption: 0, written now)."""
+    asked: Asked = []
     for plan in plans:
         for figure in plan.valid:
             if is_chart(figure):
-                first.append((plan, figure, "checks", _request(ctx, plan, CHART_CHECKS_TEMPLATE, {
+                asked.append((plan, figure, "checks", _request(ctx, plan, CHART_CHECKS_TEMPLATE, {
                     "checks": _listing(CHART_CHECKS), "caption": fence_untrusted(figure.caption or "(none)")},
                     ChartChecks, figure)))
             if figure.caption.strip():
-                first.append((plan, figure, "caption", _request(ctx, plan, CAPTION_TEMPLATE, {
+                asked.append((plan, figure, "caption", _request(ctx, plan, CAPTION_TEMPLATE, {
                     "dimensions": _listing(CAPTION_DIMENSIONS), "caption": fence_untrusted(figure.caption),
                     "section": " ".join(figure.section.split()) or "(none)",
                     "language": _language(figure.caption, plan.report)}, CaptionQuality, figure)))
             else:
                 out.add(plan, "caption_quality", f"fcq.{fid(figure)}.missing", "no caption", score=0.0,
                         reason="the figure has no caption: 0 (paper)")
-    for (plan, figure, what, _), judgment in zip(first, ctx.judge.judge_many([r for *_, r in first]), strict=True):
-        (_chart_check_rows if what == "checks" else _caption_rows)(plan, figure, judgment, out)
-    second: list[tuple[Plan, FigureImage | None, str, JudgmentRequest]] = []
+    return asked
+
+
+def visual_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Asked:
+    """Round 2, after the captions were revised: per report its composition on the corrected report,
+    per figure with context its integration, per chart with readable cited pages its contradictions."""
+    asked: Asked = []
     for plan in plans:
         if plan.valid:
-            facts = composition_facts(plan.report, plan.figures)
-            second.append((plan, None, "composition", _request(ctx, plan, COMPOSITION_TEMPLATE, {
+            asked.append((plan, None, "composition", _request(ctx, plan, COMPOSITION_TEMPLATE, {
                 "dimensions": _listing(COMPOSITION_DIMENSIONS), "query": plan.query, "n_figures": len(plan.valid),
-                "report": report_for_judge(text_form(plan.report, plan.figures, plan.captions), ctx.judge),
-                "facts_map": facts}, CompositionScores)))
+                "report": report_for_judge(plan.corrected(), ctx.judge),
+                "facts_map": composition_facts(plan.report, plan.figures)}, CompositionScores)))
         for figure in plan.valid:
             caption = plan.captions.get(figure.figure, figure.caption)
             context = " ".join(figure.context.replace("<figure>", " ").split())
             if context:
-                second.append((plan, figure, "integration", _request(ctx, plan, INTEGRATION_TEMPLATE, {
+                asked.append((plan, figure, "integration", _request(ctx, plan, INTEGRATION_TEMPLATE, {
                     "dimensions": _listing(INTEGRATION_DIMENSIONS), "caption": fence_untrusted(caption or "(none)"),
                     "context": fence_untrusted(figure.context[:CONTEXT_CHARS])}, FigureIntegration, figure)))
             else:
@@ -148,26 +157,32 @@ def visual_assessment(ctx: JudgmentContext) -> pl.DataFrame:
             if is_chart(figure):
                 request = _chart_source_request(ctx, plan, figure, caption, out)
                 if request is not None:
-                    second.append((plan, figure, "source", request))
-    for (plan, figure, what, _), judgment in zip(second, ctx.judge.judge_many([r for *_, r in second]), strict=True):
-        {"composition": _composition_rows, "integration": _integration_rows,
-         "source": _chart_source_rows}[what](plan, figure, judgment, out)
-    return frame("report_judgments", out.rows)
+                    asked.append((plan, figure, "source", request))
+    return asked
 
 
-def _plans(ctx: JudgmentContext) -> list[Plan]:
+def answer_round(asked: Asked, judgments: Sequence[Judgment], out: Rows) -> None:
+    """The rows of a round's answers (a caption answer may revise its caption for the next round)."""
+    handlers = {"checks": _chart_check_rows, "caption": _caption_rows, "composition": _composition_rows,
+                "integration": _integration_rows, "source": _chart_source_rows}
+    for (plan, figure, what, _), judgment in zip(asked, judgments, strict=True):
+        handlers[what](plan, figure, judgment, out)
+
+
+def report_plans(ctx: JudgmentContext, run: int = 1) -> list[Plan]:
+    """One plan per readable report scored under TVIR, with its figures (none for a text-only report)."""
     task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
     reports = rows_by_partition(ctx.reports)
-    plans = []
+    found = []
     for system, task in ctx.keys:
         row, report = task_rows.get(task), reports.get((system, task))
         if row is None or not scored_under("tvir", row["benchmark"], ctx.extra_suites):
             continue
+        if report is None or report["status"] != "ok":
+            continue  # the suite says why: an unreadable report
         figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)]
-        if report is None or report["status"] != "ok" or not figures:
-            continue  # the suite says why: an unreadable report, or a text-only one
-        plans.append(Plan(system, task, row["query"] or "", report["text"] or "", figures))
-    return plans
+        found.append(Plan(system, task, row["query"] or "", report["text"] or "", figures, run=run))
+    return found
 
 
 def _request(ctx: JudgmentContext, plan: Plan, template: str, variables: dict, model: type[BaseModel],
@@ -175,7 +190,7 @@ def _request(ctx: JudgmentContext, plan: Plan, template: str, variables: dict, m
     labels = {**ctx.labels, "system": plan.system, "task": plan.task}
     if figure is not None:
         variables = {**variables, "figure": fid(figure), "kind": figure.kind}
-    return JudgmentRequest(template, variables, model, labels, images=(figure.image,) if figure else ())
+    return JudgmentRequest(template, variables, model, labels, images=(figure.image,) if figure else (), run=plan.run)
 
 
 def _listing(items: Sequence[tuple[str, str]]) -> str:
@@ -189,7 +204,7 @@ def _language(caption: str, report: str) -> str:
     return LANGUAGES.get(found or "", "the same language")
 
 
-def _measured_rows(plan: Plan, out: Rows) -> None:
+def measured_rows(plan: Plan, out: Rows) -> None:
     """The sanitising verdict of every figure, and each image's measured quality (charts are judged)."""
     images = [f for f in plan.valid if not is_chart(f)]
     for figure in plan.figures:

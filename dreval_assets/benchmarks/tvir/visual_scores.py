@@ -15,7 +15,7 @@ from ...core.images import duplicate_penalty
 from ...core.metrics import MetricValue, not_available
 from ..aggregation import TaskValue
 from ..evidence import ReportEvidence, most_retryable
-from .formulas import chart_quality, csc_score, dimension_mean, figure_mean, figure_quality, image_quality
+from .formulas import chart_quality, csc_score, dimension_mean, figure_mean, figure_quality, image_quality, run_count
 from .visual_models import CAPTION_DIMENSIONS, CHART_CHECKS, COMPOSITION_DIMENSIONS, INTEGRATION_DIMENSIONS, PREFIX
 
 VISUAL_PARTS = ("fq", "mc", "fcq", "fci", "csc")
@@ -108,14 +108,14 @@ def _figure_quality(items: Items, valid: list[str]):
         return "pipeline_failure", "no image quality or chart check was recorded for the valid figures"
     n_dup = int(items.scores.get("fq.duplicates") or 0)
     iq = image_quality(list(images.values()), n_dup) if images else None
-    cq = chart_quality([[bool(v) for v in checks.values()] for checks in charts.values()]) if charts else None
+    cq = chart_quality([[float(v) for v in checks.values()] for checks in charts.values()]) if charts else None
     parts = []
     if images:
         parts.append(f"images={len(images)} IQ={iq:.3f} (duplicates={n_dup}, "
                      f"p_dup={duplicate_penalty(len(images), n_dup):.2f})")
     if charts:
-        failed = sum(1 for checks in charts.values() for v in checks.values() if not v)
-        parts.append(f"charts={len(charts)} CQ={cq:.3f} ({failed} of {len(charts) * len(CHART_CHECKS)} checks failed)")
+        failed = sum(1 - v for checks in charts.values() for v in checks.values())
+        parts.append(f"charts={len(charts)} CQ={cq:.3f} ({failed:g} of {len(charts) * len(CHART_CHECKS)} checks failed)")
     return figure_quality(len(images), iq, len(charts), cq), len(images) + len(charts), "; ".join(parts)
 
 
@@ -166,7 +166,7 @@ def _chart_source(items: Items, valid: list[str]):
         elif got.get("contradictions") is None:
             return items.failure(f"csc.{figure}", f"chart-source consistency of {figure}")
         else:
-            n = int(got["contradictions"])
+            n = run_count(got["contradictions"])
             scores.append(csc_score(n))
             counts.append(f"{figure}={n}")
     if not counts and unreadable:  # nothing judged: the pages' failure, not a 0 (as CS does)

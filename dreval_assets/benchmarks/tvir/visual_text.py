@@ -1,12 +1,14 @@
-"""TVIR multimodal composition (MC) reads the report's text form: each valid figure replaced by a
-placeholder with its kind and (revised) caption, invalid figures blanked (the paper's sanitising:
-they do not count as figures). Also the measured composition facts and the offline judge's
-documented scale on them (no text is read, so it answers in every language)."""
+"""The report TVIR's text judgments read (IA, WQ, ADB, FLC and MC): the corrected report, each valid
+figure replaced by a placeholder with its kind and (revised) caption, invalid figures and
+pseudo-visuals taken out with their captions (the paper's sanitising: they do not count as figures).
+Also the measured composition facts and the offline judge's documented scale on them (no text is
+read, so it answers in every language)."""
 from __future__ import annotations
 
 import re
 from typing import Any, Mapping, Sequence
 
+from ...core.figure_text import figure_span, pseudo_visuals
 from ..judging import FigureImage
 
 _IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"\n]*\")?\s*\)|<img\b[^>]*>", re.I)
@@ -26,26 +28,66 @@ def placeholder(number: int, figure: FigureImage, caption: str, repeats: int | N
     return f"[Figure {number} ({figure.kind}{again}): {text}]"
 
 
-def text_form(report: str, figures: Sequence[FigureImage], captions: Mapping[int, str]) -> str:
-    """The report with each image reference the parser made a figure of replaced: a valid figure by
-    its placeholder (`captions`: figure index -> caption to show, e.g. a revised one), an invalid one
-    by nothing. Image references are matched to figures by their src, else in order."""
-    pending = list(figures)
+def corrected_report(report: str, figures: Sequence[FigureImage], captions: Mapping[int, str]) -> str:
+    """The report as TVIR's text judgments read it (the paper's sanitised, caption-revised report):
+    each figure's whole markup (its `<figure>` element with the `<figcaption>`, or its image with a
+    `Figure N:` caption line just before it) becomes its placeholder when it is valid (`captions`:
+    figure index -> caption to show, e.g. a revised one) and goes, caption and all, when it is invalid;
+    pseudo-visuals (ASCII art, Mermaid source) go too. An image the parser did not take for a figure
+    stays as written. Figures are placed as `report_images` placed them (`figure_span`, in order)."""
     numbers = {f.figure: n for n, f in enumerate((f for f in figures if f.status == "ok"), start=1)}
+    edits: list[tuple[int, int, str]] = []
+    for pseudo in pseudo_visuals(report):
+        edits.append((_caption_line_start(report, pseudo.start) if pseudo.caption else pseudo.start, pseudo.end, ""))
+    after = 0
+    for figure in figures:
+        span = figure_span(report, figure.src, figure.caption, after) or figure_span(report, figure.src,
+                                                                                       figure.caption)
+        if span is None or any(start < span[1] and span[0] < end for start, end, _ in edits):
+            continue  # not in the text, or a pseudo-visual already taken out
+        after = span[1]
+        shown = "" if figure.status != "ok" else placeholder(
+            numbers[figure.figure], figure, captions.get(figure.figure, figure.caption),
+            numbers.get(figure.duplicate_of) if figure.duplicate_of is not None else None)
+        parts = _markup_spans(report, span, figure.src)
+        edits += [(a, b, shown if n == len(parts) - 1 else "") for n, (a, b) in enumerate(parts)]
+    out, at = [], 0
+    for start, end, shown in sorted(edits):
+        if start < at:
+            continue
+        out += [report[at:start], shown]
+        at = end
+    return "".join(out + [report[at:]])
 
-    def swap(match: re.Match) -> str:
-        src = match.group(1) if match.group(1) is not None else _src_attr(match.group(0))
-        figure = next((f for f in pending if f.src == src), None) or next(
-            (f for f in pending if src and f.src.rsplit("/", 1)[-1] == src.rsplit("/", 1)[-1]), None)
-        if figure is None:
-            return match.group(0)  # an image the parser did not take for a figure: left as written
-        pending.remove(figure)
-        if figure.status != "ok":
-            return ""
-        return placeholder(numbers[figure.figure], figure, captions.get(figure.figure, figure.caption),
-                           numbers.get(figure.duplicate_of) if figure.duplicate_of is not None else None)
 
-    return _IMAGE_RE.sub(swap, report)
+def _markup_spans(report: str, span: tuple[int, int], src: str) -> list[tuple[int, int]]:
+    """The parts of a figure's span to replace: a `<figure>` element whole; an image alone on its line
+    the whole span (with the caption line `figure_span` took before it); an image inside prose only the
+    image markup (and that caption line), so the prose stays."""
+    start, end = span
+    if report.startswith("<figure", start) or not src:
+        return [span]
+    image = next((m for m in _IMAGE_RE.finditer(report, start, end) if _same_src(_image_src(m), src)), None)
+    if image is None:
+        return [span]
+    line_start = report.rfind("\n", 0, image.start()) + 1
+    rest = (report[line_start:image.start()] + report[image.end():end]).strip(" \t*_")
+    if not rest:
+        return [span]
+    return ([(start, line_start)] if start < line_start else []) + [(image.start(), image.end())]
+
+
+def _image_src(match: re.Match) -> str:
+    return match.group(1) if match.group(1) is not None else _src_attr(match.group(0))
+
+
+def _same_src(found: str, src: str) -> bool:
+    return found == src or bool(found) and found.rsplit("/", 1)[-1] == src.rsplit("/", 1)[-1]
+
+
+def _caption_line_start(report: str, block_start: int) -> int:
+    """Where the `Figure N:` caption line just before a pseudo-visual's code block starts."""
+    return report[:block_start].rstrip("\n").rfind("\n") + 1
 
 
 def _src_attr(tag: str) -> str:
