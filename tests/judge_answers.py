@@ -20,8 +20,9 @@ from dreval_assets.judges.preflight import PROMPT as PREFLIGHT_PROMPT
 from dreval_assets.benchmarks.miroeval.process_measures import offline_findings
 from loopback_llm import message_text
 
-_SOURCE_RE = re.compile(r"<<<SOURCE\n(.*?)\nSOURCE>>>", re.S)
-_SINGLE_RE = re.compile(r"Statement:\n(.*?)\n\nSource title:", re.S)
+_SOURCE_RE = re.compile(r"<<<SOURCE\n(?:Title: .*\nURL: .*\n\n)?(.*?)\nSOURCE>>>", re.S)  # the page's text
+_SINGLE_RE = re.compile(r"<<<STATEMENT\n(.*?)\nSTATEMENT>>>", re.S)
+_CLAIMS_RE = re.compile(r"<<<CLAIMS\n(.*?)\nCLAIMS>>>", re.S)
 _ITEM_RE = re.compile(r"^- \[([^\]]+)\] (.*)$", re.M)
 
 
@@ -144,8 +145,8 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
         return {"items": items}
     if any("Statement A:" in str(m.get("content")) for m in request.get("messages", [])):
         text = prompt_text(request, "Statement A:")
-        a = text.split("Statement A:\n", 1)[1].split("\n\nStatement B:", 1)[0]
-        b = text.split("Statement B:\n", 1)[1].split("\n\n", 1)[0]
+        a = text.split("<<<STATEMENT_A\n", 1)[1].split("\nSTATEMENT_A>>>", 1)[0]
+        b = text.split("<<<STATEMENT_B\n", 1)[1].split("\nSTATEMENT_B>>>", 1)[0]
         overlap = len(content_words(a) & content_words(b)) / max(1, len(content_words(a) | content_words(b)))
         return {"same": overlap >= 0.7, "reason": f"overlap {overlap:.2f}"}
     if any("<<<FACTS\n" in str(m.get("content")) and "<<<STATEMENTS" in str(m.get("content"))
@@ -158,7 +159,8 @@ def dreval_answer(request: dict, schema: dict | None) -> dict | str:
     single = _SINGLE_RE.search(text)
     if single:
         return _verdict(single.group(1), source)
-    return {"verdicts": [{"claim_id": cid, **_verdict(claim, source)} for cid, claim in _ITEM_RE.findall(text)]}
+    listing = _CLAIMS_RE.search(text).group(1)
+    return {"verdicts": [{"claim_id": cid, **_verdict(claim, source)} for cid, claim in _ITEM_RE.findall(listing)]}
 
 
 FLAE_WEIGHTS = {"weight_read": 0.3, "weight_insh": 0.5, "weight_stru": 0.2}
@@ -198,7 +200,8 @@ def extracted_statements(text: str) -> dict:
     captions kept whole. A unit holding PROBE also gets PROBE_STATEMENT."""
     listing = _UNITS_RE.search(text).group(1)
     before = _BEFORE_RE.search(text)
-    previous, section, statements = before.group(1) if before else "", "", []
+    previous = re.sub(r"^\([^)]*\) ", "", before.group(1)) if before else ""  # after its section's title
+    section, statements = "", []
     for line in listing.splitlines():
         if line.startswith("## "):
             section = line[3:]

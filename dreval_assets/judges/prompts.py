@@ -35,6 +35,13 @@ def fence_untrusted(text: str) -> str:
     return text
 
 
+def one_line(text: str, limit: int | None = None) -> str:
+    """Untrusted text that must stay on one line (a title, a URL, a statement in a list): newlines
+    would let it pose as the prompt's next line or item."""
+    text = " ".join(str(text).split())
+    return text if limit is None else text[:limit]
+
+
 def render(name: str, variables: dict) -> str:
     text, _ = load_template(name)
     return text.format(**variables)

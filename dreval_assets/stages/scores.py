@@ -14,6 +14,7 @@ from ..benchmarks.suites import suites_for
 from ..core.dedup import ambiguous_pairs, duplicate_groups
 from ..core.models import SameStatement
 from ..judges.base import Judge, JudgmentRequest
+from ..judges.prompts import fence_untrusted
 from .frames import frame, rows_by_partition
 from .tasks import corpora_of, run_corpus
 
@@ -135,7 +136,8 @@ def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
         for earlier, later in ambiguous_pairs([c.text for c in facts]):
             asked.append((key, earlier, later))
             requests.append(JudgmentRequest(
-                "same_statement", {"statement_a": facts[earlier].text, "statement_b": facts[later].text},
+                "same_statement", {"statement_a": fence_untrusted(facts[earlier].text),
+                                  "statement_b": fence_untrusted(facts[later].text)},
                 SameStatement, {"asset": "metric_scores", "system": key[0], "task": key[1]}))
     answers = judge.judge_many(requests)
     # an unanswered pair stays two facts: merging needs a positive answer

@@ -22,7 +22,7 @@ from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, gr
                                statement_text)
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.context_window import context_of
-from ..judges.prompts import fence_untrusted, load_template
+from ..judges.prompts import fence_untrusted, load_template, one_line
 from .frames import SCHEMAS
 
 TEMPLATE = "statement_extraction"
@@ -106,9 +106,10 @@ def _request(chunk: _Chunk, labels: Mapping[str, str]) -> JudgmentRequest:
     context = ""
     if chunk.before is not None:
         before = chunk.before
-        context = (f"\nFor reference only (extract nothing from it), the unit just before this part, in section "
-                   f"\"{fence_untrusted(_one_line(before.section))}\":\n<<<BEFORE\n"
-                   f"{fence_untrusted(_one_line(before.text))}\nBEFORE>>>\n")
+        context = ("\nFor reference only (extract nothing from it), the unit just before this part, after the "
+                   "title of its section:\n<<<BEFORE\n"
+                   f"({fence_untrusted(one_line(before.section))}) {fence_untrusted(one_line(before.text))}"
+                   "\nBEFORE>>>\n")
     variables = {"units": fence_untrusted(_listing(chunk.units)), "context": context}
     return JudgmentRequest(TEMPLATE, variables, StatementExtraction,
                            {**labels, "system": chunk.system, "task": chunk.task},
@@ -138,13 +139,9 @@ def _listing(units: list[Unit]) -> str:
     for unit in units:
         if unit.section != section:
             section = unit.section
-            lines.append(f"## {_one_line(section) or '(no section title)'}")
-        lines.append(f"[{unit.claim_id}]{_KIND_NOTES.get(unit.kind, '')} {_one_line(unit.text)}")
+            lines.append(f"## {one_line(section) or '(no section title)'}")
+        lines.append(f"[{unit.claim_id}]{_KIND_NOTES.get(unit.kind, '')} {one_line(unit.text)}")
     return "\n".join(lines)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _chunk_rows(chunk: _Chunk, judgment: Judgment, rows_by_id: dict, tally: _Tally) -> list[dict]:

@@ -22,11 +22,12 @@ from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
 from ..judges.base import Judge, Judgment, JudgmentRequest
-from ..judges.prompts import fence_untrusted
+from ..judges.prompts import fence_untrusted, one_line
 from .frames import frame
 
 SINGLE_TEMPLATE = "claim_verdict"
 BATCH_TEMPLATE = "claim_verdicts_batch"
+TITLE_CHARS = 300  # a page title longer than this is not a title a judge needs
 
 
 @dataclass(frozen=True)
@@ -161,13 +162,16 @@ def _request(group: list[_Pair], budget: int | None, labels,
     if budget is not None:  # the passages that matter for these claims, within the prompt budget
         selection = select_passages(text, [p.claim for p in group], budget)
         text, truncated = selection.text, selection.truncated
-    source = {"source_url": first.source.url, "source_title": fence_untrusted(first.source.title),
+    # everything from a report or a page is data inside a fence, a title or statement on one line
+    source = {"source_url": fence_untrusted(one_line(first.source.url)),
+              "source_title": fence_untrusted(one_line(first.source.title, TITLE_CHARS)),
               "source_text": fence_untrusted(text)}
     call_labels = {**labels, "system": first.system, "task": first.task}
     if len(group) == 1:
-        return JudgmentRequest(templates[0], {"claim": first.claim, **source}, ClaimVerdict, call_labels), truncated
+        return JudgmentRequest(templates[0], {"claim": fence_untrusted(first.claim), **source}, ClaimVerdict,
+                               call_labels), truncated
     items = [{"claim_id": p.claim_id, "claim": p.claim} for p in group]
-    listing = "\n".join(f"- [{p.claim_id}] {p.claim}" for p in group)
+    listing = fence_untrusted("\n".join(f"- [{p.claim_id}] {one_line(p.claim)}" for p in group))
     return JudgmentRequest(templates[1], {"items": items, "claims": listing, **source},
                            ClaimVerdictBatch, call_labels), truncated
 

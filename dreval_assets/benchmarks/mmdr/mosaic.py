@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 
 from ...core.images import background_share
 from ...judges.base import JudgmentRequest
-from ...judges.prompts import fence_untrusted, load_template
+from ...judges.prompts import fence_untrusted, load_template, one_line
 from ...judges.readable import NotRead
 from ...stages.frames import frame, rows_by_partition
 from ..judging import FigureImage, JudgmentContext, scored_under
@@ -200,7 +200,7 @@ def item_request(fig: FigureImage, query: str, ctx: JudgmentContext) -> Judgment
     claim = item_claim(fig.context, fig.caption)
     context = fig.context if len(fig.context) <= CONTEXT_CHARS else fig.context[:CONTEXT_CHARS] + " [...]"
     variables = {"query": query, "types": types_text(), "parts": "\n".join(f"- {GUIDANCE[p]}" for p in GUIDANCE),
-                 "image_name": fig.src, "caption": fence_untrusted(fig.caption or "(no caption)"),
+                 "image_name": fence_untrusted(one_line(fig.src)), "caption": fence_untrusted(fig.caption or "(no caption)"),
                  "citations": ", ".join(f"[{i}]" for i in fig.citation_indices) or "none",
                  "claim": fence_untrusted(claim or "(the report says nothing about it)"),
                  "context": fence_untrusted(context or "(none)")}

@@ -39,7 +39,7 @@ from ...core.images import aspect_score, background_share, image_quality, resolu
 from ...core.language import detect_language, has_han
 from ...core.passages import select_passages
 from ...judges.base import Judge, Judgment, JudgmentRequest
-from ...judges.prompts import fence_untrusted, load_template
+from ...judges.prompts import fence_untrusted, load_template, one_line
 from ...stages.frames import rows_by_partition
 from ..cited_sources import CitedSource
 from ..judging import FigureImage, JudgmentContext, report_for_judge, scored_under
@@ -126,7 +126,7 @@ def caption_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Ask
             if figure.caption.strip():
                 asked.append((plan, figure, "caption", _request(ctx, plan, CAPTION_TEMPLATE, {
                     "dimensions": _listing(CAPTION_DIMENSIONS), "caption": fence_untrusted(figure.caption),
-                    "section": " ".join(figure.section.split()) or "(none)",
+                    "section": fence_untrusted(one_line(figure.section)) or "(none)",
                     "language": _language(figure.caption, plan.report)}, CaptionQuality, figure)))
             else:
                 out.add(plan, "caption_quality", f"fcq.{fid(figure)}.missing", "no caption", score=0.0,
