@@ -49,6 +49,23 @@ def test_suite_fuses_the_channels_by_hand():
     assert m2["flae"].value is None and m2["flae"].na_reason == "provider_failure"
 
 
+def test_a_failed_alpha_call_is_na_not_alpha_det():
+    """The judge answered without an alpha: alpha_det stands (the paper's fallback). The alpha call
+    failed: READ, INSH, STRU and FLAE are N/A with its reason (they were 66.57 -> 41.91 before)."""
+    parts = {"mmdr.flae.read_form": 0.6, "mmdr.flae.insh_form": 0.4, "mmdr.flae.stru_form": 0.8, "mmdr.flae.alpha": 0.25,
+             "mmdr.flae.read_judge": 0.8, "mmdr.flae.insh_judge": 0.6, "mmdr.flae.stru_judge": 0.6,
+             "mmdr.flae.weight_read": 2.0, "mmdr.flae.weight_insh": 1.0, "mmdr.flae.weight_stru": 1.0,
+             "mmdr.flae.alpha_judge": None}
+    unset = {v.metric: v for v in SUITES["mmdr"].score(ReportEvidence("s", "t", "mmdr", "j", rubric_scores=parts))}
+    assert unset["flae"].value is not None and "alpha_det = 0.250 stands" in unset["flae"].policy
+    failed = ReportEvidence("s", "t", "mmdr", "j", rubric_scores=parts, judgment_failures={
+        "mmdr.flae.alpha_judge": ("provider_failure", "gave up after 4 attempts: 500")})
+    m = {v.metric: v for v in SUITES["mmdr"].score(failed)}
+    for metric in ("read", "insh", "stru", "flae"):
+        assert m[metric].value is None and m[metric].na_reason == "provider_failure"
+        assert "alpha call failed: gave up after 4 attempts" in m[metric].detail
+
+
 FORMULA_AND_ALPHA_DET = {f"mmdr.flae.{n}" for n in ("read_form", "insh_form", "stru_form", "alpha")}
 JUDGED = {f"mmdr.flae.{n}" for n in ("read_judge", "insh_judge", "stru_judge", "weight_read", "weight_insh",
                                      "weight_stru")}

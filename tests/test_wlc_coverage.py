@@ -22,7 +22,7 @@ from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 from dreval_assets.judges.openai_judge import OpenAIJudge
 from dreval_assets.judges.prompts import render
 from dreval_assets.stages.frames import frame
-from loopback_llm import status
+from loopback_llm import delay, status
 from recording_judge import RecordingJudge
 
 DEMO = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
@@ -127,6 +127,25 @@ def test_a_hundred_gold_statements_cost_ten_calls_and_wikipedia_statements_never
     assert m["wiki_conf"].value == 0.0 and m["wiki_conf"].n_items == 50
     count = rows.filter(pl.col("item_id") == "wlc.gold_statements.count")
     assert "1 citing Wikipedia dropped" in count["reason"].item()
+
+
+def test_a_failed_gold_batch_makes_cov_wiki_na_never_a_share_of_the_rest():
+    """20 gold statements, two calls; the second fails: Cov. Wiki is N/A with the failure (it was the share
+    of the first ten, a larger number than the paper's over all 20), and the partition is due again."""
+    from judge_answers import dreval_answer
+    from loopback_llm import LoopbackLLM
+
+    gold = [f"Turbine {n} of the barrage was replaced in {1900 + n}." for n in range(20)]
+    claims = [claim_row("s", "t", f"c{n}", f"Turbine {n} of the barrage was replaced in {1900 + n}.",
+                        ["https://www.tidal.example/t"]) for n in range(0, 20, 2)]
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="m", base_url=llm.base_url, api_key="k", timeout_s=5,
+                                              max_attempts=1, concurrency=1))
+        llm.fail_next(delay(0), status(500))  # the first gold call answers, the second fails
+        rows = gold_coverage(context([("s", "t")], [report_row("s", "t")], [task_row("t", gold)], claims, judge))
+    m = scored(rows, 20, judge=judge.judge_id)
+    assert m["cov_wiki"].value is None and m["cov_wiki"].na_reason == "provider_failure"
+    assert "10 of 20 gold statements unjudged" in m["cov_wiki"].detail
 
 
 def test_offline_labels_name_the_contradicting_statement():

@@ -115,6 +115,12 @@ def flae_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         failed = judgment_failure(evidence, "mmdr.flae", "the FLAE judge channel failed")
         return [not_available("mmdr", m, "0-100", *failed, j) for m in (*dims, "flae")]
     formula = {d: parts[f"{d}_form"] for d in dims}
+    alpha_failed = evidence.judgment_failures.get("mmdr.flae.alpha_judge")
+    if alpha_failed and evidence.policy("mmdr.flae.alpha") == "judge":
+        # a failed alpha call is not "the judge set none": alpha_det in its place would be another number
+        bucket, why = alpha_failed
+        return [not_available("mmdr", m, "0-100", bucket, f"the judge's alpha call failed: {why}", j)
+                for m in (*dims, "flae")]
     alpha, alpha_text = flae_alpha(parts, evidence.policy("mmdr.flae.alpha"))
     proposed = {d: parts.get(f"weight_{d}") for d in dims}
     protocol = evidence.policy("mmdr.flae.protocol")

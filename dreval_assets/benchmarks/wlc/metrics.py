@@ -163,18 +163,18 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
     retriever = next(iter(evidence.rubric(RETRIEVER_PREFIX)), "bm25")
     conf_policy = evidence.policy("wlc.wiki_conf")
     conf_rule = CONF_RULES[conf_policy].format(retriever=retriever)
-    if not judged:
+    if len(judged) < int(n_gold):
+        # the paper's denominator is every gold statement: a share of those judged would be another number
         reason, detail = judgment_failure(evidence, GOLD_PREFIX, "no gold statement was judged", "pipeline_failure")
-        rows = [not_available("wlc", "cov_wiki", "0-100", reason, f"retriever: {retriever}; {detail}"[:500], j)]
+        rows = [not_available("wlc", "cov_wiki", "0-100", reason, f"{int(n_gold) - len(judged)} of {int(n_gold)} gold "
+                              f"statements unjudged; retriever: {retriever}; {detail}"[:500], j)]
+        judged = []
     else:
         counts = (f"gold {len(judged)} judged of {n_gold} (consistent {judged.count('consistent')}, inconsistent "
                   f"{judged.count('inconsistent')}, not_supported {judged.count('not_supported')}); "
                   f"retriever: {retriever}")
-        # rests on the gold statements judged: unjudged ones carry their bucket, never count as missed
-        unjudged = judgment_failure(evidence, GOLD_PREFIX, "", "pipeline_failure")[0]
         rows = [MetricValue("wlc", "cov_wiki", cov_wiki(judged), "0-100", len(judged), detail=counts,
-                            policy=COV_RULE.format(retriever=retriever), judge=j
-                            ).partly_judged(len(judged), int(n_gold), unjudged)]
+                            policy=COV_RULE.format(retriever=retriever), judge=j)]
     if not n_statements:  # none written, or every one cites Wikipedia (dropped by the ban): the system's
         return rows + [not_available("wlc", "wiki_conf", "0-100", "model_failure", "the report has no statements "
                                      "to check against the gold statements (none, or all citing Wikipedia)", j)]
@@ -185,10 +185,10 @@ def fact_metrics(evidence: ReportEvidence) -> list[MetricValue]:
         return rows + [MetricValue("wlc", "wiki_conf", wiki_conf(conflicting, int(n_statements)), "0-100",
                                    int(n_statements), detail=f"{conflicting} of {int(n_statements)} report statements "
                                    f"contradict a gold statement; retriever: {retriever}", policy=conf_rule,
-                                   judge=j).partly_judged(len(judged), int(n_gold), unjudged)]
+                                   judge=j)]
     labels = evidence.rubric(STATEMENT_CONFLICT_PREFIX)
     decided = [v for v in labels.values() if v is not None]
-    if not decided:
+    if len(decided) < len(labels) or not decided:  # some statements unjudged: not a share of the others
         reason, detail = judgment_failure(evidence, STATEMENT_CONFLICT_PREFIX, "no report statement was judged "
                                           "against the gold statements", "pipeline_failure")
         return rows + [not_available("wlc", "wiki_conf", "0-100", reason, f"retriever: {retriever}; {detail}"[:500],
