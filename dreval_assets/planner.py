@@ -52,6 +52,11 @@ PROVIDER_FAILED_REPORTS = " UNION ".join(
                           ("claim_verdicts", "na_reason"), ("report_judgments", "na_reason"),
                           ("metric_scores", "na_reason")))
 PROVIDER_FAILED_TASKS = "SELECT DISTINCT task FROM task_rubrics WHERE na_reason = 'provider_failure'"
+# Judge answers that never validated (after our re-asks): asking again unchanged would pay for the same
+# answer, so a plain run leaves them; the run's summary says what `--force` would re-ask.
+INVALID_ANSWER_REPORTS = " UNION ".join(  # "answer failed validation ...", "answer cut off ...", not a judge limit
+    f"SELECT DISTINCT system, task FROM {table} WHERE na_reason = 'pipeline_failure' "
+    f"AND starts_with(coalesce(reason, ''), 'answer ')" for table in ("claim_verdicts", "report_judgments"))
 
 
 def plan(store: Store, selection: Selection, settings: Settings | None = None) -> Plan:
@@ -177,6 +182,12 @@ def na_summary(store: Store, the_plan: Plan) -> list[str]:
                      + ' (dreval sql "SELECT * FROM na_scores")')
     if retried:
         lines.append(f"{retried} partition(s) had provider failures and will be retried by the next `dreval run`")
+    invalid = store.query(f"WITH {ran}, invalid AS ({INVALID_ANSWER_REPORTS}) "
+                          "SELECT DISTINCT system FROM invalid SEMI JOIN ran USING (system, task) ORDER BY 1", params)
+    if invalid.height:
+        systems = invalid["system"].to_list()
+        lines.append(f"judge answers that never validated (pipeline_failure) in {len(systems)} system(s): a plain "
+                     f"`dreval run` leaves them; `dreval run --force --system {systems[0]}` re-asks them")
     return lines
 
 

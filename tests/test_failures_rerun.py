@@ -74,6 +74,26 @@ def test_a_judge_failing_every_verdict_gives_na_rows_and_the_next_run_retries_th
     assert "will be retried" not in out
 
 
+def test_answers_that_never_validate_are_left_by_a_plain_run_and_the_summary_says_what_force_adds(
+        flaky_judge, home, capsys, monkeypatch):
+    def invalid_verdicts(request, schema):
+        if any("<<<SOURCE" in str(m.get("content")) for m in request.get("messages", [])):
+            return {"verdicts": [{"claim_id": "c1", "verdict": "maybe"}], "verdict": "maybe"}
+        return dreval_answer(request, schema)
+
+    flaky_judge.down = False
+    home_with_one_system(home)
+    with LoopbackLLM(answer=invalid_verdicts) as llm:
+        monkeypatch.setenv("OPENAI_BASE_URL", llm.base_url)
+        assert main(["--home", str(home), "run", "--task", "miroeval.*"]) == 0
+        out = capsys.readouterr().out
+        assert "N/A metric rows by reason: pipeline_failure" in out
+        assert ("judge answers that never validated (pipeline_failure) in 1 system(s): a plain `dreval run` "
+                "leaves them; `dreval run --force --system careful-scholar` re-asks them") in out
+        assert main(["--home", str(home), "run", "--task", "miroeval.*"]) == 0
+        assert "nothing to do" in capsys.readouterr().out
+
+
 def test_changed_policies_suites_or_judge_make_exactly_the_affected_partitions_due(home, monkeypatch, capsys):
     home_with_one_system(home)
     assert main(["--home", str(home), "run", "--task", "dr3.*"]) == 0

@@ -107,3 +107,23 @@ def test_a_system_released_without_citations_has_no_citation_metrics_only():
     assert core["supported_ratio"].value is None
     assert rows("wlc", evidence(claims_with([SourceVerdict(wiki, "supported")]),
                                 inputs={"wlc.article_url": wiki}))["leakage"].value == 100.0
+
+
+def test_an_extraction_that_kept_no_statement_makes_claim_metrics_na_not_zero():
+    """A fully cited report whose LLM extraction kept no grounded statement: TVIR CS/AEC and MMDR
+    CON/COV/FID/EVI were 0 (no pair, no claim); they are N/A, the extractor's failure."""
+    from dreval_assets.benchmarks.evidence import ReportEvidence
+    from dreval_assets.benchmarks.suites import SUITES
+    from dreval_assets.stages.scores import extraction_empty
+
+    why = extraction_empty({"extraction": "llm", "n_statements": 0, "n_ungrounded": 12})
+    assert "12 ungrounded dropped" in why
+    assert extraction_empty({"extraction": "llm", "n_statements": 3, "n_ungrounded": 12}) == ""
+    assert extraction_empty({"extraction": "sentences", "n_statements": 0, "n_ungrounded": 0}) == ""
+    for suite, metrics in (("tvir", ("cs", "aec")), ("mmdr", ("con", "cov", "fid", "evi"))):
+        ev = ReportEvidence("s", "t", suite, "j", extraction_empty=why, references=[
+            {"index": 1, "url": "https://a.example/1", "title": "A"}])
+        rows = {v.metric: v for v in SUITES[suite].score(ev)}
+        for metric in metrics:
+            assert rows[metric].value is None and rows[metric].na_reason == "pipeline_failure", (suite, metric)
+            assert "kept no grounded statement" in rows[metric].detail

@@ -294,3 +294,18 @@ def test_the_wait_for_a_slot_is_recorded_apart_from_the_request_time(llm, calls)
     waits = sorted(wait for _, wait in rows)
     assert all(latency >= 0.3 for latency, _ in rows) and waits[0] < 0.3 and waits[3] >= 0.9  # three ahead of it
     assert max(latency for latency, _ in rows) < waits[3]  # each request's own time, not the queue's
+
+
+@pytest.mark.parametrize("body", ["<html><body>502 Bad Gateway from the proxy</body></html>", "{not json",
+                                  {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}],
+                         ids=["html", "broken-json", "no-choices"])
+def test_a_200_that_is_no_chat_completion_is_the_providers_and_retried(llm, calls, body):
+    """Not an invalid answer of the model (pipeline_failure, never retried): the provider's failure,
+    retried by our layer now and by the next run when it persists."""
+    llm.fail_next(status(200, body=body))
+    [recovered] = make_judge(llm, calls).judge_many([claim_request("Average crossing time fell to 14 minutes.")])
+    assert recovered.answer is not None and llm.n_calls == 2
+    llm.fail_next(*[status(200, body=body)] * 3)
+    [failed] = make_judge(llm, calls, max_attempts=3).judge_many([claim_request("Average crossing time fell.")])
+    assert failed.answer is None and failed.na_reason == "provider_failure" and llm.n_calls == 5
+    assert "gave up after 3 attempts: the endpoint answered 200" in failed.error

@@ -135,6 +135,8 @@ class ReportEvidence:
     has_reference: bool = False  # the task has a reference text (WLC article, DRB reference report)
     system_cites: bool | None = None  # False: the release says this system writes without citations
     extraction: str = "claims: the parser's sentences"  # what a claim is here (policy claims.extraction)
+    # why the statement extraction left no statement of a report that has some: ours, never a 0 ("" when it did)
+    extraction_empty: str = ""
     # URL -> what our detector saw (bot_wall, captcha, ...) on a page that was read and judged all the same
     flagged_pages: dict[str, str] = field(default_factory=dict)
 

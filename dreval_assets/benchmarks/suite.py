@@ -142,6 +142,10 @@ class Suite:
             values = [not_available(self.name, v.metric, v.scale, NOT_APPLICABLE, WITHOUT_CITATIONS, v.judge)
                       if v.metric in citing else v for v in values]
         counting = {m.metric for m in self.metrics if m.claims}
+        if evidence.extraction_empty:  # no claim to count because our extractor kept none: never a 0
+            values = [not_available(self.name, v.metric, v.scale, "pipeline_failure", evidence.extraction_empty,
+                                    v.judge) if v.metric in counting and v.na_reason != NOT_APPLICABLE else v
+                      for v in values]
         values = [replace(v, policy=f"{v.policy}; {evidence.extraction}".lstrip("; ")) if v.metric in counting else v
                   for v in values]
         found = {v.metric: v for v in values}

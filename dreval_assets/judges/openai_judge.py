@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
+import httpx
 import instructor
 import openai
 from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
@@ -218,7 +219,8 @@ class OpenAIJudge:
         with session:
             hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
             client = openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "unset",
-                                        max_retries=0, timeout=self.config.timeout_s)
+                                        max_retries=0, timeout=self.config.timeout_s,
+                                        http_client=httpx.AsyncClient(event_hooks={"response": [_refuse_malformed]}))
             patched = instructor.from_openai(client, mode=INSTRUCTOR_MODES[self.config.mode])
             semaphore = asyncio.Semaphore(self.config.concurrency)
             limiter = RateLimiter(self.config.requests_per_minute, self.config.tokens_per_minute)
@@ -475,7 +477,29 @@ def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:
         return _CallOutcome(None, na_reason="pipeline_failure", error=f"cached answer no longer valid: {exc}")
 
 
+class MalformedAnswer(openai.APIError):
+    """An HTTP 200 whose body is no chat completion (an HTML page, no choices): the provider's, retried."""
+
+
+async def _refuse_malformed(response: httpx.Response) -> None:
+    """A chat completion answered 200 must be JSON with choices; a proxy's HTML page or an empty
+    `choices` is the provider's failure, never an invalid answer of the model."""
+    if response.status_code != 200 or not response.request.url.path.endswith("/chat/completions"):
+        return
+    await response.aread()
+    try:
+        body = response.json()
+    except ValueError:
+        raise MalformedAnswer(f"the endpoint answered 200 with a body that is not JSON: "
+                              f"{' '.join(response.text[:120].split())!r}", response.request, body=None) from None
+    if not isinstance(body, dict) or not body.get("choices"):
+        raise MalformedAnswer("the endpoint answered 200 with no choices", response.request, body=body)
+
+
 def _classify_api_error(exc: BaseException) -> Exception:
+    malformed = next((e for e in (exc, exc.__cause__) if isinstance(e, MalformedAnswer)), None)
+    if malformed is not None:  # raised in the HTTP client's hook, so openai may wrap it as a connection error
+        return _RetryableError(first_line(malformed, MESSAGE_CHARS), None)
     message = first_line(exc, MESSAGE_CHARS)
     if isinstance(exc, openai.RateLimitError):
         return _RetryableError(f"429 rate limited: {message}", retry_after_seconds(exc.response.headers))

@@ -91,6 +91,7 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
             references=json.loads(row.get("references") or "[]"),
             citation_style=row.get("citation_style") or "inline",
             figures=json.loads(row.get("figures") or "[]"), extraction=extraction_text(row),
+            extraction_empty=extraction_empty(row),
             sandbox=docs.get(task, []), corpus=run_corpus(system, (c for d in docs.get(task, []) for c in d.corpora)),
             attachments=list(task_row.get("attachments") or []),
             inputs=dict(inputs.get(task, {})), policies=dict(policies))
@@ -112,6 +113,15 @@ def flagged_pages(fetched: pl.DataFrame | None) -> dict[Key, dict[str, str]]:
     for r in fetched.filter((pl.col("status") == "ok") & pl.col("blocked").is_not_null()).iter_rows(named=True):
         found.setdefault((r["system"], r["task"]), {})[r["url"]] = r["blocked"]
     return found
+
+
+def extraction_empty(parsed_row: dict) -> str:
+    """Why an LLM extraction kept no statement of a report whose sentences it read ("" otherwise)."""
+    ungrounded = parsed_row.get("n_ungrounded") or 0
+    if parsed_row.get("extraction") != "llm" or (parsed_row.get("n_statements") or 0) or not ungrounded:
+        return ""
+    return (f"the statement extraction kept no grounded statement ({ungrounded} ungrounded dropped): the "
+            f"extractor's failure, not the report's; its claims were not counted")
 
 
 def extraction_text(parsed_row: dict) -> str:
