@@ -220,8 +220,13 @@ def test_every_judged_row_is_labelled_with_the_heuristic(chinese_run) -> None:
 def test_report_judgments_carry_the_language_reason(chinese_run) -> None:
     failed = chinese_run["judgments"].filter(pl.col("na_reason").is_not_null()
                                              & (pl.col("na_reason") != "data_accessibility"))  # no trace: not language
-    assert set(failed["kind"]) == {"rubric", "contradictions", "pairwise", "flae", "criteria"}
-    assert set(failed["na_reason"]) == {"pipeline_failure"} and set(failed["reason"]) == {ZH_DOES_NOT_READ}
+    assert set(failed["kind"]) == {"rubric", "contradictions", "pairwise", "flae", "criteria", "trace_weights"}
+    assert set(failed["na_reason"]) == {"pipeline_failure"}
+    # MMDR's TRACE weights are beyond the offline judge in any language: a judge limit that says so
+    language = failed.filter(pl.col("kind") != "trace_weights")
+    assert set(language["reason"]) == {ZH_DOES_NOT_READ}
+    assert all("judge limit: the offline judge cannot set TRACE" in r
+               for r in failed.filter(pl.col("kind") == "trace_weights")["reason"])
 
 
 def test_japanese_report_is_not_read_anywhere_and_says_so() -> None:

@@ -98,7 +98,7 @@ REPORT = ("# Shipments\n\nLumenfield shipped 5,600 robots in the fourth quarter 
 
 
 def test_report_judgments_are_asked_at_their_benchmarks_temperature():
-    """MMDR's own judgments (FLAE, VEF, TRACE weights) at 0.2; a TVIR task's shared rubric calls at 0."""
+    """MMDR's own judgments (FLAE, VEF, TRACE weights) at 0.2; a TVIR task's rubric calls at 0."""
     recording = RecordingJudge()
     tasks = [_task("mmdr.q7", "mmdr", visual_ground_truth="A chart: 5,600 units in the fourth quarter of 2024."),
              _task("tvir.1", "tvir")]
@@ -111,7 +111,9 @@ def test_report_judgments_are_asked_at_their_benchmarks_temperature():
     mmdr_templates = {t for t in by_template if t.startswith("mmdr/")}
     assert {"mmdr/vef", "mmdr/flae_judge_scores", "mmdr/flae_weights", "mmdr/flae_alpha"} <= mmdr_templates
     assert all(by_template[t] == {0.2} for t in mmdr_templates)
-    assert by_template["rubric_scores"] == {0.0}  # TVIR's fixed rubrics on its own task
+    tvir_templates = {t for t in by_template if t.startswith("tvir/")}
+    assert {"tvir/writing_quality", "tvir/analytical_depth"} <= tvir_templates  # its rubrics on its own task
+    assert all(by_template[t] == {0.0} for t in tvir_templates)
 
 
 def test_claim_verdicts_carry_the_temperature_sent(llm, calls):
