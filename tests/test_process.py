@@ -302,3 +302,20 @@ def test_a_context_too_small_for_any_step_is_na_saying_so_and_nothing_is_sent(ca
     dims = judgments.filter(judgments["kind"] == "process")
     assert set(dims["na_reason"]) == {"pipeline_failure"}
     assert all("exceeds the model's context of 1024" in r for r in dims["reason"])
+
+
+def test_a_provider_failing_every_process_call_is_provider_failure_on_every_row(calls):
+    """The eight `process.<dimension>` rows and `process` carry the calls' own bucket (it once read
+    pipeline_failure there), so the next plain run retries them."""
+    from loopback_llm import LoopbackLLM, status
+
+    tasks, reports, keys = demo_inputs()
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        llm.fail_next(*[status(503)] * 40)
+        judge = OpenAIJudge(OpenAIJudgeConfig(model="loopback-model", base_url=llm.base_url, api_key="k",
+                                              timeout_s=5, max_attempts=1, concurrency=1), calls)
+        judgments = judge_process(keys[:1], reports, tasks, judge)
+    [metrics] = process_by_system(judgments).values()
+    process = {m: v for m, v in metrics.items() if m == "process" or m.startswith("process.")}
+    assert len(process) == 9 and all(v.value is None for v in process.values())
+    assert {v.na_reason for v in process.values()} == {"provider_failure"}
