@@ -324,7 +324,7 @@ def test_an_image_over_the_pixel_cap_is_refused_from_its_header_without_decoding
         tmp_path, "# R\n\n![Figure 1: huge](bomb.png)\n\n![Figure 2: fine](good.png)\n").iter_rows(named=True)}
     assert time.monotonic() - started < 5
     assert (13_000, 13_000) not in decoded  # refused from the header
-    assert rows[0]["status"] == "invalid" and rows[0]["na_reason"] == "model_failure"
+    assert rows[0]["status"] == "invalid" and rows[0]["na_reason"] == "pipeline_failure"  # our limit
     assert "13,000 x 13,000 pixels is over the cap of 40,000,000 pixels (DREVAL_MAX_IMAGE_PIXELS)" in \
         rows[0]["invalid_reason"]
     assert rows[1]["status"] == "ok"

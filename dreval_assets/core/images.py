@@ -44,6 +44,10 @@ class UnreadableImage(ValueError):
     """Bytes that are not an image Pillow can decode (or too large to read)."""
 
 
+class ImageOverCap(UnreadableImage):
+    """An image with more pixels than DREVAL_MAX_IMAGE_PIXELS: our limit, not a fault of the image."""
+
+
 @dataclass(frozen=True)
 class ImageMeasure:
     width: int
@@ -75,8 +79,8 @@ def _open(data: bytes) -> Image.Image:
         width, height = image.size
         cap = max_image_pixels()
         if width * height > cap:
-            raise UnreadableImage(f"image of {width:,} x {height:,} pixels is over the cap of {cap:,} pixels "
-                                  f"(DREVAL_MAX_IMAGE_PIXELS): refused without decoding it")
+            raise ImageOverCap(f"image of {width:,} x {height:,} pixels is over the cap of {cap:,} pixels "
+                               f"(DREVAL_MAX_IMAGE_PIXELS): refused without decoding it")
         image.load()
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError, ValueError) as exc:
         if isinstance(exc, UnreadableImage):
@@ -91,7 +95,11 @@ class _Decoded:
 
     measure: ImageMeasure | None
     judge: tuple[bytes, str] | None
-    error: str = ""
+    error: UnreadableImage | None = None
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise type(self.error)(str(self.error))
 
 
 class _DecodedCache:
@@ -125,7 +133,7 @@ def _decode(data: bytes) -> _Decoded:
         image = _open(data)
         return _Decoded(_measure(image, data), _judge_bytes(image, data, JUDGE_MAX_SIDE, JUDGE_MAX_BYTES))
     except UnreadableImage as exc:
-        return _Decoded(None, None, str(exc))
+        return _Decoded(None, None, exc)
 
 
 _DECODED = _DecodedCache(DECODED_CACHE_BYTES)
@@ -144,8 +152,7 @@ def _grey(image: Image.Image) -> Image.Image:
 
 def measure(data: bytes) -> ImageMeasure:
     found = _DECODED.get(data)
-    if found.measure is None:
-        raise UnreadableImage(found.error)
+    found.check()
     return found.measure
 
 
@@ -219,8 +226,7 @@ def for_judge(data: bytes, max_side: int = JUDGE_MAX_SIDE, max_bytes: int = JUDG
     downscaled to `max_side` and PNG, or JPEG when the PNG is still over `max_bytes`."""
     if (max_side, max_bytes) == (JUDGE_MAX_SIDE, JUDGE_MAX_BYTES):
         found = _DECODED.get(data)
-        if found.judge is None:
-            raise UnreadableImage(found.error)
+        found.check()
         return found.judge
     return _judge_bytes(_open(data), data, max_side, max_bytes)
 

@@ -25,7 +25,8 @@ import polars as pl
 from ..benchmarks.judging import FigureImage
 from ..config import max_figures_per_report
 from ..core.figure_text import context_around, figure_kind, figure_span, pseudo_visuals
-from ..core.images import MAX_IMAGE_BYTES, ImageMeasure, UnreadableImage, for_judge, measure, near_duplicates
+from ..core.images import (MAX_IMAGE_BYTES, ImageMeasure, ImageOverCap, UnreadableImage, for_judge, measure,
+                           near_duplicates)
 from ..fetch.images import RemoteImages
 from ..judges.base import ImageInput
 from ..releases.records import open_regular
@@ -253,6 +254,8 @@ def _measured(row: dict, found: Found, blobs: list[tuple[bytes, str]]) -> dict:
         return _invalid(row, "empty file", "model_failure", location=found.location, image_hash=image_hash)
     try:
         m = measure(found.data)
+    except ImageOverCap as exc:  # our limit: never the report's fault
+        return _invalid(row, str(exc), "pipeline_failure", location=found.location, image_hash=image_hash)
     except UnreadableImage as exc:
         return _invalid(row, f"unreadable image: {exc}", "model_failure", location=found.location,
                         image_hash=image_hash)
