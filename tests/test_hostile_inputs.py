@@ -134,7 +134,8 @@ def test_links_out_of_the_release_are_refused_and_their_text_reaches_no_table_an
     (root / "files").mkdir()
     (root / "files" / "brief.md").symlink_to(secret / "secret.md")  # an attachment
     with (root / "tasks.jsonl").open("a") as handle:
-        handle.write(json.dumps({"id": "t4", "query": "Summarise the brief.", "attachments": ["files/brief.md"]}) + "\n")
+        task = {"id": "t4", "query": "Summarise the brief.", "attachments": ["files/brief.md"]}
+        handle.write(json.dumps(task) + "\n")
     inside = root / "shared.md"  # a link that stays inside the release is read as before
     inside.write_text(REPORT.replace("41,200", "41,300"), encoding="utf-8")
     (alpha / "t3.md").symlink_to(inside)

@@ -29,7 +29,7 @@ from ..core.images import (MAX_IMAGE_BYTES, ImageMeasure, ImageOverCap, Unreadab
                            near_duplicates)
 from ..fetch.images import RemoteImages
 from ..judges.base import ImageInput
-from ..releases.records import open_regular
+from ..releases.records import is_inside, open_regular
 from ..store.db import Store
 from ..store.images import blob_frame, image_blobs, imported_base_dirs, stored_local_figures, task_sources
 from ..store.registry import load_systems
@@ -133,7 +133,7 @@ def locate_local(src: str, roots: ImageRoots) -> Found:
             resolved = candidate.resolve()
         except (OSError, RuntimeError, ValueError):
             continue
-        if not any(resolved.is_relative_to(root) for root in allowed):
+        if not any(is_inside(root, resolved) for root in allowed):
             refused = True  # `..` or an absolute path leading out of the report's folders
             continue
         if resolved.is_file():
