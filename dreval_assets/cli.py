@@ -151,7 +151,12 @@ def _register_folder_system(store: Store, name: str, folder: Path, description: 
     from .inbox import register_folder_system
 
     known = set(load_systems(store))
-    key = register_folder_system(store, name, folder, description)
+    try:
+        key = register_folder_system(store, name, folder, description)
+    except InvalidKeyError:
+        raise
+    except ValueError as exc:  # its system.json is malformed or refused: one line, not a traceback
+        raise CliError(str(exc)) from None
     print(f"system {key}: {'updated' if key in known else 'registered'} ({folder.name})")
     return key
 

@@ -15,7 +15,7 @@ SHAPING_SETTINGS = {
     "parsed_reports": ("extraction", "release_statements"),
     "task_rubrics": ("judge",),
     "claim_verdicts": ("judge", "evidence_search"),
-    "report_judgments": ("judge", "suites", "policies"),
+    "report_judgments": ("judge", "suites", "policies", "limits"),
     "metric_scores": ("judge", "suites", "policies", "scoring"),
 }
 FETCHERS = ("sandbox", "live")
@@ -104,6 +104,8 @@ class Settings:
             raise ConfigError("DREVAL_EVIDENCE_SEARCH=web reads the pages it finds on the live web: set DREVAL_FETCH=live")
         self.extraction()  # also checks DREVAL_POLICIES
         report_max_bytes()  # a malformed limit fails here, before any run
+        max_image_pixels()
+        max_figures_per_report()
         from .benchmarks.suites import suites_for
 
         suites_for("generic", self.extra_suites)  # unknown suite names fail here, before any run
@@ -133,6 +135,10 @@ class Settings:
             # a policy choosing between a release's own statements and ours, when overridden (None: defaults)
             "release_statements": lambda: ({n: v for n, v in sorted(self.policy_map().items())
                                             if "release" in (all_policies()[n].allowed or ())} or None),
+            # the image and figure caps, when changed (None: the defaults, so existing rows stay current)
+            "limits": lambda: ({"max_image_pixels": max_image_pixels(), "max_figures": max_figures_per_report()}
+                               if (max_image_pixels(), max_figures_per_report())
+                               != (DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_FIGURES_PER_REPORT) else None),
             "extraction": lambda: (self.extraction() if self.extraction() == "sentences"
                                    else f"llm:{self.judge}:{self.judge_model}"),
         }
@@ -170,6 +176,24 @@ def report_max_bytes() -> int:
     """DREVAL_REPORT_MAX_BYTES: the largest report file read (bytes); a larger one is refused, saying so.
     Read where reports are read (folder systems, imports), so the planner and the run agree."""
     return env_int("DREVAL_REPORT_MAX_BYTES", DEFAULT_REPORT_MAX_BYTES, minimum=1)
+
+
+DEFAULT_MAX_IMAGE_PIXELS = 40_000_000  # 40 megapixels: a 7,300 x 5,500 figure; ~160 MB decoded as RGBA
+# TVIR's and MMDR's reports show a handful of figures (the releases' largest: a few dozen); 50 keeps
+# every real report whole and bounds a hostile one at ~150 vision calls.
+DEFAULT_MAX_FIGURES_PER_REPORT = 50
+
+
+def max_image_pixels() -> int:
+    """DREVAL_MAX_IMAGE_PIXELS: the largest image (width x height) decoded; a larger one is refused from
+    its header, before any pixel is decoded (Pillow's own bomb limit, ~179 megapixels, costs ~3 GB)."""
+    return env_int("DREVAL_MAX_IMAGE_PIXELS", DEFAULT_MAX_IMAGE_PIXELS, minimum=1)
+
+
+def max_figures_per_report() -> int:
+    """DREVAL_MAX_FIGURES_PER_REPORT: the figures of one report a vision judge is asked about; the
+    rest are N/A, our limit, saying so (each figure costs one to three vision calls)."""
+    return env_int("DREVAL_MAX_FIGURES_PER_REPORT", DEFAULT_MAX_FIGURES_PER_REPORT, minimum=1)
 
 
 def env_float(name: str, default: float) -> float:

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator, TypeVar
 
 from .benchmarks import registry
 from .releases.published import PublishedScore
-from .releases.records import CitedPage, ImportLog, ImportedReport, SystemInfo
+from .releases.records import CitedPage, ImportLog, ImportedReport, SystemInfo, open_release_file
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .stages.frames import text_hash
 from .releases.report_text import decode_report_bytes, read_report_file
@@ -161,13 +161,15 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
         from .releases.generic_layout import iter_report_folder
 
         found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
+        within = Path(reports) if Path(reports).is_dir() else Path(reports).parent
     else:
+        within = root
         if system is not None and system not in infos and from_release:
             summary.log.note(".", None, f"the release names no system {system!r} (it names: "
                                         f"{', '.join(sorted(infos)) or 'none'}); no reports imported")
         found = (r for r in module.iter_reports(root, summary.log) if system is None or r.system == system) \
             if from_release else ()
-    _import_reports(store, found, set(known), infos, summary)
+    _import_reports(store, found, set(known), infos, summary, within)
     if from_release and hasattr(module, "iter_cited_pages"):
         summary.cited_pages = import_cited_pages(store, module.iter_cited_pages(root, summary.log, system))
     if reports is None and hasattr(module, "iter_published"):
@@ -234,7 +236,7 @@ def check_report_folder(store: Store, system: str, folder: Path) -> FolderCheck:
             check.log.skip(path.name, None, f"no registered task has the key or id {path.stem!r}")
             continue
         check.matched += 1
-        got = read_report_file(path)
+        got = read_report_file(path, root=Path(folder), what="the folder")
         if got.status != "ok":
             check.log.note(path.name, None, f"{got.detail}: its scores will be N/A ({got.na_reason})")
         elif got.detail:
@@ -283,7 +285,9 @@ def _resolver(store: Store, benchmark: str, known: dict[str, str]):
 
 
 def _import_reports(store: Store, found: Iterable[ImportedReport], task_keys: set[str],
-                    infos: dict[str, SystemInfo], summary: ImportSummary) -> None:
+                    infos: dict[str, SystemInfo], summary: ImportSummary, within: Path) -> None:
+    """Each report's row, read (for one-file reports, with their traces) only inside `within`: the
+    release, or the folder `--reports` names."""
     existing = imported_report_hashes(store)
     registered = load_systems(store)
     systems: dict[str, str] = {}  # release name -> partition key
@@ -298,7 +302,7 @@ def _import_reports(store: Store, found: Iterable[ImportedReport], task_keys: se
             summary.log.skip(report.where, None, f"system name {report.system!r} gives no usable partition key")
             continue
         systems[report.system] = key
-        row = _report_row(report, key, summary)
+        row = _report_row(report, key, summary, within)
         if row is None:
             continue
         before = existing.get((key, report.task))
@@ -407,13 +411,14 @@ def _register_system(store: Store, name: str, info: SystemInfo | None, registere
     return key
 
 
-def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> dict | None:
-    """The imported_reports row, or None (logged) when the report is unreadable; a report decoded
-    from another encoding than UTF-8 is kept, with a note."""
+def _report_row(report: ImportedReport, system: str, summary: ImportSummary, within: Path) -> dict | None:
+    """The imported_reports row, or None (logged) when the report is unreadable or refused (a link
+    leading outside `within`, not a regular file); a report decoded from another encoding than UTF-8
+    is kept, with a note."""
     if report.text is not None:
         got = decode_report_bytes(report.text.encode("utf-8"))
     else:
-        got = read_report_file(report.path)
+        got = read_report_file(report.path, root=within)
     if got.status != "ok":
         summary.log.skip(report.where, None, got.detail)
         return None
@@ -422,7 +427,7 @@ def _report_row(report: ImportedReport, system: str, summary: ImportSummary) -> 
     text = got.text
     return {"system": system, "task": report.task, "original_id": report.task_id, "text": text,
             "content_hash": report_hash(text, report.cleaned_text, report.release_statements),
-            "trace": _trace(report, summary),
+            "trace": _trace(report, summary, within),
             "source": report.where, "base_dir": str(report.base_dir) if report.base_dir else None,
             "import_id": summary.import_id, "cleaned_text": report.cleaned_text,
             "release_statements": report.release_statements}
@@ -435,11 +440,12 @@ def report_hash(text: str, cleaned_text: str | None, release_statements: str | N
     return text_hash(hashed if release_statements is None else f"{hashed}\x00statements\x00{release_statements}")
 
 
-def _trace(report: ImportedReport, summary: ImportSummary) -> str | None:
+def _trace(report: ImportedReport, summary: ImportSummary, within: Path) -> str | None:
     if report.trace is not None or report.trace_path is None:
         return report.trace
     try:
-        data = report.trace_path.read_bytes()[:MAX_TRACE_BYTES + 1]
+        with open_release_file(within, report.trace_path) as handle:
+            data = handle.read(MAX_TRACE_BYTES + 1)
     except OSError as exc:
         summary.log.note(report.where, None, f"trace {report.trace_path.name} unreadable: {exc.strerror}")
         return None

@@ -72,7 +72,7 @@ def register_folder_system(store: Store, name: str, folder: Path, description: s
     from .releases.records import ImportLog
 
     log = ImportLog()
-    info = system_info(folder.parent, name, folder, log)
+    info = system_info(folder, name, folder, log)  # read inside the folder only
     if log.skipped or log.missing:
         raise ValueError(f"{folder.name}/system.json: {(log.skipped or log.missing)[0].reason}")
     key = validate_key(slugify(name))

@@ -7,20 +7,30 @@
 - `near_duplicates(hashes)`: which images repeat an earlier one (perceptual-hash distance).
 - `for_judge(data)`: the bytes a judge is sent: downscaled so the longer side fits and re-encoded when
   over the byte cap.
+
+An image is refused before it is decoded when its header gives more pixels than DREVAL_MAX_IMAGE_PIXELS
+(a one-colour PNG of 13,000 x 13,000 px is 657 KB on disk and 2.7 GB decoded), and decoded at most once
+per process: `measure` and `for_judge` of the same bytes come from one decode, kept by content hash.
 """
 from __future__ import annotations
 
 import base64
 import hashlib
 import io
+import threading
+import warnings
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
 import imagehash
 from PIL import Image, ImageFilter, ImageStat, UnidentifiedImageError
 
+from ..config import max_image_pixels
+
 MAX_IMAGE_BYTES = 20_000_000  # refused above this when read (a report's image, an attachment, a page)
 JUDGE_MAX_SIDE = 1024  # longer side sent to a vision judge
 JUDGE_MAX_BYTES = 1_500_000  # re-encoded as JPEG when the downscaled PNG is still over this
+DECODED_CACHE_BYTES = 256_000_000  # what the per-process cache of decode results may hold (judge bytes)
 DUPLICATE_DISTANCE = 6  # pHash Hamming distance (of 64 bits) at or under which two images are the same figure
 
 # Normalisation of the IQ parts (ours): full marks at these values, linear below.
@@ -32,6 +42,10 @@ ASPECT_RANGE = (0.5, 2.5)  # width / height outside this loses credit
 
 class UnreadableImage(ValueError):
     """Bytes that are not an image Pillow can decode (or too large to read)."""
+
+
+class ImageOverCap(UnreadableImage):
+    """An image with more pixels than DREVAL_MAX_IMAGE_PIXELS: our limit, not a fault of the image."""
 
 
 @dataclass(frozen=True)
@@ -59,11 +73,70 @@ def _open(data: bytes) -> Image.Image:
     if not data:
         raise UnreadableImage("empty file")
     try:
-        image = Image.open(io.BytesIO(data))
+        with warnings.catch_warnings():  # over Pillow's warning size: our own cap decides, below
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))  # lazy: the header only
+        width, height = image.size
+        cap = max_image_pixels()
+        if width * height > cap:
+            raise ImageOverCap(f"image of {width:,} x {height:,} pixels is over the cap of {cap:,} pixels "
+                               f"(DREVAL_MAX_IMAGE_PIXELS): refused without decoding it")
         image.load()
-    except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError) as exc:
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError, SyntaxError, ValueError) as exc:
+        if isinstance(exc, UnreadableImage):
+            raise
         raise UnreadableImage(f"not a readable image: {type(exc).__name__}: {str(exc)[:120]}") from exc
     return image
+
+
+@dataclass(frozen=True)
+class _Decoded:
+    """What one decode of an image gave: its measures and the bytes a judge is sent, or why it failed."""
+
+    measure: ImageMeasure | None
+    judge: tuple[bytes, str] | None
+    error: UnreadableImage | None = None
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise type(self.error)(str(self.error))
+
+
+class _DecodedCache:
+    """Decode results by content hash, least recently used dropped beyond DECODED_CACHE_BYTES: the
+    same image in several reports, repeated in one, or read by two stages is decoded once."""
+
+    def __init__(self, budget: int):
+        self.budget, self.used, self.lock = budget, 0, threading.Lock()
+        self.entries: OrderedDict[str, _Decoded] = OrderedDict()
+
+    def get(self, data: bytes) -> _Decoded:
+        key = f"{content_hash(data)}:{max_image_pixels()}"  # a changed cap decides again
+        with self.lock:
+            if key in self.entries:
+                self.entries.move_to_end(key)
+                return self.entries[key]
+        found = _decode(data)
+        size = len(found.judge[0]) if found.judge else 0
+        with self.lock:
+            if key not in self.entries:
+                self.entries[key] = found
+                self.used += size
+            while self.used > self.budget and len(self.entries) > 1:
+                _, dropped = self.entries.popitem(last=False)
+                self.used -= len(dropped.judge[0]) if dropped.judge else 0
+        return found
+
+
+def _decode(data: bytes) -> _Decoded:
+    try:
+        image = _open(data)
+        return _Decoded(_measure(image, data), _judge_bytes(image, data, JUDGE_MAX_SIDE, JUDGE_MAX_BYTES))
+    except UnreadableImage as exc:
+        return _Decoded(None, None, exc)
+
+
+_DECODED = _DecodedCache(DECODED_CACHE_BYTES)
 
 
 def _grey(image: Image.Image) -> Image.Image:
@@ -78,7 +151,12 @@ def _grey(image: Image.Image) -> Image.Image:
 
 
 def measure(data: bytes) -> ImageMeasure:
-    image = _open(data)
+    found = _DECODED.get(data)
+    found.check()
+    return found.measure
+
+
+def _measure(image: Image.Image, data: bytes) -> ImageMeasure:
     grey = _grey(image)
     laplacian = grey.filter(ImageFilter.Kernel((3, 3), (0, 1, 0, 1, -4, 1, 0, 1, 0), scale=1, offset=128))
     sharpness = ImageStat.Stat(laplacian).var[0]
@@ -146,7 +224,14 @@ def duplicate_penalty(n_images: int, n_duplicates: int) -> float:
 def for_judge(data: bytes, max_side: int = JUDGE_MAX_SIDE, max_bytes: int = JUDGE_MAX_BYTES) -> tuple[bytes, str]:
     """The image as a judge is sent it: unchanged when it is a PNG/JPEG/WebP/GIF within both caps, else
     downscaled to `max_side` and PNG, or JPEG when the PNG is still over `max_bytes`."""
-    image = _open(data)
+    if (max_side, max_bytes) == (JUDGE_MAX_SIDE, JUDGE_MAX_BYTES):
+        found = _DECODED.get(data)
+        found.check()
+        return found.judge
+    return _judge_bytes(_open(data), data, max_side, max_bytes)
+
+
+def _judge_bytes(image: Image.Image, data: bytes, max_side: int, max_bytes: int) -> tuple[bytes, str]:
     mime = Image.MIME.get(image.format or "", "")
     if max(image.size) <= max_side and len(data) <= max_bytes and mime in (
             "image/png", "image/jpeg", "image/webp", "image/gif"):

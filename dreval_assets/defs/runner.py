@@ -63,6 +63,9 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 def open_instance(settings: Settings) -> DagsterInstance:
     """The home's own Dagster instance, shared with `dagster dev` when DAGSTER_HOME points there."""
+    from ..store.db import private_folder
+
+    private_folder(settings.home)  # the home holds the databases: its owner's only, whoever makes it first
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
     wanted = instance_yaml(bool(os.environ.get(POSTGRES_URL_ENV)))

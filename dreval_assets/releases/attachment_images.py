@@ -11,8 +11,8 @@ import mimetypes
 import re
 from pathlib import Path
 
-from ..core.images import UnreadableImage, data_url, for_judge
-from .records import ImportLog
+from ..core.images import MAX_IMAGE_BYTES, UnreadableImage, data_url, for_judge
+from .records import ImportLog, read_release_bytes
 
 
 _OBJECT_REPR_RE = re.compile(r" <[^<>]* at 0x[0-9a-fA-F]+>")  # Pillow names its buffer: not for a log
@@ -29,7 +29,7 @@ def read_attachment_images(folder: Path, names: list[str]) -> tuple[dict[str, st
         if not is_image(name):
             continue
         try:
-            shown, mime = for_judge((Path(folder) / name).read_bytes())
+            shown, mime = for_judge(read_release_bytes(Path(folder), Path(folder) / name, MAX_IMAGE_BYTES + 1))
         except OSError as exc:
             unreadable[name] = f"cannot read: {exc.strerror}"
         except UnreadableImage as exc:

@@ -4,12 +4,13 @@ from __future__ import annotations
 import mimetypes
 from pathlib import Path
 
-from .records import ImportLog
+from .records import ImportLog, read_release_bytes
 
 
 def read_attachments(folder: Path, names: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     """(name -> text of the attachments we can read as evidence, name -> why one could not be read).
-    Images, audio and video are in neither: they are not text evidence (a vision judge sees them)."""
+    Images, audio and video are in neither: they are not text evidence (a vision judge sees them).
+    Names are relative to `folder`, the release: a file that leads outside it is not read."""
     from ..fetch.extract import extract_page
 
     texts, unreadable = {}, {}
@@ -18,7 +19,7 @@ def read_attachments(folder: Path, names: list[str]) -> tuple[dict[str, str], di
         if media.startswith(("image/", "audio/", "video/")):
             continue
         try:
-            body = (Path(folder) / name).read_bytes()
+            body = read_release_bytes(Path(folder), Path(folder) / name)
         except OSError as exc:
             unreadable[name] = f"cannot read: {exc.strerror}"
             continue

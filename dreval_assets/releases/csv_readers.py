@@ -3,17 +3,18 @@ mark, LF or CRLF line ends; a row whose cells do not match the header is logged 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
-from .records import ImportLog, relative
+from .records import ImportLog, open_regular, open_release_file, relative
 
 
 def iter_csv(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number where the row starts, {header: cell}) per data row; header cells stripped."""
     name = relative(root, path)
     try:
-        handle = path.open("r", encoding="utf-8-sig", newline="")
+        handle = io.TextIOWrapper(open_release_file(root, path), encoding="utf-8-sig", newline="")
     except OSError as exc:
         log.miss(name, None, f"cannot open: {exc.strerror}")
         return
@@ -39,10 +40,11 @@ def iter_csv(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict
             log.skip(name, reader.line_num, f"malformed CSV ({exc}); the rest of the file is unreadable")
 
 
-def header_of(path: Path) -> list[str]:
-    """The header cells of a CSV file ([] when it cannot be read)."""
+def header_of(path: Path, root: Path | None = None) -> list[str]:
+    """The header cells of a CSV file ([] when it cannot be read, or leads out of `root`)."""
     try:
-        with path.open("r", encoding="utf-8-sig", newline="") as handle:
+        with io.TextIOWrapper(open_release_file(root, path) if root is not None else open_regular(path),
+                              encoding="utf-8-sig", newline="") as handle:
             return [cell.strip() for cell in next(csv.reader(handle), [])]
     except (OSError, UnicodeDecodeError, csv.Error):
         return []

@@ -263,7 +263,7 @@ def iter_report_folder(folder: Path, system: str, resolve: Resolve, log: ImportL
     if not folder.is_dir():
         log.miss(folder.name, None, "no such folder or file")
         return
-    yield from folder_reports(root, folder, system, resolve, log, first, [folder])
+    yield from folder_reports(root, folder, system, resolve, log, first, [folder], within=folder)
     for path in sorted(folder.glob("*.jsonl")):
         yield from _jsonl_reports(root, path, system, resolve, log, first)
 
@@ -280,8 +280,9 @@ def task_resolver(root: Path) -> Resolve:
 
 
 def folder_reports(root: Path, folder: Path, system: str, resolve: Resolve, log: ImportLog, first: FirstReports,
-                   image_folders: list[Path]) -> Iterator[ImportedReport]:
-    """`<task id>.md` files of one system's folder; `image_folders` are where their figures may be."""
+                   image_folders: list[Path], within: Path | None = None) -> Iterator[ImportedReport]:
+    """`<task id>.md` files of one system's folder; `image_folders` are where their figures may be.
+    A file is read only inside `within` (default the release root), links followed."""
     for path in sorted(folder.glob("*.md")):  # file names only: bounded by the number of tasks
         where, task_id = relative(root, path), path.stem
         key = resolve(task_id)
@@ -290,7 +291,7 @@ def folder_reports(root: Path, folder: Path, system: str, resolve: Resolve, log:
             continue
         if first.is_second(system, key, task_id, where, None, log):
             continue
-        text = read_report(path, where, log)
+        text = read_report(path, where, log, root=within or root)
         if text is None:
             continue
         trace = path.with_name(f"{task_id}.trace.json")

@@ -1,16 +1,65 @@
 """The streaming JSON and JSONL readers of the release loaders: one record at a time, in bounded
-memory; what cannot be read is logged to the `ImportLog` and skipped, the rest still loads."""
+memory; what cannot be read is logged to the `ImportLog` and skipped, the rest still loads.
+
+Every file is opened by `records.open_release_file` (inside the release, a regular file), and every
+JSON value is decoded by `decode_json`: nesting deeper than MAX_JSON_DEPTH is refused as that record's
+problem, so a hostile file cannot exhaust the stack of the import (or of a later stage that walks it).
+"""
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .records import ImportLog, relative, unknown_fields
+from .records import ImportLog, open_release_file, relative, unknown_fields
 from .report_text import decode_text
 
 READ_CHUNK = 1 << 16
+# The deepest nesting of objects and arrays a release's JSON may have. The releases nest a few levels
+# (traces with tool-call arguments: ~10); Python's own recursion limit (~1,000) is the ceiling that
+# decoding, dumping and validating share, so a value we accept must stay well under it.
+MAX_JSON_DEPTH = 100
+
+
+class TooDeep(json.JSONDecodeError):
+    """JSON nested deeper than MAX_JSON_DEPTH; a JSONDecodeError, so a reader that knows only that still
+    refuses the record (its `msg` says why)."""
+
+    def __init__(self, doc: str, pos: int = 0):
+        super().__init__(f"nested deeper than {MAX_JSON_DEPTH} levels, the limit for release files", doc, pos)
+
+
+def decode_json(text: str | bytes) -> Any:
+    """`json.loads` with the depth limit: TooDeep rather than a RecursionError or a value too deep to use."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep(text if isinstance(text, str) else "") from None
+    if _brackets(text) > MAX_JSON_DEPTH:
+        check_depth(value)
+    return value
+
+
+def _brackets(text: str | bytes, start: int = 0, end: int | None = None) -> int:
+    """Opening brackets in text[start:end]: a value with no more of them than the limit cannot nest
+    deeper, so only a suspicious one is walked."""
+    opening = ("[", "{") if isinstance(text, str) else (b"[", b"{")
+    return sum(text.count(o, start, len(text) if end is None else end) for o in opening)
+
+
+def check_depth(value: Any) -> None:
+    """TooDeep when `value` nests deeper than MAX_JSON_DEPTH (walked iteratively: the walk must not recurse)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= MAX_JSON_DEPTH:
+                    raise TooDeep("")
+                stack.append((child, depth + 1))
 
 
 def iter_jsonl(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, dict]]:
@@ -24,7 +73,7 @@ def iter_jsonl_offsets(path: Path, root: Path, log: ImportLog) -> Iterator[tuple
     """(line number, byte offset of the line, object) per JSONL line: `iter_jsonl` for indexes."""
     name = relative(root, path)
     try:
-        handle = path.open("rb")
+        handle = open_release_file(root, path)
     except OSError as exc:
         log.miss(name, None, f"cannot open: {exc.strerror}")
         return
@@ -47,7 +96,10 @@ def _decode_line(raw: bytes, number: int, name: str, log: ImportLog) -> dict | N
     if not line.strip():
         return None
     try:
-        record = json.loads(line)
+        record = decode_json(line)
+    except TooDeep as exc:
+        log.skip(name, number, f"refused: JSON {exc.msg}")
+        return None
     except json.JSONDecodeError as exc:
         log.skip(name, number, f"malformed JSON ({exc.msg} at column {exc.colno})")
         return None
@@ -70,7 +122,7 @@ class JsonlIndex:
     def __init__(self, path: Path, root: Path, log: ImportLog, id_of: Callable[[dict], str], *,
                  label: str = "id", problem: Callable[[str, dict], str | None] | None = None,
                  known: set[str] | None = None, repeated: bool = False):
-        self.path, self.log, self.label, self.repeated = path, log, label, repeated
+        self.path, self.root, self.log, self.label, self.repeated = path, root, log, label, repeated
         self.file = relative(root, path)
         self.entries: dict[str, list[tuple[int, int]]] = {}  # id -> [(line, byte offset)]
         self.claimed: set[str] = set()  # bounded by the ids indexed
@@ -112,7 +164,7 @@ class JsonlIndex:
         if not positions:
             return []
         records = []
-        with self.path.open("rb") as handle:
+        with open_release_file(self.root, self.path) as handle:
             for number, offset in positions:
                 handle.seek(offset)
                 record = _decode_line(handle.readline(), number, self.file, self.log)
@@ -138,7 +190,7 @@ def iter_json_array(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[in
     name = relative(root, path)
     decoder = json.JSONDecoder()
     try:
-        handle = path.open(encoding="utf-8-sig", errors="strict")
+        handle = io.TextIOWrapper(open_release_file(root, path), encoding="utf-8-sig", errors="strict")
     except OSError as exc:
         log.miss(name, None, f"cannot open: {exc.strerror}")
         return
@@ -183,11 +235,22 @@ def iter_json_array(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[in
                         if end == len(buffer) and not eof and isinstance(record, (int, float)):
                             raise json.JSONDecodeError("number may continue", buffer, end)
                         break
+                    except RecursionError:  # where the element ends is unknown, as for malformed JSON
+                        log.skip(name, number + 1, f"refused: JSON nested deeper than {MAX_JSON_DEPTH} levels, "
+                                                   f"the limit for release files; rest of file skipped")
+                        return
                     except json.JSONDecodeError as exc:
                         if eof or not fill():
                             log.skip(name, number + 1, f"malformed JSON ({exc.msg}); rest of file skipped")
                             return
                 number += 1
+                try:
+                    if _brackets(buffer, pos, end) > MAX_JSON_DEPTH:
+                        check_depth(record)
+                except TooDeep as exc:
+                    pos = end
+                    log.skip(name, number, f"refused: JSON {exc.msg}")
+                    continue
                 pos = end
                 if not isinstance(record, dict):
                     log.skip(name, number, f"expected a JSON object, found {type(record).__name__}")
@@ -201,7 +264,7 @@ def iter_records(path: Path, root: Path, log: ImportLog) -> Iterator[tuple[int, 
     """JSONL or a JSON array, whichever the file holds (releases name both `.json`)."""
     name = relative(root, path)
     try:
-        with path.open("rb") as handle:
+        with open_release_file(root, path) as handle:
             head = handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     except OSError as exc:
         log.miss(name, None, f"cannot open: {exc.strerror}")
@@ -216,7 +279,9 @@ def read_json(path: Path, root: Path, log: ImportLog) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return decode_json(text)
+    except TooDeep as exc:
+        log.skip(relative(root, path), None, f"refused: JSON {exc.msg}")
     except json.JSONDecodeError as exc:
         log.skip(relative(root, path), exc.lineno, f"malformed JSON ({exc.msg} at column {exc.colno})")
     return None
@@ -235,7 +300,8 @@ def read_text(path: Path, root: Path, log: ImportLog, detect: bool = True) -> st
     """A small text file (a Markdown report or article), whole; None (logged) when it cannot be
     opened. Text that is not UTF-8 is decoded with detection and noted (`detect=False`: refused)."""
     try:
-        data = path.read_bytes()
+        with open_release_file(root, path) as handle:
+            data = handle.read()
     except OSError as exc:
         log.miss(relative(root, path), None, f"cannot open: {exc.strerror}")
         return None

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..core.keys import InvalidKeyError, task_key
 
@@ -133,8 +134,62 @@ def relative(root: Path, path: Path) -> str:
 
 
 def is_inside(root: Path, path: Path) -> bool:
-    """Whether `path` (links followed) stays inside the release: names like `../x` are not followed."""
-    return path.resolve().is_relative_to(Path(root).resolve())
+    """Whether `path` (links followed) stays inside the release: names like `../x` are not followed.
+    A name the system cannot even look up (a NUL byte in it) is not inside."""
+    try:
+        return Path(path).resolve().is_relative_to(Path(root).resolve())
+    except (OSError, ValueError, RuntimeError):  # NUL byte, a link loop
+        return False
+
+
+class RefusedFile(OSError):
+    """A file a release names that is not read: it leads outside the release (a link, `..`) or it is
+    no regular file (a named pipe would block the import forever, a device never ends). An OSError,
+    so every reader's "cannot open" path reports it, with the reason as `strerror`."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.strerror = reason
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading in binary, refused (RefusedFile) unless it is a regular file. Opened
+    without blocking first, so a named pipe is refused instead of waiting for a writer; the check is
+    on the opened file itself, so nothing can swap the file between check and read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except ValueError as exc:  # a NUL byte in the name
+        raise RefusedFile(f"refused: an unusable file name ({exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise RefusedFile(f"refused: {_file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_release_file(root: Path, path: Path, what: str = "the release") -> BinaryIO:
+    """A file the release names, opened for reading in binary: only when it stays inside the release
+    (`is_inside`, links followed) and is a regular file; otherwise RefusedFile saying which. `what`
+    names `root` in the message (a system's folder is not a release)."""
+    if not is_inside(root, path):
+        raise RefusedFile(f"refused: a link or path leading outside {what}")
+    return open_regular(path)
+
+
+def read_release_bytes(root: Path, path: Path, limit: int | None = None) -> bytes:
+    """The bytes of a file the release names (at most `limit`), by `open_release_file`'s rules."""
+    with open_release_file(root, path) as handle:
+        return handle.read() if limit is None else handle.read(limit)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def subfolders(folder: Path) -> Iterator[Path]:

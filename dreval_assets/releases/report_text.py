@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import report_max_bytes
+from .records import RefusedFile, open_regular, open_release_file
 
 SNIFF_BYTES = 8192  # NUL bytes this early mean a binary file, not text
 # Latin code pages a detector confuses on short texts (one accented letter decides): the benchmarks'
@@ -25,23 +26,29 @@ _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")  # UTF-16/32 text h
 
 @dataclass(frozen=True)
 class ReportText:
-    status: str  # ok | binary | unreadable | empty
+    status: str  # ok | binary | unreadable | empty | refused
     text: str | None
     detail: str = ""  # why it was refused; on an ok report, a warning (the encoding it was decoded from)
 
     @property
     def na_reason(self) -> str | None:
-        """Whose fault a refusal is: binary or empty is the system's output; over our size limit, or a
-        file we cannot open, is ours."""
+        """Whose fault a refusal is: binary or empty is the system's output, and so is a file that
+        leads out of its folder or is no regular file (as an image outside the report's folders);
+        over our size limit, or a file we cannot open, is ours."""
         return None if self.status == "ok" else "pipeline_failure" if self.status == "unreadable" else "model_failure"
 
 
-def read_report_file(path: Path, max_bytes: int | None = None) -> ReportText:
-    """The report at `path`, reading no more than the limit (plus one byte, to know it is over)."""
+def read_report_file(path: Path, max_bytes: int | None = None, root: Path | None = None,
+                     what: str = "the release") -> ReportText:
+    """The report at `path`, reading no more than the limit (plus one byte, to know it is over). Only
+    a regular file is read, and with `root` (the release or the system's folder) only one that stays
+    inside it, links followed: a link to a file elsewhere is refused, never read."""
     limit = report_max_bytes() if max_bytes is None else max_bytes
     try:
-        with Path(path).open("rb") as handle:
+        with (open_release_file(root, path, what) if root is not None else open_regular(path)) as handle:
             data = handle.read(limit + 1)
+    except RefusedFile as exc:
+        return ReportText("refused", None, f"report {exc.strerror}")
     except OSError as exc:
         return ReportText("unreadable", None, f"cannot read report: {exc.strerror or exc}")
     return decode_report_bytes(data, limit)

@@ -11,6 +11,8 @@ from .records import (
     ImportedReport,
     ImportLog,
     first_of,
+    open_regular,
+    open_release_file,
     relative,
     text_of,
     trace_text,
@@ -86,20 +88,26 @@ def _trace(record: dict, trace_fields: tuple[str, ...]) -> str | None:
 
 # --- one-file reports ------------------------------------------------------------------------
 
-def is_blank(path: Path) -> bool:
-    """True when the file holds only whitespace; reads no further than the first non-blank chunk."""
-    with path.open("rb") as handle:
+def is_blank(path: Path, root: Path | None = None) -> bool:
+    """True when the file holds only whitespace; reads no further than the first non-blank chunk.
+    A file `read_report` would refuse (outside `root`, not a regular file) is not read: False, and
+    reading it says why."""
+    try:
+        handle = open_release_file(root, path) if root is not None else open_regular(path)
+    except OSError:
+        return False
+    with handle:
         for chunk in iter(lambda: handle.read(READ_CHUNK), b""):
             if chunk.strip():
                 return False
     return True
 
 
-def read_report(path: Path, where: str, log: ImportLog) -> str | None:
+def read_report(path: Path, where: str, log: ImportLog, root: Path | None = None) -> str | None:
     """A one-file report's text, to check what it embeds (one report at a time); None (logged) when
-    the import would refuse it (unreadable, binary, over the size limit, empty). Another encoding
-    than UTF-8 is decoded and noted."""
-    got = read_report_file(path)
+    the import would refuse it (unreadable, binary, over the size limit, empty, outside `root` the
+    release, not a regular file). Another encoding than UTF-8 is decoded and noted."""
+    got = read_report_file(path, root=root)
     if got.status != "ok":
         log.skip(where, None, "empty report" if got.status == "empty" else got.detail)
         return None

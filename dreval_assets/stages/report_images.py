@@ -14,6 +14,7 @@ import binascii
 import hashlib
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -22,10 +23,13 @@ from urllib.parse import unquote
 import polars as pl
 
 from ..benchmarks.judging import FigureImage
+from ..config import max_figures_per_report
 from ..core.figure_text import context_around, figure_kind, figure_span, pseudo_visuals
-from ..core.images import MAX_IMAGE_BYTES, ImageMeasure, UnreadableImage, for_judge, measure, near_duplicates
+from ..core.images import (MAX_IMAGE_BYTES, ImageMeasure, ImageOverCap, UnreadableImage, for_judge, measure,
+                           near_duplicates)
 from ..fetch.images import RemoteImages
 from ..judges.base import ImageInput
+from ..releases.records import is_inside, open_regular
 from ..store.db import Store
 from ..store.images import blob_frame, image_blobs, imported_base_dirs, stored_local_figures, task_sources
 from ..store.registry import load_systems
@@ -113,6 +117,8 @@ def image_roots(store: Store, reports: pl.DataFrame, tasks: pl.DataFrame) -> dic
 def locate_local(src: str, roots: ImageRoots) -> Found:
     """The file a local image source names, read (bounded), or why there is none."""
     path = unquote(_FILE_URL.sub("", src).split("#", 1)[0].split("?", 1)[0]).strip()
+    if "\x00" in path:  # `%00`: no file system names it, and asking one raises
+        return Found(None, "", f"refused: {src} names no file (a NUL byte in the path)", "model_failure")
     if not roots.folders() and not roots.attachments:
         return Found(None, "", f"missing file: {src} (the report has no folder to look in)", "model_failure")
     allowed = roots.allowed()
@@ -125,9 +131,9 @@ def locate_local(src: str, roots: ImageRoots) -> Found:
     for candidate in dict.fromkeys(candidates):
         try:
             resolved = candidate.resolve()
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):
             continue
-        if not any(resolved.is_relative_to(root) for root in allowed):
+        if not any(is_inside(root, resolved) for root in allowed):
             refused = True  # `..` or an absolute path leading out of the report's folders
             continue
         if resolved.is_file():
@@ -153,7 +159,8 @@ def _read_file(path: Path, location: str) -> Found:
         if size > MAX_IMAGE_BYTES:
             return Found(None, location, f"file over the {MAX_IMAGE_BYTES:,}-byte cap ({size:,} bytes)",
                          "model_failure")
-        return Found(path.read_bytes(), location)
+        with open_regular(path) as handle:  # no named pipe, even one swapped in after the check
+            return Found(handle.read(MAX_IMAGE_BYTES + 1), location)
     except OSError as exc:
         return Found(None, location, f"unreadable file: {exc.strerror or exc}", "model_failure")
 
@@ -247,6 +254,8 @@ def _measured(row: dict, found: Found, blobs: list[tuple[bytes, str]]) -> dict:
         return _invalid(row, "empty file", "model_failure", location=found.location, image_hash=image_hash)
     try:
         m = measure(found.data)
+    except ImageOverCap as exc:  # our limit: never the report's fault
+        return _invalid(row, str(exc), "pipeline_failure", location=found.location, image_hash=image_hash)
     except UnreadableImage as exc:
         return _invalid(row, f"unreadable image: {exc}", "model_failure", location=found.location,
                         image_hash=image_hash)
@@ -264,14 +273,28 @@ def _invalid(row: dict, reason: str, na_reason: str, location: str = "", image_h
 
 # -- what report judgments are given --------------------------------------------------------
 
-def figure_images(report_images: pl.DataFrame, blobs: Mapping[str, tuple[str, bytes]]
-                  ) -> dict[tuple[str, str], list[FigureImage]]:
+def figure_images(report_images: pl.DataFrame, blobs: Mapping[str, tuple[str, bytes]],
+                  max_figures: int | None = None) -> dict[tuple[str, str], list[FigureImage]]:
     """(system, task) -> its figures in order, each valid one with the bytes a judge is sent
-    (`core/images.for_judge` of the stored image)."""
+    (`core/images.for_judge` of the stored image). Only the first `max_figures` usable figures of a
+    report (DREVAL_MAX_FIGURES_PER_REPORT) go to a judge: each costs one to three vision calls, so a
+    report of hundreds would cost hundreds; the rest are N/A, our limit (`pipeline_failure`), and say
+    how many the report has."""
+    cap = max_figures_per_report() if max_figures is None else max_figures
+    ok = report_images.filter(pl.col("status") == "ok")
+    usable = {(s, t): n for s, t, n in ok.group_by("system", "task").len().iter_rows()}
+    judged: Counter = Counter()
     found: dict[tuple[str, str], list[FigureImage]] = {}
     for r in report_images.sort("system", "task", "figure").iter_rows(named=True):
         status, reason, image, m = r["status"], r["invalid_reason"], None, None
-        if status == "ok":
+        bucket = r["na_reason"] or "pipeline_failure"
+        key = (r["system"], r["task"])
+        if status == "ok" and judged[key] >= cap:
+            status, bucket = "invalid", "pipeline_failure"
+            reason = (f"over the cap of {cap} figures per report (DREVAL_MAX_FIGURES_PER_REPORT): the report has "
+                      f"{usable[key]} usable figures and its first {cap} are judged")
+        elif status == "ok":
+            judged[key] += 1
             stored = blobs.get(r["image_hash"])
             try:
                 if stored is None:
@@ -282,11 +305,11 @@ def figure_images(report_images: pl.DataFrame, blobs: Mapping[str, tuple[str, by
                 image = ImageInput(name=r["src"], sha256=r["image_hash"], mime=mime, data=data)
             except UnreadableImage as exc:
                 status, reason = "invalid", f"unreadable image: {exc}"
-        found.setdefault((r["system"], r["task"]), []).append(FigureImage(
+        found.setdefault(key, []).append(FigureImage(
             system=r["system"], task=r["task"], figure=r["figure"], src=r["src"], caption=r["caption"],
             section=r["section"], citation_indices=tuple(r["citation_indices"] or ()), context=r["context"],
             kind=r["kind"], status=status, invalid_reason=reason, measure=m, duplicate_of=r["duplicate_of"],
-            image=image, invalid_bucket=None if status == "ok" else (r["na_reason"] or "pipeline_failure")))
+            image=image, invalid_bucket=None if status == "ok" else bucket))
     return found
 
 

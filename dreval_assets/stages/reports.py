@@ -8,6 +8,7 @@ from typing import Mapping, Sequence
 import polars as pl
 
 from ..releases.generic import find_report_file
+from ..releases.records import open_release_file
 from ..releases.report_text import read_report_file
 from ..store.registry import SystemEntry
 from .frames import frame, text_hash
@@ -61,7 +62,9 @@ def _read_one(system: str, task: str, systems: Mapping[str, SystemEntry], origin
         return {**row, "status": "missing", "na_reason": "model_failure",
                 "detail": f"no report for task {task!r} ({original_ids.get(task, task)!r}) in the system's folder"}
     row["source_path"] = str(path)
-    got = read_report_file(path)  # binary, over the size limit or empty: refused; other encodings: detail warns
+    # binary, over the size limit, empty, a link out of the folder or no regular file: refused;
+    # other encodings: detail warns
+    got = read_report_file(path, root=Path(entry.reports_dir), what="the system's folder")
     if got.status != "ok":
         return {**row, "status": got.status, "na_reason": got.na_reason, "detail": got.detail}
     trace, trace_note = read_trace_file(path)
@@ -84,12 +87,14 @@ def trace_source_hash(entry: SystemEntry | None, task: str, original_id: str) ->
 
 
 def read_trace_file(report_path: Path) -> tuple[str | None, str]:
-    """(the research trace beside a report, `<stem>.trace.json`, or None; a note when unreadable)."""
+    """(the research trace beside a report, `<stem>.trace.json`, or None; a note when unreadable or
+    refused: a link out of the report's folder, no regular file)."""
     path = report_path.with_name(f"{report_path.stem}.trace.json")
     if not path.is_file():
         return None, ""
     try:
-        data = path.read_bytes()[:MAX_TRACE_BYTES]
+        with open_release_file(report_path.parent, path, "the report's folder") as handle:
+            data = handle.read(MAX_TRACE_BYTES)
     except OSError as exc:
         return None, f"trace {path.name} unreadable: {exc.strerror}"
     return data.decode("utf-8", errors="replace"), ""
@@ -105,5 +110,5 @@ def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,
     path = find_report_file(Path(entry.reports_dir), task, original_id)
     if path is None:
         return None
-    got = read_report_file(path)
+    got = read_report_file(path, root=Path(entry.reports_dir), what="the system's folder")
     return text_hash(got.text) if got.status == "ok" else None

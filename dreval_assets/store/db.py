@@ -27,6 +27,27 @@ MATERIALIZED_COLUMNS = {"asset": pl.String, "system": pl.String, "task": pl.Stri
 # What a user's query may touch: the results database only (DuckDB settings, locked after connecting).
 CONFINED = {"enable_external_access": False, "autoload_known_extensions": False, "lock_configuration": True}
 PartitionKey = tuple[str, ...]  # values of the asset's key columns, e.g. (system, task)
+# The databases hold reports, release texts and judge answers: readable by their owner only, and so is
+# the home folder dreval creates (which also covers DuckDB's write-ahead log while it exists).
+PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
+
+
+def keep_private(path: Path) -> None:
+    """`path` and its write-ahead log readable and writable by their owner only (when they exist and
+    are looser); a file we do not own is left as it is."""
+    for each in (Path(path), Path(f"{path}.wal")):
+        try:
+            if each.stat().st_mode & 0o077:
+                os.chmod(each, PRIVATE_FILE)
+        except OSError:
+            pass  # not there (yet), or not ours to change
+
+
+def private_folder(folder: Path) -> None:
+    """Create `folder` (and its parents) with a new last folder readable by its owner only."""
+    if not folder.exists():
+        folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+        os.chmod(folder, PRIVATE_DIR)  # mkdir's mode passes through the umask
 
 
 class StoreError(RuntimeError):
@@ -107,7 +128,10 @@ class Store:
         while True:
             attempt += 1
             try:
-                return duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
+                con = duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
+                if not read_only:
+                    keep_private(self.db_path)  # a new file, or one an older dreval made world-readable
+                return con
             except duckdb.Error as exc:
                 if not _is_lock_conflict(exc):
                     raise
@@ -159,7 +183,7 @@ class Store:
 
     # -- schema -----------------------------------------------------------------------
     def ensure_schema(self) -> None:
-        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.db_path.parent)
 
         def migrate(con: duckdb.DuckDBPyConnection) -> None:
             con.execute((SQL_DIR / "schema.sql").read_text())

@@ -13,7 +13,7 @@ import re
 import uuid
 from pathlib import Path
 
-from .db import Store
+from .db import Store, keep_private
 
 PUBLISHED_NAME = "results.duckdb"
 _PID_RE = re.compile(r"\(PID (\d+)\)")
@@ -36,6 +36,7 @@ def publish(store: Store) -> Path:
                 con.execute(f'COPY FROM DATABASE "{source}" TO dreval_published')
             finally:
                 con.execute("DETACH dreval_published")
+        keep_private(temporary)  # the copy holds what the working file holds: its owner's only
         os.replace(temporary, target)
     finally:
         for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):

@@ -42,12 +42,13 @@ from ...releases.records import (
     id_and_query,
     layout_check,
     make_key,
+    read_release_bytes,
     relative,
     subfolders,
     unknown_fields,
 )
 from ...releases.attachments import attachment_texts
-from ...releases.json_readers import iter_json_array, iter_jsonl, iter_records
+from ...releases.json_readers import TooDeep, decode_json, iter_json_array, iter_jsonl, iter_records
 from ...releases.reports import FirstReports, is_blank
 
 BENCHMARK = "dr3"
@@ -384,9 +385,13 @@ def _texts(root: Path, path: Path, list_field: str, text_field: str) -> list[str
     """The item texts of a small gold file `{list_field: [{text_field: ...}]}` (a bare list or strings also do)."""
     name = relative(root, path)
     try:
-        value = json.loads(path.read_bytes().decode("utf-8-sig"))
+        value = decode_json(read_release_bytes(root, path).decode("utf-8-sig"))
+    except OSError as exc:
+        raise UnusableGold(f"{name} cannot be read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise UnusableGold(f"{name} is not UTF-8 ({exc.reason})") from None
+    except TooDeep as exc:
+        raise UnusableGold(f"{name} refused: JSON {exc.msg}") from None
     except json.JSONDecodeError as exc:
         raise UnusableGold(f"{name} is malformed JSON ({exc.msg} at line {exc.lineno})") from None
     items = value.get(list_field) if isinstance(value, dict) else value
@@ -416,7 +421,7 @@ def iter_reports(root: Path, log: ImportLog) -> Iterator[ImportedReport]:
         if isinstance(resolved, str):
             log.skip(where, None, resolved)
             continue
-        if is_blank(report):
+        if is_blank(report, root):
             log.skip(where, None, "empty report")
             continue
         language, original_id = resolved

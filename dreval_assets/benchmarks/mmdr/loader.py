@@ -248,7 +248,7 @@ def _report(root: Path, run: str, folder: Path, path: Path, log: ImportLog) -> I
     except InvalidKeyError as exc:
         log.skip(name, None, str(exc))
         return None
-    text = read_report(path, name, log)
+    text = read_report(path, name, log, root=root)
     if text is None:
         return None
     base_dir = check_images(text, [folder], name, log)

@@ -130,7 +130,7 @@ def iter_reports(root: Path, log: ImportLog) -> Iterator[ImportedReport]:
         key = task_key(BENCHMARK, original_id)
         if first.is_second(system.name, key, original_id, where, None, log):
             continue
-        text = read_report(report, where, log)
+        text = read_report(report, where, log, root=root)
         if text is None:
             continue
         yield ImportedReport(system=system.name, task=key, task_id=original_id, where=where, path=report,

@@ -17,6 +17,7 @@ by title only, so titles are matched through ga_100.json.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import unicodedata
@@ -36,6 +37,7 @@ from ...releases.records import (
     first_of,
     layout_check,
     make_key,
+    open_release_file,
     relative,
     text_of,
     unknown_fields,
@@ -295,7 +297,12 @@ def read_metadata(root: Path, release: Release, log: ImportLog) -> dict[str, dic
         log.miss(file, None, "metadata file missing: tasks have no category, GA date or page views")
         return {}
     rows: dict[str, dict[str, str]] = {}
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    try:
+        handle = io.TextIOWrapper(open_release_file(root, path), encoding="utf-8-sig", newline="")
+    except OSError as exc:
+        log.miss(file, None, f"cannot open: {exc.strerror}")
+        return {}
+    with handle:
         reader = csv.DictReader(handle)
         try:
             for row in reader:
