@@ -387,3 +387,39 @@ def test_report_images_in_a_home_stored_once_rerun_without_duplicates_and_a_chan
     assert rows() == first and store.query("SELECT count(*) FROM image_blobs").item() == 3
     (tmp_path / "beta" / "images" / "site.png").write_bytes(photo_png(seed=5))
     assert plan(store, Selection()).per_system == {"beta": ["tvir.100001"]}
+
+
+def test_a_paragraph_citing_an_image_url_makes_a_cited_item_mmdr_judges_and_tvir_leaves_out(web, tmp_path):
+    """Reference [2] is a chart's URL, cited in a paragraph: a `cited` row with the paragraph as its
+    context (MMDR MOSAIC judges it as a visual item); TVIR's figures do not include it; a listed image
+    no paragraph cites is not an item."""
+    from dreval_assets.benchmarks.judging import JudgmentContext
+    from dreval_assets.benchmarks.mmdr.mosaic import judge_visual
+    from dreval_assets.benchmarks.tvir.visual_judgments import report_plans
+    from dreval_assets.stages.report_images import figure_images
+    from recording_judge import RecordingJudge
+    from task_frames import tasks_table
+
+    web.route("/q7/chart.png", page(CHART, "image/png")).route("/unused.png", page(CHART, "image/png"))
+    text = ("## Shipments\n\nLumenfield shipped 5,600 robots in the fourth quarter of 2024, as the quarterly "
+            "chart shows [2]. Prices fell [1].\n\n## References\n[1] Prices https://www.lumen.example/prices\n"
+            f"[2] Quarterly shipments chart {web.url('/q7/chart.png')}\n[3] Unused {web.url('/unused.png')}\n")
+    frames = run_stage(tmp_path, text=text, remote=remote_images(web))
+    rows = frames["report_images"]
+    cited = rows.filter(pl.col("origin") == "cited")
+    assert cited.height == 1 and cited["src"].item() == web.url("/q7/chart.png") and cited["status"].item() == "ok"
+    assert "5,600 robots" in cited["context"].item() and cited["citation_indices"].item().to_list() == [2]
+    assert "/unused.png" not in web.hits
+    blobs = {content_hash(CHART): ("image/png", CHART)}
+    figures = figure_images(rows, blobs)
+    key = ("careful", "tvir.t1")
+    tasks = tasks_table(key="tvir.t1", benchmark="mmdr", modality="multimodal", query="Shipments?")
+    reports = reports_frame(tmp_path, text)
+    judge = RecordingJudge()
+    ctx = JudgmentContext([key], reports, tasks, frame("task_rubrics", []), judge, figures=figures)
+    judged = judge_visual(ctx)
+    assert judged.filter(pl.col("kind") == "mosaic").height > 0  # the cited chart is an item
+    tvir_ctx = JudgmentContext([key], reports, tasks_table(key="tvir.t1", benchmark="tvir"),
+                               frame("task_rubrics", []), judge, figures=figures)
+    [plan] = report_plans(tvir_ctx)
+    assert plan.figures == []  # the report has no figure of its own

@@ -41,6 +41,7 @@ class FigureImage:
     image: ImageInput | None = None  # set exactly when status is ok
     invalid_bucket: str | None = None  # whose failure an invalid image is (report_images.na_reason): model_failure
     # is the report's own (a benchmark may score it as failed), another bucket ours (N/A, never a 0)
+    origin: str = "figure"  # figure | pseudo | cited (a cited reference whose URL is an image: not a figure)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
     "report_images": {"system": S, "task": S, "figure": I, "src": S, "caption": S, "section": S,
                       "citation_indices": LI, "context": S, "kind": S, "status": S, "invalid_reason": S,
                       "na_reason": S, "location": S, "image_hash": S, "width": I, "height": I, "sharpness": F,
-                      "contrast": F, "phash": S, "duplicate_of": I},
+                      "contrast": F, "phash": S, "duplicate_of": I, "origin": S},
     "metric_scores": {"system": S, "task": S, "suite": S, "metric": S, "value": F, "scale": S,
                       "n_items": I, "na_reason": S, "detail": S, "policy": S, "judge": S,
                       "judged_share": F, "unjudged_reason": S},
@@ -66,10 +66,12 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
 
 
 # Columns added later that a row may leave out: a report's research trace (migration 020), a score's
-# judged share and a leaderboard row's status (migration 027) and breakdown (migration 030).
+# judged share and a leaderboard row's status (migration 027) and breakdown (migration 030), a figure's
+# origin (migration 033).
 DEFAULTS: dict[str, dict[str, object]] = {"reports": {"trace": None, "cleaned_text": None, "release_statements": None},
                                           "metric_scores": {"judged_share": None, "unjudged_reason": None},
-                                          "leaderboard": {"status": "scored", "breakdown": ""}}
+                                          "leaderboard": {"status": "scored", "breakdown": ""},
+                                          "report_images": {"origin": "figure"}}
 
 
 def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:

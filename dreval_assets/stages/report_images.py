@@ -6,6 +6,10 @@ folders holding the task's attachments (an attachment is also found by its file 
 those folders. `data:` URLs are decoded; http(s) URLs come through `fetch/images.RemoteImages`. A
 figure is invalid, with its reason, when its image is missing, empty, unreadable, over the cap, not an
 image, or when it is a pseudo-visual (Mermaid source, ASCII art, a figure without an image).
+
+After the figures and pseudo-visuals come the cited images (`origin` cited): references whose URL
+names an image file, cited by a paragraph and shown by no figure; the context is the text around the
+first citation of it. A benchmark decides whether they count (MMDR MOSAIC: yes; TVIR's figures: no).
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import polars as pl
 
@@ -205,21 +209,58 @@ def find_report_images(reports: pl.DataFrame, parsed: pl.DataFrame, roots: Mappi
     the `image_blobs` of every readable image."""
     texts = {(r["system"], r["task"]): r["text"] or "" for r in reports.iter_rows(named=True)}
     figures_of = {(r["system"], r["task"]): json.loads(r["figures"] or "[]") for r in parsed.iter_rows(named=True)}
+    cited_of = {(r["system"], r["task"]): cited_images(json.loads(r["references"] or "[]"),
+                                                       figures_of[(r["system"], r["task"])],
+                                                       texts.get((r["system"], r["task"]), ""))
+                for r in parsed.iter_rows(named=True)}
     srcs = {src: url for figures in figures_of.values() for f in figures
             if (url := remote_url(src := (f.get("src") or "").strip().strip("<>")))}
+    srcs.update({ref["url"]: ref["url"] for refs in cited_of.values() for ref in refs})
     answers = remote.get_many(list(srcs.values())) if srcs else {}
     fetched = {src: answers[url] for src, url in srcs.items()}
     rows, blobs = [], []
     for key, figures in figures_of.items():
         report_rows, report_blobs = _report_rows(key, texts.get(key, ""), figures, roots.get(key, ImageRoots()),
-                                                 fetched)
+                                                 fetched, cited_of.get(key, []))
         rows.extend(report_rows)
         blobs.extend(report_blobs)
     return {"report_images": frame("report_images", rows), "image_blobs": blob_frame(blobs)}
 
 
+IMAGE_URL = re.compile(r"\.(?:png|jpe?g|gif|webp|bmp|tiff?)$", re.I)  # a URL whose path names an image file
+
+
+def cited_images(references: list[dict], figures: list[dict], text: str) -> list[dict]:
+    """The references whose URL is an image (by its path's extension), cited in the report's prose and
+    shown by none of its figures: a paragraph citing one speaks of a visual (MMDR MOSAIC judges it)."""
+    shown = {remote_url((f.get("src") or "").strip()) for f in figures}
+    found, seen = [], set()
+    for ref in references:
+        url = remote_url(str(ref.get("url") or ""))
+        if not url or not IMAGE_URL.search(urlsplit(url).path) or url in shown or url in seen:
+            continue
+        marker = _citing(text, ref.get("index"))
+        if marker is not None:  # listed but cited by no paragraph: nothing in the report speaks of it
+            seen.add(url)
+            found.append({"index": ref["index"], "url": url, "title": str(ref.get("title") or ""),
+                          "span": marker.span()})
+    return found
+
+
+def _citing(text: str, index: object) -> re.Match | None:
+    """The first inline citation `[n]` (or `[^n]`) of reference `index` in the report's prose: not the
+    reference list's own `[n] ...` entry at the start of a line."""
+    if index is None:
+        return None
+    for found in re.finditer(rf"\[\^?{index}\]", text):
+        line_start = text.rfind("\n", 0, found.start()) + 1
+        if text[line_start:found.start()].strip(" \t-*>"):
+            return found
+    return None
+
+
 def _report_rows(key: tuple[str, str], text: str, figures: list[dict], roots: ImageRoots,
-                 fetched: Mapping[str, object]) -> tuple[list[dict], list[tuple[bytes, str]]]:
+                 fetched: Mapping[str, object], cited: Sequence[dict] = ()) -> tuple[list[dict], list[tuple[bytes, str]]]:
     system, task = key
     rows, blobs, after = [], [], 0
     for index, figure in enumerate(figures):
@@ -238,8 +279,13 @@ def _report_rows(key: tuple[str, str], text: str, figures: list[dict], roots: Im
         row = {"system": system, "task": task, "figure": len(figures) + offset, "src": "", "caption": pseudo.caption,
                "section": "", "citation_indices": [], "context": context_around(text, (pseudo.start, pseudo.end)),
                "kind": pseudo.kind}
-        rows.append(_invalid(row, f"pseudo-visual: {pseudo.what} in a code block, not an image", "model_failure",
-                             location=f"text: characters {pseudo.start}-{pseudo.end}"))
+        rows.append(_invalid({**row, "origin": "pseudo"}, f"pseudo-visual: {pseudo.what} in a code block, not an "
+                             "image", "model_failure", location=f"text: characters {pseudo.start}-{pseudo.end}"))
+    for ref in cited:
+        row = {"system": system, "task": task, "figure": len(rows), "src": ref["url"], "caption": ref["title"],
+               "section": "", "citation_indices": [ref["index"]], "context": context_around(text, ref["span"]),
+               "kind": figure_kind(ref["url"], ref["title"]), "origin": "cited"}
+        rows.append(_measured(row, find_image(ref["url"], roots, fetched), blobs))
     duplicates = near_duplicates([r["phash"] for r in rows])
     for row, duplicate in zip(rows, duplicates):
         row["duplicate_of"] = rows[duplicate]["figure"] if duplicate is not None else None
@@ -309,7 +355,7 @@ def figure_images(report_images: pl.DataFrame, blobs: Mapping[str, tuple[str, by
             system=r["system"], task=r["task"], figure=r["figure"], src=r["src"], caption=r["caption"],
             section=r["section"], citation_indices=tuple(r["citation_indices"] or ()), context=r["context"],
             kind=r["kind"], status=status, invalid_reason=reason, measure=m, duplicate_of=r["duplicate_of"],
-            image=image, invalid_bucket=None if status == "ok" else bucket))
+            image=image, invalid_bucket=None if status == "ok" else bucket, origin=r.get("origin") or "figure"))
     return found
 
 

@@ -18,8 +18,8 @@ number in parsed_reports.figures, from 1): `image_ok` 1 for a usable image and t
 the type's parts (sem/acc/vqa/h and f, in [0, 1]) or their N/A; an unusable image has one row
 `image_<why>` (missing, unreadable, pseudo_visual, invalid) scoring 0, its reason beside it, and no
 call; an image we could not get (a remote image while fetching is off, a failed download: its bucket is
-not model_failure) is N/A with that bucket, never a 0. Not built: paragraphs that cite an image URL
-without embedding it.
+not model_failure) is N/A with that bucket, never a 0. A paragraph that cites an image URL without
+embedding it is an item too (`report_images` origin `cited`, the paragraph as its context).
 
 A judge's answer missing a part of the type it named is N/A `pipeline_failure` (the judge's, never the
 report's; the suite scores such an item 0, MMDR's rule). The offline judge cannot see images: every

@@ -180,7 +180,8 @@ def report_plans(ctx: JudgmentContext, run: int = 1) -> list[Plan]:
             continue
         if report is None or report["status"] != "ok":
             continue  # the suite says why: an unreadable report
-        figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)]
+        figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)
+                   if f.origin != "cited"]  # a cited image URL is a source, not one of the report's figures
         found.append(Plan(system, task, row["query"] or "", report["text"] or "", figures, run=run))
     return found
 
