@@ -20,7 +20,7 @@ from dreval_assets.judges.preflight import PROMPT as PREFLIGHT_PROMPT
 from dreval_assets.benchmarks.miroeval.process_measures import offline_findings
 from loopback_llm import message_text
 
-_SOURCE_RE = re.compile(r"<<<SOURCE\n(?:Title: .*\nURL: .*\n\n)?(.*?)\nSOURCE>>>", re.S)  # the page's text
+_SOURCE_RE = re.compile(r"<<<SOURCE\n(?:Title: [^\n]*\nURL: [^\n]*\n\n)?(.*?)\nSOURCE>>>", re.S)  # the page's text
 _SINGLE_RE = re.compile(r"<<<STATEMENT\n(.*?)\nSTATEMENT>>>", re.S)
 _CLAIMS_RE = re.compile(r"<<<CLAIMS\n(.*?)\nCLAIMS>>>", re.S)
 _ITEM_RE = re.compile(r"^- \[([^\]]+)\] (.*)$", re.M)

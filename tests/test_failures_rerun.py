@@ -30,7 +30,8 @@ class VerdictsDown:
         self.down = True
 
     def __call__(self, request, schema):
-        if self.down and any("<<<SOURCE" in str(m.get("content")) and "Statement" in str(m.get("content"))
+        if self.down and any("<<<SOURCE" in str(m.get("content"))
+                             and ("<<<STATEMENT\n" in str(m.get("content")) or "<<<CLAIMS" in str(m.get("content")))
                              for m in request.get("messages", [])):
             raise RuntimeError("upstream overloaded")
         return dreval_answer(request, schema)
