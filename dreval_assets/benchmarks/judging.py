@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import polars as pl
 
@@ -67,6 +67,19 @@ ReportJudgment = Callable[[JudgmentContext], pl.DataFrame]  # -> report_judgment
 def scored_under(suite: str, benchmark: str, extra_suites: Sequence[str]) -> bool:
     """Whether a task of `benchmark` is scored under `suite` (its own suite, or one the user added)."""
     return benchmark == suite or suite in extra_suites
+
+
+def readable_reports(ctx: "JudgmentContext", suite: str) -> Iterator[tuple[str, str, dict, dict]]:
+    """(system, task, task row, report row) of each partition scored under `suite` whose report could be
+    read; the suite's own rows say why the others could not."""
+    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
+    reports = {(r["system"], r["task"]): r for r in ctx.reports.iter_rows(named=True)}
+    for system, task in ctx.keys:
+        task_row, report = task_rows.get(task), reports.get((system, task))
+        if task_row is None or not scored_under(suite, task_row["benchmark"], ctx.extra_suites):
+            continue
+        if report is not None and report["status"] == "ok":
+            yield system, task, task_row, report
 
 
 def report_for_judge(text: str, judge: Judge) -> str:

@@ -15,6 +15,7 @@ import polars as pl
 from ..benchmarks.checklists import chunked_requests, judged_rows, numbered, unjudged_rows
 from ..benchmarks.judging import JudgmentContext, report_for_judge
 from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks, rubrics_for
+from ..benchmarks.rubric import rubric_answer_rows
 from ..benchmarks.suites import suite_names
 from ..core.models import ContradictionCount, RubricScores
 from ..judges.base import Judge, JudgmentRequest
@@ -95,21 +96,7 @@ def judge_rubrics(keys: Sequence[tuple[str, str]], reports: pl.DataFrame, tasks:
     for (base, dims, _), judgment in zip(asked, judgments, strict=True):
         rubric_id = base.pop("rubric_id")
         base["cache_key"] = judgment.provenance.cache_key or None
-        answer = judgment.answer
-        if isinstance(answer, ContradictionCount):
-            rows.append({**base, "item_id": f"{rubric_id}.count", "item": "internal contradictions",
-                         "score": float(answer.count), "reason": "; ".join(answer.examples)[:2000], "na_reason": None})
-            continue
-        scores = {s.dimension_id: s for s in answer.scores} if isinstance(answer, RubricScores) else {}
-        for dim, what in dims:
-            got = scores.get(dim)
-            if got is None:
-                rows.append({**base, "item_id": f"{rubric_id}.{dim}", "item": what, "score": None,
-                             "reason": judgment.error or "the judge gave no score for this dimension",
-                             "na_reason": judgment.na_reason or "pipeline_failure"})
-            else:
-                rows.append({**base, "item_id": f"{rubric_id}.{dim}", "item": what, "score": float(got.score),
-                             "reason": got.reason, "na_reason": None})
+        rows += rubric_answer_rows(base, rubric_id, dims, judgment)
     return frame("report_judgments", rows)
 
 

@@ -43,8 +43,8 @@ from ...core.images import background_share
 from ...judges.base import JudgmentRequest
 from ...judges.prompts import fence_untrusted, load_template, one_line
 from ...judges.readable import NotRead
-from ...stages.frames import frame, rows_by_partition
-from ..judging import FigureImage, JudgmentContext, scored_under
+from ...stages.frames import frame
+from ..judging import FigureImage, JudgmentContext, readable_reports
 from .vef import vef
 from .visual_metrics import DIMENSIONS, GATE_CLOSED, MOSAIC_PREFIX, VEF_PREFIX, item_parts
 
@@ -255,15 +255,8 @@ def judge_visual(ctx: JudgmentContext) -> pl.DataFrame:
 def mosaic(ctx: JudgmentContext, closed: Mapping[tuple[str, str], str] | None = None) -> pl.DataFrame:
     """MOSAIC's item rows; `closed`: reports whose gate is closed (why), given one gate row and no call."""
     closed = closed or {}
-    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
-    report_by_key = rows_by_partition(ctx.reports)
     rows, asked = [], []
-    for system, task in ctx.keys:
-        task_row, report = task_rows.get(task), report_by_key.get((system, task))
-        if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
-            continue
-        if report is None or report["status"] != "ok":
-            continue
+    for system, task, task_row, _ in readable_reports(ctx, "mmdr"):
         if (system, task) in closed and ctx.figures.get((system, task)):
             rows.append(_gate_row(system, task, closed[(system, task)], ctx))
             continue

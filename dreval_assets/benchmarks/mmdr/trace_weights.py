@@ -19,8 +19,8 @@ from ...core.models import TraceWeights
 from ...judges.base import JudgmentRequest
 from ...judges.prompts import load_template
 from ...judges.readable import NotRead
-from ...stages.frames import frame, rows_by_partition
-from ..judging import JudgmentContext, report_for_judge, scored_under
+from ...stages.frames import frame
+from ..judging import JudgmentContext, readable_reports, report_for_judge
 from ..policies import policy_value
 
 TEMPLATE = "mmdr/trace_weights"
@@ -31,15 +31,8 @@ PARTS = ("con", "cov", "fid")
 def judge_trace_weights(ctx: JudgmentContext) -> pl.DataFrame:
     if policy_value(dict(ctx.policies), "mmdr.trace.weights") != "judge":
         return frame("report_judgments", [])  # equal thirds: nothing to ask
-    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
-    report_by_key = rows_by_partition(ctx.reports)
     asked, requests = [], []
-    for system, task in ctx.keys:
-        task_row, report = task_rows.get(task), report_by_key.get((system, task))
-        if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
-            continue
-        if report is None or report["status"] != "ok":
-            continue  # the suite says why the report is unreadable
+    for system, task, task_row, report in readable_reports(ctx, "mmdr"):
         asked.append((system, task))
         requests.append(JudgmentRequest(TEMPLATE, {"query": task_row.get("query") or "",
                                                    "report": report_for_judge(report["text"], ctx.judge)},

@@ -36,8 +36,8 @@ from pydantic import BaseModel, Field
 from ...judges.base import ImageInput, JudgmentRequest
 from ...judges.prompts import for_judge, load_template
 from ...releases.attachment_images import is_image
-from ...stages.frames import frame, rows_by_partition
-from ..judging import JudgmentContext, report_for_judge, scored_under
+from ...stages.frames import frame
+from ..judging import JudgmentContext, readable_reports, report_for_judge
 from .loader import gt_version
 from .vef_offline import measure_vef
 from .visual_metrics import VEF_PASS_SCORE, VEF_PREFIX, vef_passes
@@ -115,15 +115,8 @@ def answer_rows(system: str, task: str, answer: VefJudgment, version: str, ctx: 
 
 
 def vef(ctx: JudgmentContext) -> pl.DataFrame:
-    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
-    report_by_key = rows_by_partition(ctx.reports)
     rows, asked, requests = [], [], []
-    for system, task in ctx.keys:
-        task_row, report = task_rows.get(task), report_by_key.get((system, task))
-        if task_row is None or not scored_under("mmdr", task_row["benchmark"], ctx.extra_suites):
-            continue
-        if report is None or report["status"] != "ok":
-            continue  # the suite says why the report is unreadable
+    for system, task, task_row, report in readable_reports(ctx, "mmdr"):
         gt = (task_row.get("visual_ground_truth") or "").strip()
         if not gt:
             rows.append(_row(system, task, "pass", ctx=ctx, na_reason="data_accessibility",

@@ -28,6 +28,7 @@ from ...stages.frames import frame, rows_by_partition
 from ..checklists import chunked_requests, judged_rows, numbered, unjudged_rows
 from ..judging import JudgmentContext, report_for_judge, scored_under, task_artifacts
 from ..policies import policy_value
+from ..rubric import rubric_answer_rows
 from .metrics import RUNS_POLICY
 from .rubrics import RUBRICS, SCORED
 from .visual_judgments import Plan, Rows, answer_round, caption_round, measured_rows, report_plans, visual_round
@@ -102,23 +103,9 @@ def _base(ctx: JudgmentContext, system: str, task: str, kind: str, template: str
 def _textual_rows(base: dict, what: Any, judgment: Judgment) -> list[dict]:
     if base["kind"] == "checklist":
         return judged_rows(base, what, judgment)
-    rubric, base = what, {**base, "cache_key": judgment.provenance.cache_key or None}
-    given = judgment.answer
-    if isinstance(given, ContradictionCount):
-        return [{**base, "item_id": f"{rubric.rubric_id}.count", "item": "internal contradictions",
-                 "score": float(given.count), "reason": "; ".join(given.examples)[:2000], "na_reason": None}]
-    scores = {s.dimension_id: s for s in given.scores} if isinstance(given, RubricScores) else {}
-    rows = []
-    for dim, text in rubric.dimensions:
-        got = scores.get(dim)
-        if got is None:
-            rows.append({**base, "item_id": f"{rubric.rubric_id}.{dim}", "item": text, "score": None,
-                         "reason": judgment.error or "the judge gave no score for this dimension",
-                         "na_reason": judgment.na_reason or "pipeline_failure"})
-        else:
-            rows.append({**base, "item_id": f"{rubric.rubric_id}.{dim}", "item": text, "score": float(got.score),
-                         "reason": got.reason, "na_reason": None})
-    return rows
+    rubric = what
+    return rubric_answer_rows({**base, "cache_key": judgment.provenance.cache_key or None}, rubric.rubric_id,
+                              rubric.dimensions, judgment)
 
 
 def _unreadable_rows(ctx: JudgmentContext) -> list[dict]:

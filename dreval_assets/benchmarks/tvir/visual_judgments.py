@@ -40,9 +40,8 @@ from ...core.language import detect_language, has_han
 from ...core.passages import select_passages
 from ...judges.base import Judge, Judgment, JudgmentRequest
 from ...judges.prompts import fence_untrusted, load_template, one_line
-from ...stages.frames import rows_by_partition
 from ..cited_sources import CitedSource
-from ..judging import FigureImage, JudgmentContext, report_for_judge, scored_under
+from ..judging import FigureImage, JudgmentContext, readable_reports, report_for_judge
 from .visual_models import (CAPTION_DIMENSIONS, CAPTION_TEMPLATE, CHART_CHECKS, CHART_CHECKS_TEMPLATE, CHART_KINDS,
                             CHART_SOURCE_TEMPLATE, COMPOSITION_DIMENSIONS, COMPOSITION_TEMPLATE, DRAWN_SHARE,
                             INTEGRATION_DIMENSIONS, INTEGRATION_TEMPLATE, PREFIX, REVISION_AT_OR_BELOW, CaptionQuality,
@@ -171,15 +170,8 @@ def answer_round(asked: Asked, judgments: Sequence[Judgment], out: Rows) -> None
 
 def report_plans(ctx: JudgmentContext, run: int = 1) -> list[Plan]:
     """One plan per readable report scored under TVIR, with its figures (none for a text-only report)."""
-    task_rows = {r["task"]: r for r in ctx.tasks.iter_rows(named=True)}
-    reports = rows_by_partition(ctx.reports)
     found = []
-    for system, task in ctx.keys:
-        row, report = task_rows.get(task), reports.get((system, task))
-        if row is None or not scored_under("tvir", row["benchmark"], ctx.extra_suites):
-            continue
-        if report is None or report["status"] != "ok":
-            continue  # the suite says why: an unreadable report
+    for system, task, row, report in readable_reports(ctx, "tvir"):
         figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)
                    if f.origin != "cited"]  # a cited image URL is a source, not one of the report's figures
         found.append(Plan(system, task, row["query"] or "", report["text"] or "", figures, run=run))
