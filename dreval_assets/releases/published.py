@@ -144,8 +144,8 @@ FLOAT_NOISE = 1e-9  # floating-point sums of unrounded inputs
 class Rounding:
     """The rounding a file's published numbers carry: half a unit of the most decimals any value of the
     same metric in the same file shows (a column written to two decimals has a value that shows them;
-    54.00 alone would look like 54). A metric with a single value in its file takes the file's most
-    decimals (a file of `Label: number` lines writes every line alike)."""
+    54.00 alone would look like 54). A metric with a single value in its file, or with whole numbers
+    only, takes the file's most decimals (a file of `Label: number` lines writes every line alike)."""
 
     def __init__(self, cells: Iterable[tuple[str, str, float | None]]):
         self.by_metric: dict[tuple[str, str], list[float]] = {}
@@ -159,6 +159,7 @@ class Rounding:
 
     def half(self, file: str, published_metric: str) -> float:
         halves = self.by_metric.get((file, published_metric), [])
-        if len(halves) >= 2:
+        if len(halves) >= 2 and min(halves) < 0.5:
             return min(halves)
+        # one value, or only whole numbers (a pass/fail column's "100.0" reads as 100): the file's rounding
         return self.by_file.get(file, halves[0] if halves else 0.0)

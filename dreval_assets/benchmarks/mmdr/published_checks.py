@@ -270,7 +270,9 @@ def _evidence_identities(scores: Scores, m: dict[str, Row], result: dict[str, Ro
     elif _value(m.get("trace")) is not None and _value(m.get("vef")) is not None:
         evi = (m["trace"]["value"] - LAMBDA_VEF * m["vef"]["value"]) / (1 - LAMBDA_VEF)
         source = "EVI = (TRACE - 0.4 Vef.) / 0.6"
-        evi_half = (scores.half(m["trace"]) + LAMBDA_VEF * scores.half(m["vef"])) / (1 - LAMBDA_VEF)
+        # a pass/fail is exact (its column's "100.0" would otherwise read as rounded to units)
+        vef_half = 0.0 if m["vef"]["value"] in (0.0, 100.0) else scores.half(m["vef"])
+        evi_half = (scores.half(m["trace"]) + LAMBDA_VEF * vef_half) / (1 - LAMBDA_VEF)
     else:
         return
     values = {p["published_metric"]: p["value"] for p in parts}
