@@ -188,8 +188,8 @@ def leaderboard_checks(scores: Scores) -> Iterator[Check]:
             spread = sum(scores.half(r) for r in inputs) / len(inputs) if inputs else 0.0
             check = Check(BENCHMARK, what, system, "", out["value"], aggregate(rule, values),
                           scores.half(out) + spread + FLOAT_NOISE, note)
-            # the manifest's count, where it gives one, already said what the aggregate is over
-            yield check if manifest is not None else over_tasks_present(check, len(tasks), PUBLISHED_TASKS["all"])
+            # a run's manifest, where the release has one, already said what its aggregates are over
+            yield check if scores.counts.get(run) else over_tasks_present(check, len(tasks), PUBLISHED_TASKS["all"])
 
 
 def count_checks(scores: Scores) -> Iterator[Check]:
