@@ -1,10 +1,13 @@
 """`dreval verify`: recompute the aggregates a release publishes from its published per-item numbers,
-with the pipeline's own formulas, and say which match.
+with the pipeline's own formulas, test every published value against the identities the paper
+defines for it, and say which hold.
 
 Each registered benchmark that declares `published_checks` gets its `published_scores` rows and
-yields one `Check` per aggregate; this module only counts and words them. A check whose published
-aggregate covers more than the release holds (or whose inputs are not published) is "not comparable",
-never a mismatch. A mismatch is a difference beyond the check's rounding allowance.
+yields one `Check` per aggregate or identity; this module only counts and words them. A check whose
+published aggregate covers more than the release holds (or whose inputs are not published) is "not
+comparable", never a mismatch. A value breaking an identity the release's own rows are known to break
+is "inconsistent in the release": listed, not a mismatch. A mismatch is a difference beyond the check's
+rounding allowance: an aggregate that does not follow from its parts, or an impossible value.
 """
 from __future__ import annotations
 
@@ -37,7 +40,11 @@ class Verification:
 
     @property
     def mismatched(self) -> list[Check]:
-        return [c for c in self.comparable if not c.matched]
+        return [c for c in self.comparable if not c.matched and not c.in_release]
+
+    @property
+    def inconsistent_in_release(self) -> list[Check]:
+        return [c for c in self.comparable if not c.matched and c.in_release]
 
     @property
     def not_comparable(self) -> list[Check]:
@@ -45,7 +52,7 @@ class Verification:
 
     @property
     def largest_difference(self) -> float | None:
-        differences = [c.difference for c in self.comparable]
+        differences = [c.difference for c in self.comparable if c.matched or not c.in_release]
         return max(differences) if differences else None
 
 
@@ -77,19 +84,29 @@ def lines(results: list[Verification], shown: int = 30) -> list[str]:
             out.append(f"{result.benchmark}: {result.rows} published scores; no checks declared for this benchmark")
             continue
         largest = result.largest_difference
-        out.append(f"{result.benchmark}: {result.rows} published scores; aggregates checked {len(result.checks)}, "
-                   f"matched {len(result.matched)}, mismatched {len(result.mismatched)}, "
-                   f"not comparable {len(result.not_comparable)}; largest |difference| "
+        out.append(f"{result.benchmark}: {result.rows} published scores; checks {len(result.checks)}: "
+                   f"matched {len(result.matched)}, not comparable {len(result.not_comparable)}, "
+                   f"inconsistent in the release {len(result.inconsistent_in_release)}, "
+                   f"mismatched {len(result.mismatched)}; largest |difference| "
                    f"{'-' if largest is None else f'{largest:.6g}'}")
         for check in result.mismatched[:shown]:
-            out.append(f"  MISMATCH {_where(check)}: {check.what}: published {check.published:.6g}, "
-                       f"recomputed {check.recomputed:.6g} (difference {check.difference:.3g}, "
+            out.append(f"  {'IMPOSSIBLE' if check.identity else 'MISMATCH'} {_where(check)}: {check.what}: "
+                       f"published {check.published:.6g}, {_recomputed(check)} (difference {check.difference:.3g}, "
                        f"allowed {check.tolerance:.3g})" + (f"; {check.note}" if check.note else ""))
         if len(result.mismatched) > shown:
             out.append(f"  ... {len(result.mismatched) - shown} more mismatches")
+        for check in result.inconsistent_in_release[:shown]:
+            out.append(f"  inconsistent in the release: {_where(check)}: {check.what}: published "
+                       f"{check.published:.6g}, {_recomputed(check)}" + (f"; {check.note}" if check.note else ""))
+        if len(result.inconsistent_in_release) > shown:
+            out.append(f"  ... {len(result.inconsistent_in_release) - shown} more inconsistent in the release")
         for why, n in _reasons(result.not_comparable)[:shown]:
             out.append(f"  not comparable ({n}): {why}")
     return out
+
+
+def _recomputed(check: Check) -> str:
+    return f"{'nearest possible' if check.identity else 'recomputed'} {check.recomputed:.6g}"
 
 
 def _where(check: Check) -> str:
@@ -106,5 +123,6 @@ def _reasons(checks: list[Check]) -> list[tuple[str, int]]:
 
 
 def exit_status(results: list[Verification]) -> int:
-    """1 when any comparable aggregate differs beyond its allowance, else 0."""
+    """1 when any comparable aggregate differs beyond its allowance or a value breaks an identity
+    (other than one the release itself is known to break), else 0."""
     return 1 if any(r.mismatched for r in results) else 0

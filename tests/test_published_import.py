@@ -44,12 +44,13 @@ def test_mmdr_task_scores_csv_with_bom_crlf_and_empty_cells(mmdr_only):
     got = rows(store, "file LIKE '%task_scores.csv'")
     q1 = got[("run-a", "mmdr.q1", "overall")]
     assert (q1["value"], q1["scale"], q1["published_metric"], q1["published_value"], q1["line"]) == \
-        (54.0, "0-100", "Overall", 54.0, 2)
+        (59.0, "0-100", "Overall", 59.0, 2)
     assert q1["file"] == "reference_outputs/run-a/run-a.task_scores.csv"
     assert got[("run-a", "mmdr.q2", "sem")]["value"] is None  # empty MOSAIC sub-metric: a NULL, not a 0
     assert got[("run-a", "mmdr.q2", "mosaic")]["value"] == 0.0
-    assert got[("run-a", "mmdr.q3", "vqa")]["value"] == 40.0
-    assert got[("run-a", "mmdr.q1", "stored_overall")]["value"] == 53.9
+    assert got[("run-a", "mmdr.q1", "vqa")]["value"] == 70.0
+    assert got[("run-a", "mmdr.q3", "vqa")]["value"] is None
+    assert got[("run-a", "mmdr.q1", "stored_overall")]["value"] == 58.9
     assert {m for (_, t, m) in got if t == "mmdr.q1"} == {
         "overall", "stored_overall", "overall_delta", "flae", "read", "insh", "stru", "trace", "vef", "con", "cov",
         "fid", "mosaic", "sem", "acc", "vqa"}
@@ -62,11 +63,11 @@ def test_mmdr_task_scores_csv_with_bom_crlf_and_empty_cells(mmdr_only):
 def test_mmdr_leaderboard_manifest_and_results(mmdr_only):
     store, _ = mmdr_only
     board = rows(store, "task = '' AND file LIKE '%leaderboard.csv'")
-    assert board[("run-a", "", "overall")]["value"] == 30.37
-    assert board[("run-a", "", "sem")]["value"] == 70.0
+    assert board[("run-a", "", "overall")]["value"] == 28.7
+    assert board[("run-a", "", "sem")]["value"] == 50.0
     counts = rows(store, "scale = 'count'")
     assert {k[2]: r["value"] for k, r in counts.items()} == {
-        "overall.n_tasks": 3, "mosaic.n_tasks": 3, "sem.n_tasks": 2, "acc.n_tasks": 2, "vqa.n_tasks": 2}
+        "overall.n_tasks": 3, "mosaic.n_tasks": 3, "sem.n_tasks": 1, "acc.n_tasks": 1, "vqa.n_tasks": 1}
     assert counts[("run-a", "", "sem.n_tasks")]["published_metric"] == "contributing_counts.Sem."
     assert counts[("run-a", "", "sem.n_tasks")]["line"] is None
     results = rows(store, "file = 'results/run-a.jsonl'")

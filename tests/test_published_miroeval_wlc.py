@@ -153,15 +153,67 @@ def test_miroeval_process_dimensions_and_published_overall(tmp_path):
     assert (row.published_metric, row.published_value) == ("intrinsic.efficiency", 7.0)
 
 
-def test_miroeval_checks_recompute_process_overall_and_name_the_synthesis_total(tmp_path):
+def test_miroeval_checks_recompute_process_overall_and_bound_small_synthesis_tasks(tmp_path):
     records, _ = rows_and_log(miro_loader, miroeval_release(tmp_path / "r"))
     checks = list(miro_published.published_checks(frame(records)))
     process = [c for c in checks if c.what.startswith("task process")]
     assert [(c.system, c.matched) for c in process] == [("alpha", True), ("beta", True)]
     assert process[0].recomputed == pytest.approx(70.333, abs=1e-3) and process[0].published == pytest.approx(70.33)
-    synthesis = [c for c in checks if "total_weighted_score" in c.what]
-    assert len(synthesis) == 1 and synthesis[0].recomputed is None and "weights" in synthesis[0].note
-    assert synthesis[0].published == pytest.approx((69.74 + 50.5 + 88.0) / 3)
+    # one or two systems per task: too few to solve the shared weights; each total lies within its parts
+    bounds = [c for c in checks if c.what.startswith("task synthesis total_weighted_score lies within")]
+    assert [(c.system, c.task, c.matched, c.identity) for c in bounds] == [
+        ("alpha", "miroeval.1", True, True), ("beta", "miroeval.2", True, True), ("beta", "miroeval.3", True, True)]
+    unsolved = [c for c in checks if c.recomputed is None]
+    assert len(unsolved) == 1 and "3 task(s) with fewer than 6 systems' complete cells" in unsolved[0].note
+
+
+SHARED_WEIGHTS = (0.15, 0.12, 0.10, 0.18, 0.45)  # coverage, insight, instruction_following, clarity, query_spec
+
+
+def shared_weight_task(systems: int = 9) -> dict:
+    """One task's report cells whose totals all come from the same weights, written to three decimals."""
+    cells = {}
+    for k in range(systems):
+        parts = [round(2.0 + ((k * 7 + d * 3) % 11) * 0.6 + d * 0.13 + k * 0.071, 3) for d in range(5)]
+        total = round(sum(w * x for w, x in zip(SHARED_WEIGHTS, parts)), 3)
+        cells[f"sys{k}"] = {**dict(zip(("coverage", "insight", "instruction_following", "clarity", "query_spec"),
+                                       parts)), "total_weighted_score": total}
+    return cells
+
+
+def synthesis_release(root: Path, task: dict) -> list:
+    write_json(root / DETAILS / "report/text.json", {"7": task})
+    return rows_and_log(miro_loader, root)[0]
+
+
+def test_miroeval_synthesis_totals_follow_the_weights_the_tasks_systems_share(tmp_path):
+    checks = list(miro_published.published_checks(frame(synthesis_release(tmp_path / "r", shared_weight_task()))))
+    assert len(checks) == 9 and all(c.matched for c in checks), [c for c in checks if not c.matched]
+    assert all(c.what.startswith("task synthesis total_weighted_score = the task's shared weights") for c in checks)
+    assert "weights solved from 8 other system(s): coverage 0.15, insight 0.12, instruction_following 0.1, " \
+           "clarity 0.18, query_spec 0.45" in checks[0].note
+
+
+@pytest.mark.parametrize("field", ["total_weighted_score", "coverage"])
+def test_miroeval_a_synthesis_cell_moved_by_half_a_point_is_named(tmp_path, field):
+    task = shared_weight_task()
+    task["sys4"][field] = round(task["sys4"][field] + 0.5, 3)
+    checks = list(miro_published.published_checks(frame(synthesis_release(tmp_path / "r", task))))
+    wrong = [c for c in checks if not c.matched]
+    assert [(c.system, c.task) for c in wrong] == [("sys4", "miroeval.7")]
+    assert "this cell breaks the weights the task's other cells share" in wrong[0].note
+    expected = 10 * sum(w * x for w, x in zip(SHARED_WEIGHTS, shared_weight_task()["sys4"].values()))
+    moved = 0.5 * (SHARED_WEIGHTS[0] if field == "coverage" else 0)
+    assert wrong[0].recomputed == pytest.approx(expected + 10 * moved, abs=0.02)
+
+
+def test_miroeval_a_cell_with_a_null_dimension_is_left_out_of_the_shared_weights(tmp_path):
+    """A failed dimension renormalises that cell's weights: it cannot be held to the others'."""
+    task = shared_weight_task()
+    task["sys2"]["insight"] = None
+    task["sys2"]["total_weighted_score"] = 5.0
+    checks = list(miro_published.published_checks(frame(synthesis_release(tmp_path / "r", task))))
+    assert len(checks) == 8 and all(c.matched for c in checks) and "sys2" not in {c.system for c in checks}
 
 
 def test_miroeval_planted_process_mismatch_is_caught(tmp_path):
@@ -184,6 +236,19 @@ def test_miroeval_model_overall_at_the_top_level_is_a_system_row_checked_over_it
     model = [c for c in miro_published.published_checks(frame(records)) if c.task == ""
              and c.what.startswith("model")]
     assert len(model) == 1 and model[0].matched and "1 task(s)" in model[0].note  # task 2's cell is null
+
+
+def test_miroeval_model_overall_over_more_tasks_than_the_file_holds_is_not_comparable(tmp_path):
+    root = miroeval_release(tmp_path / "r")
+    path = root / DETAILS / "process/text.json"
+    data = json.loads(path.read_text())
+    data["_overall_from_per_task"] = {"alpha": 6.48}  # over the split's 70 tasks; the file holds 2 (1 scored)
+    write_json(path, data)
+    records, _ = rows_and_log(miro_loader, root)
+    model = [c for c in miro_published.published_checks(frame(records)) if c.what.startswith("model")]
+    assert len(model) == 1 and model[0].recomputed is None
+    assert model[0].note.startswith("the release holds 2 of the benchmark's 70 tasks; the published aggregate "
+                                    "differs from the one over those 2 (70.3333)")
 
 
 # --- Wiki Live --------------------------------------------------------------------------------
@@ -263,10 +328,15 @@ def test_wlc_rows_per_criterion_category_and_overall_titles_matched_to_tasks(tmp
         "details.Neutral[0].winner", None, "0-1")
     assert {s for s, _, _ in cells} == {"run-a", "run-b"}  # run-c's only file is malformed
     assert sorted(str(p) for p in log.skipped) == [
-        "results/run-a/Unknown Topic_writing.json: no task for this article ('Unknown Topic': no imported task has "
-        "this title); file not imported",
         "results/run-c/Harbor Lantern Festival_writing.json: details.Neutral[1]: winner 'draw' is not gen, gt or tie; "
         "file not imported"]
+    # an article without a task file: imported, keyed by its title, and said so
+    unknown = task_key("wlc", "Unknown_Topic")
+    assert cells[("run-a", unknown, "writing")].value == pytest.approx(100 * 4 / 9)
+    assert cells[("run-a", unknown, "well_written.c1")].value == 1.0
+    assert [str(p) for p in log.notes if "Unknown Topic" in str(p)] == [
+        "results/run-a/Unknown Topic_writing.json: no task for this article (no task file has this title): its "
+        "published scores are keyed by its title 'Unknown Topic' (wlc.unknown_topic)"]
 
 
 def test_wlc_results_without_tasks_are_keyed_by_title_and_say_so(tmp_path):
@@ -287,8 +357,8 @@ def test_wlc_checks_recompute_rates_and_counts_from_details(tmp_path):
     records, _ = rows_and_log(wlc_loader, wlc_release(tmp_path / "r"))
     checks = list(wlc_published.published_checks(frame(records)))
     assert checks and all(c.matched for c in checks)
-    # per article: 4 rates (3 categories + overall) and 4 counts each
-    assert len(checks) == 4 * 5 * 3
+    # per article (four, the one without a task file too): 4 rates (3 categories + overall) and 4 counts each
+    assert len(checks) == 4 * 5 * 4
     overall = next(c for c in checks if c.what.startswith("writing =") and c.system == "run-a"
                    and c.task == "wlc.2025-12-1")
     assert overall.recomputed == pytest.approx(100 * 4 / 9)
@@ -303,6 +373,27 @@ def test_wlc_planted_mismatches_are_caught(tmp_path):
         ("run-a", "wlc.2025-12-1", "broad.ties = criteria tied in details")]
     rate = next(c for c in wrong if c.what.startswith("broad ="))
     assert (rate.published, rate.recomputed) == (pytest.approx(90.0), pytest.approx(100 / 3))
+
+
+def test_wlc_a_flipped_winner_in_an_article_without_a_task_file_is_caught(tmp_path):
+    """The release's only writing result may be for an article no task file has: it is still read, and its
+    win rates are recomputed from its per-criterion winners."""
+    root = wlc_release(tmp_path / "r")
+    path = root / "results/run-a/Unknown Topic_writing.json"
+    data = json.loads(path.read_text())
+    assert data["details"]["Broad in coverage"][0]["winner"] == "gt"
+    data["details"]["Broad in coverage"][0]["winner"] = "gen"  # the aggregates still say 1 of 3 won
+    write_json(path, data)
+    records, _ = rows_and_log(wlc_loader, root)
+    wrong = [c for c in wlc_published.published_checks(frame(records)) if not c.matched]
+    unknown = task_key("wlc", "Unknown_Topic")
+    assert sorted(c.what for c in wrong if c.task == unknown) == [
+        "broad = generated wins / its criteria", "broad.gen_wins = criteria won in details",
+        "broad.gt_wins = criteria lost in details", "writing = generated wins / all criteria (micro)",
+        "writing.gen_wins = criteria won in details", "writing.gt_wins = criteria lost in details"]
+    assert all(c.task == unknown for c in wrong)
+    rate = next(c for c in wrong if c.what.startswith("broad ="))
+    assert (rate.published, rate.recomputed) == (pytest.approx(100 / 3), pytest.approx(200 / 3))
 
 
 # --- dreval import and dreval verify, end to end on a home ---------------------------------------
@@ -336,9 +427,10 @@ def test_miroeval_scores_alone_import_and_verify(tmp_path, capsys):
 
     status, out = cli(capsys, "--home", str(home), "verify", "miroeval")
     assert status == 0, out
-    assert out.startswith("miroeval: 73 published scores; aggregates checked 3, matched 2, mismatched 0, "
-                          "not comparable 1"), out
-    assert "not comparable (1): task synthesis (total_weighted_score)" in out and "weights" in out
+    assert out.startswith("miroeval: 73 published scores; checks 6: matched 5, not comparable 1, inconsistent in "
+                          "the release 0, mismatched 0"), out
+    assert "not comparable (1): task synthesis total_weighted_score = the task's shared weights" in out
+    assert "3 task(s) with fewer than 6 systems' complete cells" in out
 
     cli(capsys, "--home", str(home), "import", "miroeval", str(miroeval_release(tmp_path / "r", beta_overall=6.2)))
     assert len(published_rows(home, "miroeval")) == 73  # re-import replaced each file's rows
@@ -358,7 +450,19 @@ def test_wlc_writing_results_import_and_verify(tmp_path, capsys):
     assert "winner 'draw' is not gen, gt or tie" in out
     status, out = cli(capsys, "--home", str(home), "verify", "wlc")
     assert status == 0, out
-    assert out.startswith("wlc: ") and "aggregates checked 60, matched 60, mismatched 0, not comparable 0" in out
+    assert out.startswith("wlc: ") and "checks 80: matched 80, not comparable 0, inconsistent in the release 0, " \
+        "mismatched 0" in out
+
+    flipped = wlc_release(tmp_path / "flipped")  # the article without a task file: a winner flipped in details
+    path = flipped / "results/run-a/Unknown Topic_writing.json"
+    data = json.loads(path.read_text())
+    data["details"]["Neutral"][0]["winner"] = "gt"
+    write_json(path, data)
+    cli(capsys, "--home", str(home), "import", "wlc", str(flipped))
+    status, out = cli(capsys, "--home", str(home), "verify", "wlc")
+    assert status == 1
+    assert ("MISMATCH system run-a, task wlc.unknown_topic: neutral.ties = criteria tied in details: published 1, "
+            "recomputed 0") in out
 
     planted = wlc_release(tmp_path / "planted", **{"overall": {"gen_win_rate": 0.5}})
     cli(capsys, "--home", str(home), "import", "wlc", str(planted))

@@ -55,6 +55,9 @@ class Benchmark:
     evidence_inputs: EvidenceInputs | None = None
     prompts_dir: Path | None = None  # its own templates, for a benchmark that lives outside this package
     published_checks: PublishedChecks | None = None  # recomputes its release's published aggregates
+    # the tasks its published release holds, per split ('all' when it has none): an aggregate a release
+    # publishes may be over all of them while a copy holds fewer (`dreval verify`: not comparable then)
+    published_tasks: Mapping[str, int] = field(default_factory=dict)
     # the sampling temperature of its published judge: its own judgments and the shared ones on its tasks
     # are asked at it (`judges/temperature.py`); DREVAL_JUDGE_TEMPERATURE overrides every benchmark's
     judge_temperature: float = 0.0

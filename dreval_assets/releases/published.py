@@ -25,7 +25,14 @@ class PublishedScore:
 
 @dataclass(frozen=True)
 class Check:
-    """One published aggregate recomputed by `dreval verify`."""
+    """One published number checked by `dreval verify`: an aggregate recomputed from its published
+    parts, or (`identity`) a value tested against an identity the paper defines for it (a range, a
+    gate, a weighted mean lying between its parts, a pass/fail taking two values): then `recomputed`
+    is the nearest value the identity allows, so a value that breaks it is `difference` away.
+
+    `in_release`: the published release itself breaks this identity in its own rows (its pipeline does
+    not enforce what the paper states), so a failure is "inconsistent in the release" (listed, so a
+    user knows which rows no judge could reproduce) rather than a mismatch."""
 
     benchmark: str
     what: str  # e.g. 'task Overall = 0.2 FLAE + 0.5 TRACE + 0.3 MOSAIC'
@@ -35,6 +42,8 @@ class Check:
     recomputed: float | None  # None: not comparable (`note` says why)
     tolerance: float  # rounding allowance on the published value's scale
     note: str = ''
+    identity: bool = False
+    in_release: bool = False
 
     @property
     def matched(self) -> bool:
@@ -43,6 +52,49 @@ class Check:
     @property
     def difference(self) -> float | None:
         return None if self.recomputed is None else abs(self.published - self.recomputed)
+
+
+def within(benchmark: str, what: str, system: str, task: str, published: float, low: float, high: float,
+           tolerance: float, note: str = '', in_release: bool = False) -> Check:
+    """An identity check that `published` lies in [low, high]: the nearest allowed value is recomputed."""
+    nearest = min(max(published, low), high)
+    bounds = f"allowed {low:.6g}-{high:.6g}" if low < high else f"allowed {low:.6g}"
+    return Check(benchmark, what, system, task, published, nearest, tolerance,
+                 f"{bounds}; {note}" if note else bounds, identity=True, in_release=in_release)
+
+
+def all_within(benchmark: str, what: str, system: str, task: str, values: dict[str, float | None], low: float,
+               high: float, tolerance: float) -> Check | None:
+    """One range check over a row's scores: the value farthest outside [low, high] (else the first),
+    named in the note. None for a row without a value."""
+    present = {name: v for name, v in values.items() if v is not None}
+    if not present:
+        return None
+    name, value = max(present.items(), key=lambda item: max(low - item[1], item[1] - high, 0.0))
+    return within(benchmark, what, system, task, value, low, high, tolerance,
+                  f"{len(present)} score(s) of the row; the farthest out: {name}")
+
+
+def one_of(benchmark: str, what: str, system: str, task: str, published: float, allowed: tuple[float, ...],
+           tolerance: float, note: str = '') -> Check:
+    """An identity check that `published` is one of `allowed` (a pass/fail score): the nearest is recomputed."""
+    nearest = min(allowed, key=lambda a: abs(published - a))
+    bounds = "allowed " + " or ".join(f"{a:g}" for a in allowed)
+    return Check(benchmark, what, system, task, published, nearest, tolerance,
+                 f"{bounds}; {note}" if note else bounds, identity=True)
+
+
+def over_tasks_present(check: Check, present: int, published_tasks: int | None) -> Check:
+    """A published aggregate compared with the same aggregate over the `present` tasks of the release.
+    Where the release holds fewer than the benchmark's `published_tasks`, a differing aggregate may well
+    be over tasks the release does not hold: not comparable, with the counts (never a mismatch); an
+    equal one is over the tasks present (a run over a subset) and matches."""
+    if check.recomputed is None or check.matched or published_tasks is None or present >= published_tasks:
+        return check
+    return Check(check.benchmark, check.what, check.system, check.task, check.published, None, 0.0,
+                 f"the release holds {present} of the benchmark's {published_tasks} tasks; the published "
+                 f"aggregate differs from the one over those {present} ({check.recomputed:.6g}), so it covers tasks "
+                 f"the release does not hold")
 
 
 # --- cells and rounding --------------------------------------------------------------------
@@ -92,8 +144,8 @@ FLOAT_NOISE = 1e-9  # floating-point sums of unrounded inputs
 class Rounding:
     """The rounding a file's published numbers carry: half a unit of the most decimals any value of the
     same metric in the same file shows (a column written to two decimals has a value that shows them;
-    54.00 alone would look like 54). A metric with a single value in its file takes the file's most
-    decimals (a file of `Label: number` lines writes every line alike)."""
+    54.00 alone would look like 54). A metric with a single value in its file, or with whole numbers
+    only, takes the file's most decimals (a file of `Label: number` lines writes every line alike)."""
 
     def __init__(self, cells: Iterable[tuple[str, str, float | None]]):
         self.by_metric: dict[tuple[str, str], list[float]] = {}
@@ -107,6 +159,7 @@ class Rounding:
 
     def half(self, file: str, published_metric: str) -> float:
         halves = self.by_metric.get((file, published_metric), [])
-        if len(halves) >= 2:
+        if len(halves) >= 2 and min(halves) < 0.5:
             return min(halves)
+        # one value, or only whole numbers (a pass/fail column's "100.0" reads as 100): the file's rounding
         return self.by_file.get(file, halves[0] if halves else 0.0)

@@ -4,10 +4,11 @@ from ..protocol import Benchmark
 from .heuristic import HANDLERS
 from .judgments import evidence_inputs, race
 from .metrics import SUITE
+from .published import PUBLISHED_TASKS
 from .published_checks import published_checks
 
 BENCHMARK = Benchmark("drb", SUITE, loader=__name__ + ".loader", report_judgments=(race,),
-                      published_checks=published_checks,
+                      published_checks=published_checks, published_tasks=PUBLISHED_TASKS,
                       heuristic_handlers=HANDLERS, evidence_inputs=evidence_inputs, policies={
     "drb.race.position_bias": Policy("target_first", ("target_first", "both_orders", "random_order"),
                                      "DRB RACE: the reference code's one call with the report first, the mean of "

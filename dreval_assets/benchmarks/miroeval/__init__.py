@@ -7,13 +7,13 @@ from .heuristic import HANDLERS
 from .judgments import synthesis
 from .process_judgments import HANDLERS as PROCESS_HANDLERS, process
 from .metrics import SUITE
-from .published import published_checks
+from .published import PUBLISHED_TASKS, published_checks
 
 BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sandbox_evidence=True,
                       report_judgments=(synthesis, process),
                       heuristic_handlers={**HANDLERS, **PROCESS_HANDLERS},
                       task_artifacts=(adaptive_rubrics, key_facts, image_key_facts), evidence_inputs=evidence_inputs,
-                      published_checks=published_checks, policies={
+                      published_checks=published_checks, published_tasks=PUBLISHED_TASKS, policies={
     "miroeval.dimension_cap": Policy("none", ("none", "0.20"),
                                      "MiroEval synthesis: the judge's dimension weights as generated (the published "
                                      "protocol), or each task-specific dimension held at 0.20"),

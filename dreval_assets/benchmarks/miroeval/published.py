@@ -21,12 +21,14 @@ import polars as pl
 
 from ...core.stats import mean
 from ...releases.json_readers import read_json_object
-from ...releases.published import FLOAT_NOISE, Check, PublishedScore, Rounding, cell_number
+from ...releases.published import FLOAT_NOISE, Check, PublishedScore, Rounding, cell_number, over_tasks_present
 from ...releases.records import ImportLog, relative
 from .process import GROUPS, SCALE, metric_name, process_score
+from .published_synthesis import synthesis_checks
 from .right_ratio import FORMULA, factuality_ratio
 
 BENCHMARK = "miroeval"
+PUBLISHED_TASKS = {"text": 70, "multimodal": 30}  # a model's overall in a split's file is over all its tasks
 DETAILS = Path("data/detail_results")
 KINDS = ("report", "factuality", "process")
 SPLITS = ("text", "multimodal")
@@ -172,17 +174,18 @@ def _count(value: object, name: str) -> float | None:
 # --- dreval verify ------------------------------------------------------------------------
 
 PROCESS_FORMULA = "process = mean(intrinsic mean, alignment mean) x10"
-SYNTHESIS_NOTE = ("not recomputable: the per-task dimension weights (and the task-specific dimensions behind "
-                  "query_spec) are not published")
 
 
 def published_checks(rows: pl.DataFrame) -> Iterator[Check]:
     """Process overall from its dimensions (per task, and per model where a file gives a model's
-    overall); synthesis totals are named as not recomputable, once per file."""
+    overall; a split's file holding fewer than its published tasks whose mean differs is not
+    comparable); synthesis totals from the weights each task's systems share (`published_synthesis`).
+    Factuality cells publish counts only (no ratio to hold them to): the reader's whole-count and range
+    rules are all there is to check."""
     if rows.is_empty():
         return
     yield from _process_checks(rows)
-    yield from _synthesis_notes(rows)
+    yield from synthesis_checks(rows)
 
 
 def _dimension_scores(rows: pl.DataFrame) -> dict[tuple[str, str, str], float | None]:
@@ -215,17 +218,9 @@ def _process_checks(rows: pl.DataFrame) -> Iterator[Check]:
                  if file == row["file"] and system == row["system"]]
         scored = [s for s in tasks if s is not None]
         score = mean(scored)
-        note = (f"mean over the {len(scored)} task(s) of {row['file']} with scored dimensions; a model's overall over "
-                f"tasks the file does not hold cannot be told apart" if score is not None
+        note = (f"mean over the {len(scored)} task(s) of {row['file']} with scored dimensions" if score is not None
                 else f"{row['file']} holds no scored process cell for this model")
-        yield Check(BENCHMARK, f"model {OVERALL} = mean over tasks of {PROCESS_FORMULA}", row["system"], "",
-                    row["value"], score, tolerance, note)
-
-
-def _synthesis_notes(rows: pl.DataFrame) -> Iterator[Check]:
-    totals = rows.filter((pl.col("metric") == "synthesis") & pl.col("value").is_not_null())
-    for (file,), group in totals.group_by("file", maintain_order=True):
-        values = group["value"].to_list()
-        yield Check(BENCHMARK, f"task synthesis (total_weighted_score) of {file}: {len(values)} cell(s), "
-                               f"mean shown", "", "", mean(values), None, 0.0, SYNTHESIS_NOTE)
+        check = Check(BENCHMARK, f"model {OVERALL} = mean over tasks of {PROCESS_FORMULA}", row["system"], "",
+                      row["value"], score, tolerance, note)
+        yield over_tasks_present(check, len(tasks), PUBLISHED_TASKS.get(Path(row["file"]).stem))
 

@@ -7,11 +7,13 @@ from .heuristic import HANDLERS
 from .judgments import flae
 from .metrics import SUITE
 from .mosaic import judge_visual
+from .published import PUBLISHED_TASKS
 from .published_checks import published_checks
 from .trace_weights import judge_trace_weights
 
 BENCHMARK = Benchmark("mmdr", SUITE, loader=__name__ + ".loader",
                       report_judgments=(flae, judge_trace_weights, judge_visual), published_checks=published_checks,
+                      published_tasks=PUBLISHED_TASKS,
                       heuristic_handlers=HANDLERS, evidence_inputs=task_inputs,
                       judge_temperature=0.2,  # the paper's judge (Gemini-2.5-Pro) sampled at 0.2
                       claim_verdict_templates=FIDELITY_TEMPLATES,  # FID: over-specificity, causal inversion

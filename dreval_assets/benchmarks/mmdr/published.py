@@ -25,6 +25,7 @@ from ...releases.published import PublishedScore, cell_number
 from ...releases.records import ImportLog, first_of, relative, subfolders, text_of
 
 BENCHMARK = "mmdr"
+PUBLISHED_TASKS = {"all": 140}  # 100 Research + 40 Daily: a leaderboard row is over all of them
 REFERENCE = Path("reference_outputs")
 RESULTS = Path("results")
 TASK_SCORES, LEADERBOARD, MANIFEST = ".task_scores.csv", ".leaderboard.csv", ".leaderboard_manifest.json"

@@ -11,6 +11,7 @@ from .rubrics import ANALYTICAL_DEPTH, CONTRADICTIONS, RUBRICS, WRITING_QUALITY 
 
 BENCHMARK = Benchmark("tvir", SUITE, loader=__name__ + ".loader", rubrics=RUBRICS, judges_text_itself=True,
                       heuristic_handlers=HANDLERS, report_judgments=(tvir_judgments,),
+                      published_tasks={"all": 100},  # it publishes no score files (nothing for verify to read)
                       judge_temperature=0.0, policies={  # the paper's judge at temperature 0
     RUNS_POLICY: Policy("3", ("1", "2", "3", "4", "5"),
                         "TVIR: runs of every TVIR judgment averaged per item (the paper: 3 runs of its judge at "

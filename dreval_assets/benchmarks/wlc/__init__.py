@@ -7,10 +7,11 @@ from .heuristic import HANDLERS
 from .inputs import task_inputs
 from .judgments import pairwise
 from .metrics import SUITE
-from .published import published_checks
+from .published import PUBLISHED_TASKS, published_checks
 
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
                       heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, published_checks=published_checks,
+                      published_tasks=PUBLISHED_TASKS,
                       policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: statements the judge found unreadable (unknown) "

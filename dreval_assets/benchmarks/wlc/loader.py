@@ -89,24 +89,29 @@ def has_published(root: Path) -> bool:
 
 
 def iter_published(root: Path, log: ImportLog) -> Iterator[list[PublishedScore]]:
-    """Published writing results, one list per article, titles matched as reports' are. A folder
-    without ga_100.json cannot say which task a title is: its articles are keyed by title
-    (`wlc.<title>`), which no imported task has, and the log says so."""
+    """Published writing results, one list per article, titles matched as reports' are. Published
+    scores do not need our task: an article with a task file is linked to that task's key; one
+    without (or a folder without ga_100.json, or a title several releases share) is keyed by its
+    title (`wlc.<title>`), which no imported task has, and the log says so."""
     root = Path(root)
     if not has_published(root):
         return
+
+    def by_title(title: str) -> str:
+        return task_key(BENCHMARK, title_key(title))
+
     if not has_tasks(root):
         log.note(published.RESULTS.as_posix(), None, f"no data/<release>/wiki_data/{GA_FILE}: published results "
                  "are keyed by title (wlc.<title>) and match no task imported from a release")
-        yield from published.iter_published(root, log, lambda title: (task_key(BENCHMARK, title_key(title)), None))
+        yield from published.iter_published(root, log, lambda title: (by_title(title), None))
         return
     index = title_index(root, None)
 
-    def resolve(title: str) -> tuple[str | None, str | None]:
+    def resolve(title: str) -> tuple[str, str | None]:
         found = index.get(title_key(title), False)
         if found is False:
-            return None, "no imported task has this title"
-        return (found[0], None) if found else (None, "title is in several releases")
+            return by_title(title), "no task file has this title"
+        return (found[0], None) if found else (by_title(title), "the title is in several releases")
 
     yield from published.iter_published(root, log, resolve)
 

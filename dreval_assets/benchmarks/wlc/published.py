@@ -7,7 +7,9 @@
 
 One file is one record (one run's article against the reference): its rows are imported together or
 the file is skipped with a problem, since its aggregates are only checkable against its own details.
-Rows, system = the run, task = the title's task key:
+Every file is read: an article with a task file is linked to that task's key, one without is keyed
+by its title (noted), since its scores are checkable against its own details alone.
+Rows, system = the run, task = the task's (or the title's) key:
 - per criterion `<category>.c<criterion_index>`: 1 generated wins, 0 the reference wins, 0.5 tie
   (`judgments.OUTCOME_SCORE`, as our pairwise rows); `published_value` is NULL (the file writes a word);
 - per category the win rate x100 (`well_written`, `broad`, `neutral`; `overall` -> `writing`) and its
@@ -31,6 +33,7 @@ from .judgments import OUTCOME_SCORE
 from .metrics import win_rates
 
 BENCHMARK = "wlc"
+PUBLISHED_TASKS = {"all": 100}  # a release's ga_100.json; each writing result is checked on its own article
 RESULTS = Path("results")
 SUFFIX = "_writing.json"
 OVERALL = "overall"
@@ -38,8 +41,8 @@ OVERALL_METRIC = "writing"
 WINNERS = {"gen": "generated", "gt": "reference", "tie": "tie"}
 COUNTS = {"gen_wins": "generated", "gt_wins": "reference", "ties": "tie"}  # count -> outcome it counts; + total
 RATE = "gen_win_rate"
-# A title -> (task key, None) or (None, why not).
-Resolve = Callable[[str], tuple[str | None, str | None]]
+# A title -> (the task's key, None) where a task file has the title, else (the title's own key, why no task).
+Resolve = Callable[[str], tuple[str, str | None]]
 
 
 class BadFile(ValueError):
@@ -75,21 +78,26 @@ def iter_published(root: Path, log: ImportLog, resolve: Resolve) -> Iterator[lis
         try:
             if not isinstance(data, dict):
                 raise BadFile(f"expected a JSON object, found a {type(data).__name__}")
-            key = _task(data, path, resolve)
+            key = _task(data, path, resolve, file, log)
             yield _rows(data, path.parent.name, key, file, log)
         except BadFile as exc:
             log.skip(file, None, f"{exc}; file not imported")
 
 
-def _task(data: dict, path: Path, resolve: Resolve) -> str:
-    """The task of the file: its `topic`, else its file name, as the loader matches titles."""
-    reasons = []
-    for title in dict.fromkeys(t for t in (text_of(data.get("topic")), path.name[: -len(SUFFIX)]) if t):
-        key, why = resolve(title)
-        if key is not None:
+def _task(data: dict, path: Path, resolve: Resolve, file: str, log: ImportLog) -> str:
+    """The task of the file: its `topic`, else its file name, linked to the task that has the title;
+    an article no task file has is keyed by its title (published scores need no task of ours)."""
+    titles = list(dict.fromkeys(t for t in (text_of(data.get("topic")), path.name[: -len(SUFFIX)]) if t))
+    if not titles:
+        raise BadFile("no topic and no title in the file name")
+    resolved = [(title, *resolve(title)) for title in titles]
+    for _, key, why in resolved:
+        if why is None:
             return key
-        reasons.append(f"{title!r}: {why}")
-    raise BadFile("no task for this article (" + "; ".join(reasons or ["no topic"]) + ")")
+    title, key, why = resolved[0]
+    log.note(file, None, f"no task for this article ({why}): its published scores are keyed by its title {title!r} "
+                         f"({key})")
+    return key
 
 
 def _rows(data: dict, run: str, key: str, file: str, log: ImportLog) -> list[PublishedScore]:
