@@ -232,6 +232,10 @@ def cmd_refresh(args, settings: Settings) -> int:
     _tell_dagster(settings, store, [*summary.new_tasks, *summary.changed_tasks])
     if summary.new_tasks or summary.changed_tasks:
         print("run `dreval run` to evaluate the new tasks")
+    if summary.every_call_failed():
+        print(f"dreval: error: refresh {args.source}: every call failed, nothing was registered (see the "
+              f"lines above; check the configured endpoints and the judge)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -277,10 +281,12 @@ def cmd_run(args, settings: Settings) -> int:
           f"{', publish (results.duckdb is older than the leaderboard)' if the_plan.publish else ''}")
     from .defs.definitions import build_definitions
     from .defs.runner import execute, open_instance, sync_partitions
+    from .judges.meter import METER
     from .progress import RunProgress
 
     instance = open_instance(settings)
     sync_partitions(instance, store)
+    judged_before = METER.read()
     with running(settings.dagster_home):
         defs = build_definitions(replace(settings, refetch_failed=refetch))
         with RunProgress() as progress:
@@ -293,6 +299,12 @@ def cmd_run(args, settings: Settings) -> int:
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
     for line in na_summary(store, the_plan):
         print(line)
+    judge = METER.read().minus(judged_before)
+    asked = judge.done - judge.cache_hits
+    if asked and judge.failures >= asked:  # the judge went away after the preflight: not a finished run
+        print(f"dreval: error: every judge call of this run failed ({judge.failures} of {asked}); their scores "
+              f"are N/A (provider_failure) and the next `dreval run` asks again", file=sys.stderr)
+        return 1
     return 1 if failed else 0
 
 

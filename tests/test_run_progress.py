@@ -153,3 +153,22 @@ def test_ctrl_c_cancels_the_run_keeps_paid_answers_and_the_next_run_resumes(home
     asked_again = set(later.filter(~later["cache_hit"])["cache_key"]) & paid
     assert not asked_again  # the next run pays for nothing already answered
     assert set(later.filter(later["cache_hit"])["cache_key"]) & paid  # it resumed from the cache
+
+
+def test_a_run_in_which_every_judge_call_failed_exits_non_zero(home, capsys, monkeypatch):
+    registered_demo(home, capsys)
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        answered = llm._handle
+
+        def down_after_the_preflight(request):  # the endpoint answers the preflight, then fails
+            if len(llm.requests) >= 1:
+                llm.requests.append(request)
+                return 503, {"error": {"message": "down", "type": "server_error"}}, {}, None
+            return answered(request)
+
+        llm._handle = down_after_the_preflight
+        for name, value in {**judge_env(llm.base_url), "DREVAL_JUDGE_MAX_ATTEMPTS": "1"}.items():
+            monkeypatch.setenv(name, value)
+        assert main(["--home", str(home), "run", "--task", "drb.drb-52"]) == 1
+    err = capsys.readouterr().err
+    assert "every judge call of this run failed" in err
