@@ -16,13 +16,14 @@ from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, Definit
 from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from dagster._core.utils import make_new_run_id
 
-from ..config import Settings
+from ..config import ConfigError, Settings
 from ..planner import Plan, contiguous_ranges, evaluation_blocks
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
 from .jobs import job_steps
 from .orphans import run_tags
+from .postgres import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import system_task_key
 
 # Written by dreval into <home>/dagster/dagster.yaml (a file without this first line is the user's own and
@@ -43,12 +44,14 @@ compute_logs:
   class: NoOpComputeLogManager
 """
 # Teams: runs, event logs and schedules in PostgreSQL (dagster-postgres), the URL read from the
-# environment at run time, never written into the file.
-POSTGRES_URL_ENV = "DREVAL_DAGSTER_POSTGRES_URL"
+# environment at run time, never written into the file; any standard URL form (defs/postgres.py).
 POSTGRES_YAML = f"""storage:
-  postgres:
-    postgres_url:
-      env: {POSTGRES_URL_ENV}
+  custom:
+    module: dreval_assets.defs.postgres
+    class: PostgresStorage
+    config:
+      postgres_url:
+        env: {POSTGRES_URL_ENV}
 """
 
 
@@ -78,7 +81,13 @@ def open_instance(settings: Settings) -> DagsterInstance:
     private_folder(settings.home)  # the home holds the databases: its owner's only, whoever makes it first
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
-    wanted = instance_yaml(bool(os.environ.get(POSTGRES_URL_ENV)))
+    postgres_url = os.environ.get(POSTGRES_URL_ENV)
+    if postgres_url:
+        try:
+            with_locked_driver(postgres_url)  # refused here in one line, not deep inside SQLAlchemy
+        except PostgresURLError as exc:
+            raise ConfigError(str(exc)) from None
+    wanted = instance_yaml(bool(postgres_url))
     current = config.read_text() if config.exists() else None
     ours = current is None or current == OLD_DAGSTER_YAML or current.startswith(OWN_YAML_MARK)
     if ours and current != wanted:
