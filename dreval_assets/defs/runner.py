@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, Definitions
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
+from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
+                                        REPOSITORY_LABEL_TAG)
 from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
@@ -65,6 +67,12 @@ POOLED_EVENT_LOG_YAML = """event_log_storage:
 def instance_yaml(postgres: bool) -> str:
     return DAGSTER_YAML + (POSTGRES_YAML if postgres else POOLED_EVENT_LOG_YAML)
 
+
+# The code location `dagster dev` loads (workspace.yaml's location_name, pyproject's
+# code_location_name): the CLI's runs carry its label, so the UI's job pages and timeline list them
+# beside the runs it launched itself.
+CODE_LOCATION = "dreval"
+UI_REPOSITORY_LABEL = f"{SINGLETON_REPOSITORY_NAME}@{CODE_LOCATION}"
 
 OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 # The event log keeps every event; the console shows only warnings and errors.
@@ -176,7 +184,7 @@ INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
 
 def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgress,
             store: Store | None = None) -> RunOutcome:
-    tags = run_tags()
+    tags = run_tags() | {REPOSITORY_LABEL_TAG: UI_REPOSITORY_LABEL}
     if launch.first is not None:
         tags |= {ASSET_PARTITION_RANGE_START_TAG: launch.first, ASSET_PARTITION_RANGE_END_TAG: launch.last}
     progress.say(f"run {launch.job}: {launch.description}")
