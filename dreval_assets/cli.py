@@ -24,6 +24,10 @@ class CliError(Exception):
     pass
 
 
+class RunInterrupted(Exception):
+    """Ctrl-C: said in one line, exit status 130 (the shell's convention for SIGINT)."""
+
+
 # Commands that may change the results: each ends by refreshing the published copy people query.
 PUBLISHING_COMMANDS = {"demo", "run", "import", "refresh", "add-system"}
 
@@ -44,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dreval: error: {redact(str(message))}", file=sys.stderr)
         return 2
+    except RunInterrupted as exc:
+        print(f"dreval: {exc}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # outside a Dagster run (planning, registering): nothing half-written to cancel
+        print("dreval: interrupted; nothing was lost (`dreval run` resumes)", file=sys.stderr)
+        return 130
     except duckdb.IOException as exc:  # the database file cannot be written or read: the same, from DuckDB
         print(f"dreval: error: {first_line(exc)}; check the home's disk space and permissions", file=sys.stderr)
         return 2
@@ -222,6 +232,10 @@ def cmd_refresh(args, settings: Settings) -> int:
     _tell_dagster(settings, store, [*summary.new_tasks, *summary.changed_tasks])
     if summary.new_tasks or summary.changed_tasks:
         print("run `dreval run` to evaluate the new tasks")
+    if summary.every_call_failed():
+        print(f"dreval: error: refresh {args.source}: every call failed, nothing was registered (see the "
+              f"lines above; check the configured endpoints and the judge)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -267,16 +281,30 @@ def cmd_run(args, settings: Settings) -> int:
           f"{', publish (results.duckdb is older than the leaderboard)' if the_plan.publish else ''}")
     from .defs.definitions import build_definitions
     from .defs.runner import execute, open_instance, sync_partitions
+    from .judges.meter import METER
+    from .progress import RunProgress
 
     instance = open_instance(settings)
     sync_partitions(instance, store)
+    judged_before = METER.read()
     with running(settings.dagster_home):
         defs = build_definitions(replace(settings, refetch_failed=refetch))
-        outcomes = execute(defs, instance, the_plan, store=store)
+        with RunProgress() as progress:
+            outcomes = execute(defs, instance, the_plan, store=store, progress=progress)
+    stopped = [o for o in outcomes if o.interrupted]
+    if stopped:
+        raise RunInterrupted(f"interrupted: run {stopped[0].run_id[:8]} ({stopped[0].job}) cancelled; the judge "
+                             f"answers already paid for are kept, and `dreval run` resumes from there")
     failed = [o for o in outcomes if not o.success]
     print(f"{len(outcomes) - len(failed)} run(s) succeeded, {len(failed)} failed")
     for line in na_summary(store, the_plan):
         print(line)
+    judge = METER.read().minus(judged_before)
+    asked = judge.done - judge.cache_hits
+    if asked and judge.failures >= asked:  # the judge went away after the preflight: not a finished run
+        print(f"dreval: error: every judge call of this run failed ({judge.failures} of {asked}); their scores "
+              f"are N/A (provider_failure) and the next `dreval run` asks again", file=sys.stderr)
+        return 1
     return 1 if failed else 0
 
 

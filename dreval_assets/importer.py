@@ -270,10 +270,13 @@ def _register(store: Store, batch, known: dict[str, str], summary: ImportSummary
 
 
 def _resolver(store: Store, benchmark: str, known: dict[str, str]):
-    """File stem or task id -> the benchmark's task key: the key itself, or a unique original id."""
+    """File stem or task id -> the benchmark's task key: the key itself, or a unique original id. A
+    generic release's tasks belong to whichever benchmark each names (`tvir.100001` is a TVIR task):
+    its ids are looked up among every registered task."""
     by_original: dict[str, list[str]] = {}
-    for key, original in store.query("SELECT task, original_id FROM registered_tasks WHERE benchmark = ?",
-                                     [benchmark]).iter_rows():
+    rows = (store.query("SELECT task, original_id FROM registered_tasks") if benchmark == "generic" else
+            store.query("SELECT task, original_id FROM registered_tasks WHERE benchmark = ?", [benchmark]))
+    for key, original in rows.iter_rows():
         by_original.setdefault(original, []).append(key)
 
     def resolve(name: str) -> str | None:

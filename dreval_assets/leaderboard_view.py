@@ -213,9 +213,18 @@ def render(tables: list[BoardTable], fmt: str) -> str:
     blocks = []
     for table in tables:
         wide = wide_leaderboard(table)
-        body = _markdown(wide) if fmt == "md" else _plain(wide)
-        blocks.append("\n".join([heading(table), body, *footnotes(table)]))
+        if fmt == "md":
+            blocks.append(_markdown_block(table, wide))
+        else:
+            blocks.append("\n".join([heading(table), _plain(wide), *footnotes(table)]))
     return "\n\n".join(blocks)
+
+
+def _markdown_block(table: BoardTable, wide: pl.DataFrame) -> str:
+    """GitHub-flavoured Markdown: the heading a heading, the table set apart by blank lines (a line
+    right after a table is one more row of it), the notes a list (indented notes nested)."""
+    notes = [f"  - {line.strip()}" if line.startswith("  ") else f"- {line}" for line in footnotes(table)]
+    return "\n\n".join(part for part in (f"### {heading(table)}", _markdown(wide), "\n".join(notes)) if part)
 
 
 def _csv(tables: list[BoardTable]) -> str:
@@ -239,9 +248,14 @@ def _json_table(table: BoardTable) -> dict:
 
 
 def _markdown(wide: pl.DataFrame) -> str:
-    header = wide.columns
+    header = [_md_cell(h) for h in wide.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in wide.iter_rows()])
+    return "\n".join(lines + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in wide.iter_rows()])
+
+
+def _md_cell(text: str | None) -> str:
+    """A cell's text as one GFM cell: a pipe would split it, a line break end the row."""
+    return " ".join(str(text or "").split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _plain(wide: pl.DataFrame) -> str:

@@ -41,6 +41,15 @@ def _dead(dagster_home: Path) -> list[Path]:
     return [m for m in folder.iterdir() if m.name.isdigit() and not process_alive(int(m.name))]
 
 
+def someone_running(dagster_home: Path) -> bool:
+    """Another live dreval process is running jobs on this home (the sensor waits for it)."""
+    folder = dagster_home / MARKERS
+    if not folder.is_dir():
+        return False
+    return any(m.name.isdigit() and int(m.name) != os.getpid() and process_alive(int(m.name))
+               for m in folder.iterdir())
+
+
 def someone_died(dagster_home: Path) -> bool:
     return bool(_dead(dagster_home))
 

@@ -233,6 +233,9 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
         [sys.executable, "-m", "dagster_webserver", "-w", str(root / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     query = "{ assetNodes { assetKey { path } partitionKeysByDimension { name partitionKeys } } }"
+    # a job's page lists the runs of its code location: the CLI's demo runs must be among them
+    job_runs = ('{ pipelineOrError(params: {pipelineName: "evaluate_job", repositoryName: "__repository__", '
+                'repositoryLocationName: "dreval"}) { ... on Pipeline { runs { runId status } } } }')
     try:
         nodes = None
         deadline = time.monotonic() + 90
@@ -243,6 +246,7 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
             except (httpx.HTTPError, KeyError, ValueError, TypeError):
                 time.sleep(0.5)
         assert nodes is not None, "webserver did not answer"
+        reply = httpx.post(f"http://127.0.0.1:{port}/graphql", json={"query": job_runs}, timeout=30).json()
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -253,6 +257,8 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
                          "report_judgments", "metric_scores", "leaderboard", "agreement", "published_results"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}
     assert list(dims["tasks"].values()) == [8] and list(dims["registered_tasks"].values()) == [8]
+    runs = reply["data"]["pipelineOrError"]["runs"]
+    assert [run["status"] for run in runs] == ["SUCCESS"], reply  # the demo's evaluation run, from the CLI
 
 
 @pytest.mark.parametrize("args, expected", [

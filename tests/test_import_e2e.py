@@ -159,3 +159,22 @@ def test_dr3_citations_of_corpus_documents_and_user_files_are_checked_offline(im
     assert cc["value"] is None and cc["na_reason"] == "data_accessibility"
     assert "32k corpus this run searched lacks 1 of 2 supportive documents" in cc["detail"]
     assert "'Installer workforce survey 2023'" in cc["detail"] and "corpus 32k: 1 supportive" in cc["detail"]
+
+
+def test_a_folder_of_reports_joins_a_generic_release_whose_tasks_belong_to_other_benchmarks(tmp_path, capsys):
+    """A generic release registers tasks under the benchmark each names (the demo's `tvir.100001`):
+    `--reports` finds them by their original id all the same."""
+    from dreval_assets.defs.runner import demo_root
+
+    home = str(tmp_path / "home")
+    reports = tmp_path / "mine"
+    reports.mkdir()
+    (reports / "100001.md").write_text("# Report\n\nThe barrage opened in 2019 [1].\n\n## References\n"
+                                       "[1] Barrage https://barrage.example/\n", encoding="utf-8")
+    (reports / "drb-52.md").write_text("# Another\n\nText.\n", encoding="utf-8")
+    assert main(["--home", home, "import", "generic", str(demo_root()), "--system", "Mine",
+                 "--reports", str(reports)]) == 0
+    out = capsys.readouterr().out
+    assert "no task with id" not in out and "reports found: 2 (2 new" in out, out
+    rows = store(Path(home)).query("SELECT task FROM imported_reports WHERE system = 'mine' ORDER BY task")
+    assert rows["task"].to_list() == ["drb.drb-52", "tvir.100001"]

@@ -215,3 +215,30 @@ def test_upgrading_a_home_forgets_the_unranked_board_so_the_next_run_rebuilds_it
     assert store.query("SELECT count(*) FROM leaderboard").item() == 0
     assert store.materialised("leaderboard") == {}  # so `dreval run` plans the leaderboard again
     assert {"rank", "coverage_note"} <= set(store.query("SELECT * FROM leaderboard").columns)
+
+
+def test_markdown_is_github_flavoured_tables_with_the_notes_outside_them():
+    """Parsed as GFM (markdown-it's table rule follows it): each table holds exactly its systems' rows;
+    the notes and the heading are not rows, and a pipe in a cell does not split it."""
+    from markdown_it import MarkdownIt
+
+    lucky = score("lucky|pipe", [99.0, None, None, None])
+    tables = leaderboard_tables(board_of(lucky, FULL, score("alpha", [70.0] * 4, judge="judge-b")))
+    text = render(tables, "md")
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    depth, rows_per_table, outside = 0, [], []
+    for token in tokens:
+        if token.type == "table_open":
+            depth, rows_per_table = depth + 1, [*rows_per_table, 0]
+        elif token.type == "table_close":
+            depth -= 1
+        elif token.type == "tr_open" and depth:
+            rows_per_table[-1] += 1
+        elif token.type == "inline" and not depth:
+            outside.append(token.content)
+    assert rows_per_table == [1 + 2, 1 + 1]  # the header and each system: no note became a row
+    assert any("scored on 1 of the 4 tasks" in line for line in outside)
+    assert sum(line.startswith("TVIR-Bench") for line in outside) == 2  # headings, outside the tables
+    headers = [t for t in tokens if t.type == "heading_open"]
+    assert len(headers) == 2
+    assert "lucky|pipe" in [t.content for t in tokens if t.type == "inline"]  # one cell, unescaped by the parser

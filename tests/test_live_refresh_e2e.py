@@ -93,3 +93,38 @@ def test_the_refresh_job_registers_and_observes_the_new_tasks(wiki, tmp_path):
     assert instance.get_dynamic_partitions("task") == [key]
     observed = instance.fetch_observations(AssetKey("registered_tasks"), limit=5).records
     assert [r.partition_key for r in observed] == [key]
+
+
+def test_a_refresh_reaches_the_users_own_endpoint_on_loopback(tmp_path, capsys, monkeypatch):
+    """The SSRF guard is for URLs from reports and pages: a MediaWiki (or SearXNG, news API) the user
+    configured on 127.0.0.1 is their choice, with no test-only allow-list handed in."""
+    with LoopbackWeb() as web:
+        wiki = LoopbackMediaWiki(web)
+        wiki.add("Saltcote Pier Railway", SALTCOTE_PIER_RAILWAY, "2025-06-03T12:00:00Z")
+        monkeypatch.setenv("DREVAL_WLC_API", wiki.api_url)
+        monkeypatch.setenv("DREVAL_WLC_CREATED_AFTER", "2025-05-01")
+        monkeypatch.setenv("DREVAL_FETCH_POLITENESS", "0")
+        assert main(["--home", str(tmp_path / "home"), "refresh", "wlc"]) == 0
+    captured = capsys.readouterr()
+    assert "1 new task(s)" in captured.out and "loopback" not in captured.out + captured.err
+
+
+def test_the_allow_list_is_the_configured_endpoints_exact_host_and_port():
+    allow = AllowList.for_endpoints("http://127.0.0.1:8888/search", "http://LocalHost/w/api.php", None, "ftp://x/")
+    assert allow.allows("127.0.0.1", 8888) and allow.allows("localhost", 80)
+    assert not allow.allows("127.0.0.1", 8889) and not allow.allows("127.0.0.1", 80)  # another port: refused
+
+
+def test_a_refresh_in_which_every_call_failed_exits_non_zero(tmp_path, capsys, monkeypatch):
+    """Every news request failing is not "0 new tasks": the exit status says the refresh failed."""
+    with LoopbackWeb() as web:  # answers 404 to every path: a wrong or dead endpoint
+        monkeypatch.setenv("DREVAL_NEWS_URL", f"http://{web.address}/v2/everything")
+        monkeypatch.setenv("DREVAL_SEARCH_URL", f"http://{web.address}/search")
+        monkeypatch.setenv("DREVAL_FETCH_POLITENESS", "0")
+        monkeypatch.setenv("DREVAL_FETCH_MAX_ATTEMPTS", "1")
+        topics = tmp_path / "topics.json"
+        topics.write_text('{"energy": ["tidal power"], "transport": ["ferries"]}')
+        monkeypatch.setenv("DREVAL_LIVE_TOPICS", str(topics))
+        assert main(["--home", str(tmp_path / "home"), "refresh", "miroeval"]) == 1
+    captured = capsys.readouterr()
+    assert "0 new task(s)" in captured.out and "every call failed" in captured.err

@@ -151,3 +151,38 @@ def test_first_tick_on_a_filled_home_runs_only_what_is_due_and_the_leaderboard_w
     assert not fresh.tick().run_requests
     fresh.carry_out(first)
     assert ranges(fresh.carry_out(fresh.tick())) == [("leaderboard_job", None, None)]
+
+
+def test_the_sensor_never_requests_what_a_cli_run_already_materialised(daemon, tmp_path, capsys):
+    from dreval_assets.cli import main
+
+    daemon.carry_out(daemon.tick())  # `dagster dev` is up: its cursor is set on the empty home
+    batch = tmp_path / "batch"
+    demo_batch(batch)
+    assert main(["--home", str(daemon.home), "import", "generic", str(batch)]) == 0
+    assert main(["--home", str(daemon.home), "run"]) == 0
+    capsys.readouterr()
+    result = daemon.tick()  # it sees the registration, and that the CLI did the work
+    assert not result.run_requests
+    assert not daemon.tick().run_requests
+
+
+def test_the_sensor_waits_while_a_dreval_run_is_running(daemon):
+    import subprocess
+    import sys
+
+    from dreval_assets.run_markers import MARKERS
+
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        markers = daemon.home / "dagster" / MARKERS
+        markers.mkdir(parents=True)
+        (markers / str(alive.pid)).touch()
+        waiting = daemon.tick()
+        assert not waiting.run_requests and "dreval run is running" in str(waiting.skip_reason)
+        assert not (daemon.home / "inbox" / "batch-1").exists() or daemon.cursor is None  # nothing taken
+    finally:
+        alive.stdin.close()
+        alive.wait(timeout=10)
+    assert daemon.carry_out(daemon.tick())  # the process ended: the batch is taken and run

@@ -230,3 +230,16 @@ def test_settings(monkeypatch, tmp_path):
     monkeypatch.setenv("DREVAL_EVIDENCE_SEARCH", "google")
     with pytest.raises(ConfigError, match="sandbox, web"):
         Settings.from_env(tmp_path)
+
+
+def test_the_users_search_endpoint_on_loopback_is_allowed_and_the_pages_it_finds_are_not(tmp_path):
+    """DREVAL_SEARCH_URL on 127.0.0.1 (a local SearXNG) is the user's choice; the pages it returns
+    (another port, another host) still go through the SSRF guard."""
+    from dreval_assets.defs.resources import DrevalResource
+
+    resource = DrevalResource(home=str(tmp_path / "home"), fetch_kind="live", evidence_search="web",
+                              search_url="http://127.0.0.1:8888/search")
+    searcher = resource.searcher()
+    assert searcher.api.fetcher.allow.allows("127.0.0.1", 8888)
+    assert not searcher.api.fetcher.allow.allows("127.0.0.1", 8080)
+    assert not searcher.fetcher.live.allow.pairs  # cited and found pages: no exception

@@ -25,6 +25,7 @@ from .. import inbox
 from ..config import Settings
 from ..live.config import LiveConfig
 from ..live.refresh import SCHEDULES, SOURCES, refresh
+from ..run_markers import someone_running
 from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .partitions import system_task_key
@@ -47,6 +48,10 @@ def _ranged(job_name: str, first: str, last: str, *key_parts: object) -> RunRequ
 @sensor(name="registry_sensor", minimum_interval_seconds=SENSOR_INTERVAL_S, default_status=DefaultSensorStatus.RUNNING,
         jobs=[tasks_job, evaluate_job, leaderboard_job, publish_job])
 def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
+    if someone_running(Settings(Path(dreval.home)).dagster_home):
+        # a `dreval run` is materialising this home: what it does is not requested twice; the cursor
+        # stays, so the next tick sees the same changes and asks only for what is still due
+        return SensorResult(skip_reason=SkipReason("a dreval run is running on this home"), cursor=context.cursor)
     state = json.loads(context.cursor) if context.cursor else {}
     store = dreval.store()
     store.ensure_schema()
@@ -73,6 +78,13 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         # ready tasks, which every system evaluates
         targets = inbox.evaluation_targets(store, ready, changes.systems) if (ready or changes.systems) else {}
         leaderboard_due, publish_due, tasks_to_run = False, False, changes.tasks
+        if tasks_to_run or targets:
+            # what a `dreval run` already materialised (after the registration the cursor saw) is not due
+            due = plan(store, Selection(), Settings.from_env(dreval.home))
+            tasks_to_run = [t for t in tasks_to_run if t in due.tasks]
+            targets = {system: [t for t in tasks if t in due.per_system.get(system, [])]
+                       for system, tasks in targets.items()}
+            targets = {system: tasks for system, tasks in targets.items() if tasks}
 
     # ranges follow the partition order; new keys are appended to it in registration order
     known = list(context.instance.get_dynamic_partitions("task")) if (changes.tasks or targets) else []

@@ -6,8 +6,17 @@ from dagster import AssetSelection, define_asset_job
 
 from .assets import PER_REPORT_ASSETS, agreement, leaderboard, published_results, task_rubrics, tasks
 
-tasks_job = define_asset_job("tasks_job", AssetSelection.assets(tasks, task_rubrics))
-evaluate_job = define_asset_job("evaluate_job", AssetSelection.assets(*PER_REPORT_ASSETS))
-leaderboard_job = define_asset_job("leaderboard_job", AssetSelection.assets(leaderboard, agreement, published_results))
-# the published copy alone: due when a leaderboard step ended before its copy was written
-publish_job = define_asset_job("publish_job", AssetSelection.assets(published_results))
+# each job's assets, in the order they run (a run's progress lists its steps from here)
+JOB_ASSETS = {
+    "tasks_job": [tasks, task_rubrics],
+    "evaluate_job": list(PER_REPORT_ASSETS),
+    "leaderboard_job": [leaderboard, agreement, published_results],
+    # the published copy alone: due when a leaderboard step ended before its copy was written
+    "publish_job": [published_results],
+}
+tasks_job, evaluate_job, leaderboard_job, publish_job = (
+    define_asset_job(name, AssetSelection.assets(*assets)) for name, assets in JOB_ASSETS.items())
+
+
+def job_steps(job_name: str) -> list[str]:
+    return [asset.key.path[-1] for asset in JOB_ASSETS[job_name]]

@@ -11,6 +11,7 @@ from ..fetch.base import Fetcher
 from ..fetch.api import JsonApi
 from ..fetch.factory import make_fetcher
 from ..fetch.live import LiveFetchConfig, LiveFetcher
+from ..fetch.safety import AllowList
 from ..fetch.images import RemoteImages
 from ..fetch.search import EvidenceSearch, make_search
 from ..judges.base import Judge
@@ -66,9 +67,10 @@ class DrevalResource(ConfigurableResource):
         """Where a statement no citation decided is checked: the task's sandbox, or the web search."""
         if self.evidence_search == "sandbox":
             return make_search("sandbox")
+        # the search endpoint is the user's (maybe a SearXNG on 127.0.0.1); the pages it finds are not
+        api = JsonApi(LiveFetcher(LiveFetchConfig.from_env(), allow=AllowList.for_endpoints(self.search_url)))
         return make_search("web", self.search_url, self.search_max_queries, self.search_max_pages,
-                           fetcher=self.fetcher(), api=JsonApi(LiveFetcher(LiveFetchConfig.from_env())),
-                           cache=StoredSearchCache(self.store()))
+                           fetcher=self.fetcher(), api=api, cache=StoredSearchCache(self.store()))
 
 
 class PartitionedDuckDBIOManager(ConfigurableIOManager):

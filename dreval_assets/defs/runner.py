@@ -11,21 +11,28 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from dagster import DagsterInstance, Definitions
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, Definitions
+from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
+from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
+                                        REPOSITORY_LABEL_TAG)
+from dagster._core.utils import make_new_run_id
 
-from ..config import Settings
+from ..config import ConfigError, Settings
 from ..planner import Plan, contiguous_ranges, evaluation_blocks
+from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
+from .jobs import job_steps
 from .orphans import run_tags
+from .postgres import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import system_task_key
 
 # Written by dreval into <home>/dagster/dagster.yaml (a file without this first line is the user's own and
 # is never touched). Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the
-# CLI's own runs are checked at its start, `orphans.mark_orphaned_runs`).
+# CLI's own runs are checked at its start, `orphans.mark_orphaned_runs`). No compute-log capture: our
+# steps log through Dagster's event log, and the capture's `tail` helper processes would each print a
+# traceback on Ctrl-C (they share the terminal's process group).
 OWN_YAML_MARK = "# written by dreval; replace this file to configure the instance yourself\n"
 DAGSTER_YAML = OWN_YAML_MARK + """telemetry:
   enabled: false
@@ -34,14 +41,19 @@ run_monitoring:
   start_timeout_seconds: 180
   max_resume_run_attempts: 0
   poll_interval_seconds: 60
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
 """
 # Teams: runs, event logs and schedules in PostgreSQL (dagster-postgres), the URL read from the
-# environment at run time, never written into the file.
-POSTGRES_URL_ENV = "DREVAL_DAGSTER_POSTGRES_URL"
+# environment at run time, never written into the file; any standard URL form (defs/postgres.py).
 POSTGRES_YAML = f"""storage:
-  postgres:
-    postgres_url:
-      env: {POSTGRES_URL_ENV}
+  custom:
+    module: dreval_assets.defs.postgres
+    class: PostgresStorage
+    config:
+      postgres_url:
+        env: {POSTGRES_URL_ENV}
 """
 
 
@@ -56,9 +68,18 @@ def instance_yaml(postgres: bool) -> str:
     return DAGSTER_YAML + (POSTGRES_YAML if postgres else POOLED_EVENT_LOG_YAML)
 
 
+# The code location `dagster dev` loads (workspace.yaml's location_name, pyproject's
+# code_location_name): the CLI's runs carry its label, so the UI's job pages and timeline list them
+# beside the runs it launched itself.
+CODE_LOCATION = "dreval"
+UI_REPOSITORY_LABEL = f"{SINGLETON_REPOSITORY_NAME}@{CODE_LOCATION}"
+
 OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 # The event log keeps every event; the console shows only warnings and errors.
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# The CLI's runs: the progress display says what ran and failed (each failure's root cause in a line),
+# so Dagster's own console logger keeps quiet; the event log still holds everything.
+CLI_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def open_instance(settings: Settings) -> DagsterInstance:
@@ -68,7 +89,13 @@ def open_instance(settings: Settings) -> DagsterInstance:
     private_folder(settings.home)  # the home holds the databases: its owner's only, whoever makes it first
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
-    wanted = instance_yaml(bool(os.environ.get(POSTGRES_URL_ENV)))
+    postgres_url = os.environ.get(POSTGRES_URL_ENV)
+    if postgres_url:
+        try:
+            with_locked_driver(postgres_url)  # refused here in one line, not deep inside SQLAlchemy
+        except PostgresURLError as exc:
+            raise ConfigError(str(exc)) from None
+    wanted = instance_yaml(bool(postgres_url))
     current = config.read_text() if config.exists() else None
     ours = current is None or current == OLD_DAGSTER_YAML or current.startswith(OWN_YAML_MARK)
     if ours and current != wanted:
@@ -97,47 +124,138 @@ class RunOutcome:
     success: bool
     run_id: str
     error: str = ""
+    interrupted: bool = False  # stopped by Ctrl-C (SIGINT/SIGTERM): the run is CANCELED, the rest not launched
 
 
-def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan,
-            echo: Callable[[str], None] = print, store: Store | None = None) -> list[RunOutcome]:
-    outcomes: list[RunOutcome] = []
+@dataclass(frozen=True)
+class Launch:
+    job: str
+    first: str | None
+    last: str | None
+    description: str
+    partitions: int  # partitions each of the job's steps materialises (1: an unpartitioned asset)
+
+
+def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
+    """The runs a plan takes, in order: task ranges, evaluation blocks, then the leaderboard or the copy."""
+    found: list[Launch] = []
     task_order = list(instance.get_dynamic_partitions("task"))
+    place = {task: i for i, task in enumerate(task_order)}
+    due_tasks = set(the_plan.tasks)
     for first, last in contiguous_ranges(the_plan.tasks, task_order):
-        outcomes.append(_launch(defs, instance, "tasks_job", first, last, f"tasks {first}..{last}", echo, store))
+        n = sum(1 for task in task_order[place[first]:place[last] + 1] if task in due_tasks)
+        found.append(Launch("tasks_job", first, last, f"tasks {first}..{last}", n))
     system_order = list(instance.get_dynamic_partitions("system"))
     for first_system, last_system, first, last in evaluation_blocks(the_plan.per_system, system_order, task_order):
         systems = first_system if first_system == last_system else f"{first_system}..{last_system}"
-        outcomes.append(_launch(defs, instance, "evaluate_job", str(system_task_key(first_system, first)),
-                                str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", echo,
-                                store))
+        in_systems = system_order[system_order.index(first_system):system_order.index(last_system) + 1]
+        in_tasks = set(task_order[place[first]:place[last] + 1])
+        n = sum(1 for system in in_systems for task in the_plan.per_system.get(system, []) if task in in_tasks)
+        found.append(Launch("evaluate_job", str(system_task_key(first_system, first)),
+                            str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", n))
     # what did materialise is published even when a block failed: one failure never freezes the results
     if the_plan.leaderboard:
-        outcomes.append(_launch(defs, instance, "leaderboard_job", None, None, "leaderboard", echo, store))
+        found.append(Launch("leaderboard_job", None, None, "leaderboard", 1))
     elif the_plan.publish:
-        outcomes.append(_launch(defs, instance, "publish_job", None, None, "results.duckdb", echo, store))
+        found.append(Launch("publish_job", None, None, "results.duckdb", 1))
+    return found
+
+
+def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store: Store | None = None,
+            progress: RunProgress | None = None) -> list[RunOutcome]:
+    """Launch the plan's runs one after another; a Ctrl-C cancels the run it lands in and launches
+    nothing more (what that run's judge calls already answered is in the judge cache)."""
+    progress = progress or RunProgress(live=False)
+    planned = launches(instance, the_plan)
+    for launch in planned:
+        for step in job_steps(launch.job):
+            progress.add_due(step, launch.partitions)
+    outcomes: list[RunOutcome] = []
+    for launch in planned:
+        outcomes.append(_launch(defs, instance, launch, progress, store))
+        if outcomes[-1].interrupted:
+            break
     return outcomes
 
 
-def _launch(defs, instance, job_name, first, last, description, echo, store: Store | None = None) -> RunOutcome:
-    tags = run_tags()
-    if first is not None:
-        tags |= {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last}
-    echo(f"run {job_name}: {description}")
+# The exceptions a Ctrl-C becomes inside a Dagster step (Dagster turns SIGINT into the first one).
+INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
+
+
+def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgress,
+            store: Store | None = None) -> RunOutcome:
+    tags = run_tags() | {REPOSITORY_LABEL_TAG: UI_REPOSITORY_LABEL}
+    if launch.first is not None:
+        tags |= {ASSET_PARTITION_RANGE_START_TAG: launch.first, ASSET_PARTITION_RANGE_END_TAG: launch.last}
+    progress.say(f"run {launch.job}: {launch.description}")
     started = time.monotonic()
+    run_id = make_new_run_id()
+    watch = _RunWatch(instance, run_id, progress)
+    instance.add_event_listener(run_id, watch.on_event)
     # the database stays open for the run: each step's connections cost ~1 ms, not ~30
     with store.session() if store else nullcontext():
-        result = defs.resolve_job_def(job_name).execute_in_process(
-            run_config=QUIET_LOGS, instance=instance, tags=tags, raise_on_error=False)
+        result = defs.resolve_job_def(launch.job).execute_in_process(
+            run_config=CLI_LOGS, instance=instance, tags=tags, raise_on_error=False, run_id=run_id)
     error = ""
+    if watch.interrupted:
+        _make_sure_cancelled(instance, run_id)
+        return RunOutcome(launch.job, launch.description, False, run_id, "interrupted", interrupted=True)
     if result.success:
         n = len(result.get_asset_materialization_events())
-        echo(f"  ok: {n} partition materialisation(s) in {time.monotonic() - started:.1f}s")
+        progress.say(f"  ok: {n} partition materialisation(s) in {time.monotonic() - started:.1f}s")
     else:
         failures = [e for e in result.all_events if e.is_step_failure]
         error = "; ".join(_root_cause(e.event_specific_data.error) for e in failures) or "run failed"
-        echo(f"  FAILED: {error}")
-    return RunOutcome(job_name, description, result.success, result.run_id, error)
+        progress.say(f"  FAILED: {error}")
+    return RunOutcome(launch.job, launch.description, result.success, result.run_id, error)
+
+
+class _RunWatch:
+    """Dagster's events of one in-process run, as they happen: progress, and a Ctrl-C turned into a
+    cancellation (the run is marked CANCELING here, so Dagster ends it CANCELED, not FAILURE)."""
+
+    def __init__(self, instance: DagsterInstance, run_id: str, progress: RunProgress) -> None:
+        self.instance, self.run_id, self.progress = instance, run_id, progress
+        self.interrupted = False
+
+    def on_event(self, record) -> None:
+        event = record.dagster_event
+        if event is None:
+            return
+        kind = event.event_type
+        if kind == DagsterEventType.STEP_START:
+            self.progress.started(event.step_key)
+        elif kind == DagsterEventType.ASSET_MATERIALIZATION:
+            self.progress.materialised(event.asset_key.path[-1])
+        elif kind == DagsterEventType.STEP_SUCCESS:
+            self.progress.ended(event.step_key, ok=True)
+        elif kind == DagsterEventType.STEP_FAILURE:
+            if _error_class(event.event_specific_data.error) in INTERRUPTS:
+                self._cancel()
+            self.progress.ended(event.step_key, ok=False)
+
+    def _cancel(self) -> None:
+        if self.interrupted:
+            return
+        self.interrupted = True
+        run = self.instance.get_run_by_id(self.run_id)
+        if run is not None and not run.is_finished:
+            self.instance.report_run_canceling(run, message="interrupted (Ctrl-C) in dreval run")
+
+
+def _error_class(error) -> str:
+    while error is not None:
+        if error.cls_name in INTERRUPTS:
+            return error.cls_name
+        error = getattr(error, "cause", None)
+    return ""
+
+
+def _make_sure_cancelled(instance: DagsterInstance, run_id: str) -> None:
+    """Dagster ends a run marked CANCELING as CANCELED; should it have ended otherwise, say so now."""
+    run = instance.get_run_by_id(run_id)
+    if run is not None and run.status != DagsterRunStatus.CANCELED:
+        instance.report_run_canceled(run, message="interrupted (Ctrl-C) in dreval run")
 
 
 def _root_cause(error) -> str:

@@ -5,7 +5,9 @@ characters; and any host that resolves to an address that is not globally routab
 private, link-local incl. cloud metadata 169.254.169.254, multicast, reserved, CGNAT, unspecified),
 checked on the resolved addresses, so decimal/hex/short IP spellings and DNS names pointing inward
 are caught too. The connection then goes to the checked address (no second lookup to rebind).
-An allow-list of exact `host:port` pairs exists for tests that serve pages on loopback.
+An allow-list of exact `host:port` pairs lets through the endpoints the user configured (search,
+news, MediaWiki: `AllowList.for_endpoints`) and tests' loopback servers; it never widens to a host's
+other ports or to URLs found in reports, pages or API answers.
 """
 from __future__ import annotations
 
@@ -53,12 +55,30 @@ class Target:
 
 @dataclass(frozen=True)
 class AllowList:
-    """Exact `host:port` pairs allowed despite a non-public address. For tests only."""
+    """Exact `host:port` pairs allowed despite a non-public address: the endpoints the user configured
+    (`for_endpoints`), and tests that serve pages on loopback."""
 
     pairs: frozenset[str] = frozenset()
 
     def allows(self, host: str, port: int) -> bool:
         return f"{host}:{port}" in self.pairs
+
+    @classmethod
+    def for_endpoints(cls, *urls: str | None) -> "AllowList":
+        """The user's own services (a SearXNG on 127.0.0.1, a MediaWiki or news API on the LAN) are
+        their choice, not an SSRF: their exact host and port are allowed. The guard stays for every
+        URL that comes from a report, a page or an API's answer (another port, another host)."""
+        pairs = set()
+        for url in urls:
+            if not url:
+                continue
+            try:
+                parts = check_syntax(url)
+                host = parts.hostname.encode("idna").decode("ascii").lower()
+            except (UnsafeURLError, UnicodeError):
+                continue  # refused later, with the reason, when it is used
+            pairs.add(f"{host}:{parts.port or DEFAULT_PORTS[parts.scheme.lower()]}")
+        return cls(frozenset(pairs))
 
 
 def check_syntax(url: str) -> SplitResult:

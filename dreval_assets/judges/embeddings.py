@@ -25,6 +25,7 @@ from ..errors import redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import JudgeStats
 from .limits import RateLimiter
+from .meter import METER
 from .openai_config import OpenAIJudgeConfig
 
 EMBEDDING_TEMPLATE = "embeddings"  # the template name of embedding rows in judge_cache and judge_ledger
@@ -79,6 +80,7 @@ async def _ask_all(config: OpenAIJudgeConfig, calls: JudgeCallStore | None, stat
                                 timeout=config.timeout_s)
     limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute)
     semaphore = asyncio.Semaphore(config.concurrency)
+    METER.expect(sum(len(batch) for batch in batches))
     try:
         await asyncio.gather(*(_ask(client, config, calls, stats, batch, keys, found, labels, limiter, semaphore)
                                for batch in batches))
@@ -117,6 +119,7 @@ async def _ask(client: openai.AsyncOpenAI, config: OpenAIJudgeConfig, calls: Jud
             if calls:
                 calls.remember(CacheEntry(keys[text], config.model, model, EMBEDDING_TEMPLATE, EMBEDDING_VERSION,
                                           json.dumps(found.vectors[text]), 0, 0))
+    METER.ended(cache_hit=False, failed=bool(error), tokens_in=tokens, tokens_out=0, cost=cost, requests=len(batch))
     if calls:
         calls.record([LedgerRow(
             call_id=str(uuid.uuid4()), called_at=datetime.now(timezone.utc).replace(tzinfo=None),

@@ -31,6 +31,7 @@ from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from .limits import RateLimiter
+from .meter import METER
 from .openai_config import OpenAIJudgeConfig
 from .prompts import load_template, render
 
@@ -226,10 +227,14 @@ class OpenAIJudge:
             limiter = RateLimiter(self.config.requests_per_minute, self.config.tokens_per_minute)
             in_flight: dict[str, asyncio.Task] = {}
             ledger = _LedgerBuffer(self.calls)
+            METER.expect(len(prepared))
 
             async def judge_one(p: _Prepared) -> _CallOutcome:
                 outcome = await answer(p)
-                ledger.add(self._account(p, outcome))  # as each call ends: a killed step loses at most a batch
+                row = self._account(p, outcome)
+                ledger.add(row)  # as each call ends: a killed step loses at most a batch
+                METER.ended(cache_hit=row.cache_hit, failed=outcome.answer is None, tokens_in=row.tokens_in,
+                            tokens_out=row.tokens_out, cost=row.cost)
                 return outcome
 
             async def answer(p: _Prepared) -> _CallOutcome:

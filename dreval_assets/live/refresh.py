@@ -49,6 +49,21 @@ class RefreshSummary:
         return out
 
 
+    def every_call_failed(self) -> bool:
+        """Nothing registered, and the stage the refresh stopped at got no answer at all (every news
+        or persona call failed, every search failed, or every article chosen failed): the user's
+        endpoint or judge is down, which is an error, not "0 new tasks"."""
+        if self.new_tasks or self.changed_tasks:
+            return False
+        c = self.counts
+        if self.source == "wlc":
+            return c.get("kept", 0) > 0 and c.get("retry", 0) + c.get("failed", 0) >= c.get("kept", 0)
+        if c.get("candidates", 0) == 0:
+            return c.get("problems", 0) > 0
+        asked = c["candidates"] - c.get("rejected_known", 0) - c.get("rejected_duplicate", 0)
+        failed = c.get("rejected_endpoint_failure", 0) + c.get("rejected_judge_failure", 0)
+        return asked > 0 and failed == asked
+
     def metadata(self) -> dict:
         """Numbers for the refresh op's metadata: counts, and each filter's pass rate and its parts."""
         found = {k: v for k, v in self.counts.items() if isinstance(v, int)}
@@ -66,11 +81,15 @@ def _rate_lines(rates: dict) -> list[str]:
     return lines
 
 
-def make_api() -> JsonApi:
-    """The live fetcher behind the refreshes: the same safety and politeness as cited pages."""
+def make_api(config: LiveConfig | None = None) -> JsonApi:
+    """The live fetcher behind the refreshes: the same safety and politeness as cited pages, except
+    that the endpoints the user configured may be local services (a SearXNG on 127.0.0.1)."""
     from ..fetch.live import LiveFetchConfig, LiveFetcher
+    from ..fetch.safety import AllowList
 
-    return JsonApi(LiveFetcher(LiveFetchConfig.from_env()))
+    config = config or LiveConfig.from_env()
+    allow = AllowList.for_endpoints(config.wlc_api, config.news_url, config.search_url)
+    return JsonApi(LiveFetcher(LiveFetchConfig.from_env(), allow=allow))
 
 
 def refresh(source: str, store: Store, judge: Judge, config: LiveConfig | None = None,
