@@ -149,7 +149,8 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
 
             why = (FORCED if selection.force else
                    NEW if key not in done_scores or key not in done_images else
-                   TASK_CHANGED if task in result.tasks or done_scores[key] < done_tasks.get(("", task), done_scores[key])
+                   _task_reason(result.why.get(("", task))) if task in result.tasks
+                   else TASK_CHANGED if done_scores[key] < done_tasks.get(("", task), done_scores[key])
                    else REPORT_CHANGED if report_changed()
                    else TRACE_CHANGED if trace_changed()
                    else IMAGES_CHANGED if key in images_changed
@@ -166,6 +167,12 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                           or _published_since_agreement(store) or _board_older_than_scores(store, done_scores))
     result.publish = not result.leaderboard and _copy_older_than_board(store)
     return result
+
+
+def _task_reason(why: str | None) -> str:
+    """Why a system's partition is due when its task partition is: the task's own reason when a setting
+    or a provider failure makes it due (the same holds for the system's partition), else its task changed."""
+    return why if why not in (None, NEW, FORCED) else TASK_CHANGED
 
 
 def _check_selection(selection: Selection, tasks: Mapping, systems: Mapping) -> None:
