@@ -196,6 +196,18 @@ def test_the_plan_counts_partitions_by_reason_and_a_dr3_policy_reruns_only_dr3(t
     selection = ["--task", "d*"]  # ... and the DRB task beside them
     assert main(["--home", str(home), "run", *selection]) == 0
     done = Store(home / "dreval.duckdb").materialised("metric_scores")
+    # a home scored before homes remembered their judge: another judge is refused, not run over it
+    remembered = (home / "judge.json").read_text()
+    (home / "judge.json").unlink()
+    monkeypatch.setenv("DREVAL_JUDGE", "openai")
+    monkeypatch.setenv("DREVAL_JUDGE_MODEL", "m")
+    capsys.readouterr()
+    assert main(["--home", str(home), "run", *selection]) == 2
+    assert "does not remember which: name the judge it was scored with by `dreval judge set" in \
+        capsys.readouterr().err
+    (home / "judge.json").write_text(remembered)
+    for name in ("DREVAL_JUDGE", "DREVAL_JUDGE_MODEL"):
+        monkeypatch.delenv(name)
     assert {t for _, t in done} == {"dr3.dr3-en-004", "dr3.dr3-en-011", "drb.drb-52"}
 
     (reports / "dr3-en-004.md").write_text((reports / "dr3-en-004.md").read_text() + "\nOne more sentence.\n")
