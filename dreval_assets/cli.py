@@ -6,6 +6,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import duckdb
 
@@ -216,6 +217,9 @@ def cmd_judge(args, settings: Settings) -> int:
         choice = JudgeChoice("openai", **{name: value or named.get(name, "") for name, value in flags.items()})
         if not choice.model:
             raise CliError("`dreval judge set openai` needs --model (or DREVAL_JUDGE_MODEL)")
+        parts = urlsplit(choice.base_url)  # credentials in it are allowed (and masked wherever it is shown)
+        if choice.base_url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise CliError(f"--base-url {redact_url(choice.base_url)}: expected http(s)://host[:port]/path")
     if recorded is not None and recorded.identity() == choice.identity():
         print(f"judge: {choice.describe()} (unchanged)")
         return 0
@@ -223,8 +227,8 @@ def cmd_judge(args, settings: Settings) -> int:
     record_judge(settings.home, choice)
     print(f"judge: {choice.describe()} (was {recorded.describe() if recorded else 'none recorded'})")
     if kept:
-        print(f"kept {kept} score row(s) of the previous judge (table earlier_judge_scores): the leaderboard shows "
-              f"them beside the new judge's, in their own tables")
+        print(f"kept the scores made so far ({', '.join(f'{judge}: {n} rows' for judge, n in kept.items())}) in "
+              f"earlier_judge_scores: the leaderboard shows them beside the new judge's, in their own tables")
     print("run `dreval run` to score with it (every partition made with another judge is due)")
     return 0
 

@@ -141,7 +141,7 @@ def test_a_home_scored_by_an_llm_judge_keeps_it_refuses_another_and_switching_ke
     # switching is explicit; the previous judge's scores stay beside the new one's
     assert main(["--home", str(home), "judge", "set", "heuristic"]) == 0
     out = capsys.readouterr().out
-    assert "judge: heuristic (was openai loopback-model" in out and "kept " in out
+    assert "judge: heuristic (was openai loopback-model" in out and "kept the scores made so far (loopback-model: " in out
     assert main(["--home", str(home), "run", *task]) == 0
     assert "(judge changed 1)" in capsys.readouterr().out
     judges = set(store.query("SELECT DISTINCT judge FROM metric_scores WHERE judge <> 'none'").to_series())

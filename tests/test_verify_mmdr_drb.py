@@ -113,6 +113,9 @@ def test_drb_planted_mismatches(tmp_path, capsys):
 def test_no_published_scores_is_a_clear_error(tmp_path, capsys):
     home = str(tmp_path / "home")
     assert main(["--home", home, "verify"]) == 2
+    assert "is not a dreval home" in capsys.readouterr().err  # and nothing is created
+    assert main(["--home", home, "init"]) == 0
+    assert main(["--home", home, "verify"]) == 2
     assert "no published scores are imported" in capsys.readouterr().err
     imported(tmp_path)
     assert main(["--home", home, "verify", "drb"]) == 2

@@ -18,10 +18,10 @@ WHERE NOT EXISTS (SELECT 1 FROM metric_scores m WHERE m.system = e.system AND m.
 """
 
 
-def keep_earlier_judge_scores(store: Store) -> int:
+def keep_earlier_judge_scores(store: Store) -> dict[str, int]:
     """Keep every judged metric_scores row (replacing what was kept of the same judge and partition);
-    returns the rows kept."""
-    kept = []
+    returns the rows kept by judge."""
+    kept: dict[str, int] = {}
 
     def work(con) -> None:
         con.execute(f"""DELETE FROM earlier_judge_scores e WHERE EXISTS (SELECT 1 FROM metric_scores m
@@ -29,10 +29,11 @@ def keep_earlier_judge_scores(store: Store) -> int:
                         AND m.judge = e.judge)""")
         con.execute(f"INSERT INTO earlier_judge_scores BY NAME SELECT *, now() AS kept_at FROM metric_scores "
                     f"WHERE judge <> '{UNJUDGED}'")
-        kept.append(con.execute("SELECT count(*) FROM metric_scores WHERE judge <> ?", [UNJUDGED]).fetchone()[0])
+        kept.update(con.execute("SELECT judge, count(*) FROM metric_scores WHERE judge <> ? GROUP BY judge "
+                                "ORDER BY judge", [UNJUDGED]).fetchall())
 
     store.write(work)
-    return kept[0]
+    return kept
 
 
 def scores_of_every_judge(store: Store) -> pl.DataFrame:
