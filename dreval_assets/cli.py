@@ -6,12 +6,14 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import duckdb
 
 from .releases.generic import load_generic
-from .config import ConfigError, Settings
-from .errors import first_line, redact, redact_url
+from .config import JUDGES, ConfigError, Settings
+from .home import DATABASE, HOME_FOLDER, MODES, FoundHome, find_home
+from .errors import SelectionError, first_line, redact, redact_url
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
@@ -30,13 +32,26 @@ class RunInterrupted(Exception):
 
 # Commands that may change the results: each ends by refreshing the published copy people query.
 PUBLISHING_COMMANDS = {"demo", "run", "import", "refresh", "add-system"}
+# The only commands that may create a home; every other one refuses a folder that is not one.
+# `refresh` registers a live benchmark's tasks: an import from the web.
+CREATING_COMMANDS = {"init", "demo", "import", "refresh", "add-system"}
+# Commands that judge: they refuse an environment naming another judge than the home's.
+JUDGING_COMMANDS = {"demo", "run", "refresh"}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     Store.on_lock_wait = lambda message: print(f"dreval: {message}", file=sys.stderr, flush=True)
     try:
-        settings = Settings.from_env(args.home)
+        found = _home_of(args)
+        settings = Settings.from_env(found.path)
+        if not found.exists and args.command not in CREATING_COMMANDS:
+            raise CliError(_no_home(found))
+        # stderr: stdout stays the command's output (JSON, CSV) for whoever reads it
+        print(f"dreval: home {found.path}" + ("" if found.how == "--home" else f" ({found.how})"),
+              file=sys.stderr, flush=True)
+        if args.command in JUDGING_COMMANDS:
+            settings.check_judge_is_the_homes()
         code = args.handler(args, settings)
         copy = published_path(settings.db_path)
         # a run's leaderboard job publishes (asset published_results); other changes are published here
@@ -44,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.command not in ("run", "demo") or not copy.exists()):
             publish(Store(settings.db_path))
         return code
-    except (CliError, ConfigError, InvalidKeyError, KeyError, FileNotFoundError, DatabaseLocked) as exc:
+    except (CliError, ConfigError, SelectionError, InvalidKeyError, KeyError, FileNotFoundError,
+            DatabaseLocked) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"dreval: error: {redact(str(message))}", file=sys.stderr)
         return 2
@@ -64,10 +80,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _home_of(args) -> FoundHome:
+    """The home the command works on; `init` without --home or DREVAL_HOME makes one right here."""
+    found = find_home(args.home)
+    if args.command == "init" and found.how not in ("--home", "DREVAL_HOME"):
+        return FoundHome(Path.cwd().resolve() / HOME_FOLDER, "new" if not (Path.cwd() / HOME_FOLDER).is_dir()
+                         else "found here")
+    return found
+
+
+def _no_home(found: FoundHome) -> str:
+    if found.how == "new":
+        return (f"no dreval home in {found.path.parent} or any folder above it: create one with `dreval init` "
+                f"(or `dreval demo`, `import`, `add-system`), or name one with --home or DREVAL_HOME")
+    return (f"{found.path} ({found.how}) is not a dreval home (no {DATABASE} in it): create it with "
+            f"`dreval --home {found.path} init`, or name another")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dreval", description="Evaluate deep-research systems.")
-    parser.add_argument("--home", help="home folder (default: $DREVAL_HOME or ./.dreval)")
+    parser.add_argument("--home", help="home folder (default: $DREVAL_HOME, else the nearest .dreval folder in the "
+                                       "current directory or above it)")
     sub = parser.add_subparsers(dest="command", required=True)
+
+    init = sub.add_parser("init", help="create an empty home (.dreval here, or --home / DREVAL_HOME)")
+    init.set_defaults(handler=cmd_init)
+
+    judge = sub.add_parser("judge", help="show the judge the home is scored with; `judge set` switches it")
+    judge_sub = judge.add_subparsers(dest="judge_command")
+    judge.set_defaults(handler=cmd_judge)
+    switch = judge_sub.add_parser("set", help="switch the home's judge (the next `dreval run` re-scores with it; "
+                                              "the previous judge's scores are kept beside)")
+    switch.add_argument("kind", nargs="?", choices=JUDGES,
+                        help="heuristic (offline) or openai (default: $DREVAL_JUDGE)")
+    switch.add_argument("--model", help="the judge model (default: $DREVAL_JUDGE_MODEL)")
+    switch.add_argument("--base-url", help="the OpenAI-compatible endpoint (default: $OPENAI_BASE_URL, else OpenAI's)")
+    switch.add_argument("--mode", choices=MODES, help="instructor mode (default: $DREVAL_JUDGE_MODE, else tools)")
+    switch.add_argument("--vision-model", help="default: $DREVAL_JUDGE_VISION_MODEL")
+    switch.add_argument("--embedding-model", help="default: $DREVAL_JUDGE_EMBEDDING_MODEL")
+    switch.set_defaults(handler=cmd_judge)
 
     demo = sub.add_parser("demo", help="register the bundled demo, materialise everything, print the leaderboard")
     demo.set_defaults(handler=cmd_demo)
@@ -104,6 +155,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--force", action="store_true", help="re-materialise the selection even if up to date")
     run.add_argument("--refetch-failed", action="store_true",
                      help="fetch again the cited URLs that failed before (only those), and re-evaluate their reports")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print the plan (what is due, and why) and run nothing")
     run.set_defaults(handler=cmd_run)
 
     check = sub.add_parser("verify", help="recompute the aggregates imported releases publish from their published "
@@ -132,6 +185,86 @@ def _store(settings: Settings) -> Store:
     store = Store(settings.db_path)
     store.ensure_schema()
     return store
+
+
+def cmd_init(args, settings: Settings) -> int:
+    existed = (settings.home / DATABASE).is_file()
+    _store(settings)
+    print(f"home {settings.home}: {'already a dreval home' if existed else 'created'}; add tasks with `dreval "
+          f"import` (or `dreval demo`), systems with `dreval add-system`")
+    return 0
+
+
+def cmd_judge(args, settings: Settings) -> int:
+    """`dreval judge`: the home's judge; `dreval judge set ...`: switch it, keeping the previous judge's
+    scores beside the new one's."""
+    from .home import JudgeChoice, environment_judge, record_judge, recorded_judge
+    from .store.earlier_judges import keep_earlier_judge_scores
+
+    recorded = recorded_judge(settings.home)
+    if getattr(args, "judge_command", None) != "set":
+        if recorded:
+            print(f"judge: {recorded.describe()}")
+        else:
+            print(f"judge: none recorded yet; the next run records the one it scores with "
+                  f"({JudgeChoice(**environment_judge()).describe()} from the environment)")
+        if settings.judge_conflict:
+            print(f"refused while the environment names another: {settings.judge_conflict}")
+        return 0
+    named = environment_judge()
+    kind = args.kind or named.get("kind")
+    if not kind:
+        raise CliError("name the judge: `dreval judge set heuristic`, or `dreval judge set openai --model M "
+                       "[--base-url URL]`")
+    flags = {"model": args.model, "base_url": args.base_url, "mode": args.mode, "vision_model": args.vision_model,
+             "embedding_model": args.embedding_model}
+    if kind != "openai":
+        if any(flags.values()):
+            raise CliError(f"--model, --base-url, --mode and the vision and embedding models go with openai, "
+                           f"not {kind}")
+        choice = JudgeChoice(kind)
+    else:  # each field from its flag, else from the environment (never from the judge switched from)
+        choice = JudgeChoice("openai", **{name: value or named.get(name, "") for name, value in flags.items()})
+        if not choice.model:
+            raise CliError("`dreval judge set openai` needs --model (or DREVAL_JUDGE_MODEL)")
+        parts = urlsplit(choice.base_url)  # credentials in it are allowed (and masked wherever it is shown)
+        if choice.base_url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise CliError(f"--base-url {redact_url(choice.base_url)}: expected http(s)://host[:port]/path")
+    if recorded is not None and recorded.identity() == choice.identity():
+        print(f"judge: {choice.describe()} (unchanged)")
+        return 0
+    kept = keep_earlier_judge_scores(_store(settings))
+    record_judge(settings.home, choice)
+    print(f"judge: {choice.describe()} (was {recorded.describe() if recorded else 'none recorded'})")
+    if kept:
+        print(f"kept the scores made so far ({', '.join(f'{judge}: {n} rows' for judge, n in kept.items())}) in "
+              f"earlier_judge_scores: the leaderboard shows them beside the new judge's, in their own tables")
+    print("run `dreval run` to score with it (every partition made with another judge is due)")
+    return 0
+
+
+def _refuse_an_unremembered_switch(settings: Settings, store: Store) -> None:
+    """A home scored before homes remembered their judge: refuse to replace its scores when they were
+    made with another judge than the environment's (told by the judge settings of its task rubrics)."""
+    from .home import recorded_judge, resolve_judge
+
+    if recorded_judge(settings.home) is not None:
+        return
+    current = settings.shaping_version("task_rubrics")
+    if any(v is not None and v != current for v in store.settings_versions("task_rubrics").values()):
+        wanted = resolve_judge(settings.home).choice
+        raise CliError(f"this home was scored with another judge than the environment's ({wanted.describe()}) "
+                       f"and does not remember which: name the judge it was scored with by `dreval judge set ...`, "
+                       f"or switch to the environment's with `{wanted.switch_command()}` (each judge's scores are "
+                       f"kept apart)")
+
+
+def _remember_the_judge(settings: Settings) -> None:
+    """A home scored for the first time remembers the judge it was scored with."""
+    from .home import record_judge, recorded_judge, resolve_judge
+
+    if recorded_judge(settings.home) is None:
+        record_judge(settings.home, resolve_judge(settings.home).choice)
 
 
 def cmd_demo(args, settings: Settings) -> int:
@@ -224,6 +357,7 @@ def cmd_refresh(args, settings: Settings) -> int:
 
     store = _store(settings)
     _preflight_judge(settings, store)
+    _remember_the_judge(settings)
     try:
         summary = refresh(args.source, store, make_judge(settings.judge, store, settings.home))
     except RefreshFailed as exc:
@@ -261,13 +395,22 @@ def _add_endpoint_system(args, settings: Settings) -> int:
 def cmd_run(args, settings: Settings) -> int:
     from .planner import Selection, na_summary, plan
     from .run_markers import running, someone_died
+    from .store.shaping import remember_shaping
 
     store = _store(settings)
     refetch = getattr(args, "refetch_failed", False)
     selection = Selection(systems=args.system, task_glob=args.task, benchmark=args.suite, force=args.force,
                           refetch_failed=refetch)
     with store.session():  # one open database for the planner's two dozen reads (~50 ms each otherwise)
+        _refuse_an_unremembered_switch(settings, store)
+        remember_shaping(store, settings)  # so a later change can say which setting changed, and whom it shapes
         the_plan = plan(store, selection, settings)  # Dagster is imported only when something runs
+    if getattr(args, "dry_run", False):
+        print(_plan_line(the_plan) if not the_plan.empty else "nothing to do: every selected partition is up to date")
+        for line in _plan_details(the_plan):
+            print(line)
+        print("dry run: nothing was run")
+        return 0
     if the_plan.empty:
         if someone_died(settings.dagster_home):
             _mark_orphaned_runs(settings)
@@ -276,9 +419,8 @@ def cmd_run(args, settings: Settings) -> int:
     _mark_orphaned_runs(settings)
     if the_plan.tasks or the_plan.per_system:
         _preflight_judge(settings, store)
-    print(f"plan: {len(the_plan.tasks)} task partition(s), {the_plan.n_system_task} system x task partition(s)"
-          f" in {len(the_plan.per_system)} system(s){', leaderboard' if the_plan.leaderboard else ''}"
-          f"{', publish (results.duckdb is older than the leaderboard)' if the_plan.publish else ''}")
+        _remember_the_judge(settings)
+    print(_plan_line(the_plan))
     from .defs.definitions import build_definitions
     from .defs.runner import execute, open_instance, sync_partitions
     from .judges.meter import METER
@@ -306,6 +448,28 @@ def cmd_run(args, settings: Settings) -> int:
               f"are N/A (provider_failure) and the next `dreval run` asks again", file=sys.stderr)
         return 1
     return 1 if failed else 0
+
+
+def _counts(reasons) -> str:
+    return ", ".join(f"{why} {n}" for why, n in sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _plan_line(the_plan) -> str:
+    """One line: what is due, with the partitions counted by why they are due."""
+    tasks, pairs = the_plan.reasons(of_tasks=True), the_plan.reasons(of_tasks=False)
+    return (f"plan: {len(the_plan.tasks)} task partition(s){f' ({_counts(tasks)})' if tasks else ''}, "
+            f"{the_plan.n_system_task} system x task partition(s) in {len(the_plan.per_system)} system(s)"
+            f"{f' ({_counts(pairs)})' if pairs else ''}{', leaderboard' if the_plan.leaderboard else ''}"
+            f"{', publish (results.duckdb is older than the leaderboard)' if the_plan.publish else ''}")
+
+
+def _plan_details(the_plan, shown: int = 6) -> list[str]:
+    """For a dry run: per system (tasks first), the partitions due under each reason."""
+    grouped: dict[str, dict[str, list[str]]] = {}
+    for (system, task), why in the_plan.why.items():
+        grouped.setdefault(system or "(tasks)", {}).setdefault(why, []).append(task)
+    return [f"  {system}: {why}: {len(tasks)} ({', '.join(tasks[:shown])}{' ...' if len(tasks) > shown else ''})"
+            for system, reasons in grouped.items() for why, tasks in reasons.items()]
 
 
 def _mark_orphaned_runs(settings: Settings) -> None:

@@ -40,26 +40,42 @@ class Settings:
     search_url: str = ""  # DREVAL_SEARCH_URL: a SearXNG-compatible JSON search endpoint
     search_max_queries: int = 2  # DREVAL_SEARCH_MAX_QUERIES: web searches per statement
     search_max_pages: int = 3  # DREVAL_SEARCH_MAX_PAGES: pages read per statement
+    # why the environment's judge is not the one the home was scored with ('' when it is): judging
+    # commands refuse it (`check_judge_is_the_homes`), reading ones do not care
+    judge_conflict: str = ""
 
     @classmethod
     def from_env(cls, home: str | Path | None = None) -> "Settings":
+        """The environment's settings for the home (`--home`, else DREVAL_HOME, else the nearest
+        `.dreval`: home.find_home), the judge being the home's unless the environment names one."""
+        from .home import find_home, resolve_judge
+
+        path = find_home(home).path
+        judge = resolve_judge(path)
         settings = cls(
-            home=Path(home or os.environ.get("DREVAL_HOME") or ".dreval").resolve(),
-            judge=os.environ.get("DREVAL_JUDGE", "heuristic"),
+            home=path,
+            judge=judge.choice.kind,
             fetch=os.environ.get("DREVAL_FETCH", "sandbox"),
             judge_batch_size=env_int("DREVAL_JUDGE_BATCH_SIZE", 8, minimum=1),
             extra_suites=tuple(s.strip() for s in os.environ.get("DREVAL_SUITES", "").split(",") if s.strip()),
             policies=os.environ.get("DREVAL_POLICIES", "") or "{}",
-            judge_model=os.environ.get("DREVAL_JUDGE_MODEL", ""),
-            judge_vision_model=os.environ.get("DREVAL_JUDGE_VISION_MODEL", ""),
-            judge_embedding_model=os.environ.get("DREVAL_JUDGE_EMBEDDING_MODEL", ""),
+            judge_model=judge.choice.model,
+            judge_vision_model=judge.choice.vision_model,
+            judge_embedding_model=judge.choice.embedding_model,
             evidence_search=os.environ.get("DREVAL_EVIDENCE_SEARCH", "") or "sandbox",
             search_url=os.environ.get("DREVAL_SEARCH_URL", ""),
             search_max_queries=env_int("DREVAL_SEARCH_MAX_QUERIES", 2, minimum=1),
             search_max_pages=env_int("DREVAL_SEARCH_MAX_PAGES", 3, minimum=1),
+            judge_conflict=judge.conflict,
         )
         settings.validate()
         return settings
+
+    def check_judge_is_the_homes(self) -> None:
+        """Before anything is judged: refuse, in one line saying how to switch, an environment naming
+        another judge than the one the home was scored with (its scores would be replaced)."""
+        if self.judge_conflict:
+            raise ConfigError(self.judge_conflict)
 
     def policy_map(self) -> dict[str, str]:
         try:
@@ -110,11 +126,9 @@ class Settings:
 
         suites_for("generic", self.extra_suites)  # unknown suite names fail here, before any run
 
-    def shaping_version(self, asset: str) -> str | None:
-        """A short hash of the settings that shape `asset`'s rows (None: no setting does). Stored with
-        each materialised partition and used as the asset's code version, so a change of judge, model,
-        suites or policies (or, for metric_scores, of the scoring code) makes exactly the affected
-        partitions due, and Dagster shows them stale."""
+    def shaping_values(self, asset: str) -> dict[str, object] | None:
+        """The settings that shape `asset`'s rows, by name (None: no setting does); a setting at its
+        offline default is left out, so existing rows stay current when it is introduced."""
         names = SHAPING_SETTINGS.get(asset)
         if names is None:
             return None
@@ -142,8 +156,16 @@ class Settings:
             "extraction": lambda: (self.extraction() if self.extraction() == "sentences"
                                    else f"llm:{self.judge}:{self.judge_model}"),
         }
-        chosen = json.dumps({n: v for n in names if (v := values[n]()) is not None}, sort_keys=True)
-        return "settings-" + hashlib.sha256(chosen.encode()).hexdigest()[:12]
+        return {n: v for n in names if (v := values[n]()) is not None}
+
+    def shaping_version(self, asset: str) -> str | None:
+        """A short hash of the settings that shape `asset`'s rows (None: no setting does). Stored with
+        each materialised partition and used as the asset's code version, so a change of judge, model,
+        suites or policies (or, for metric_scores, of the scoring code) makes the affected partitions
+        due, and Dagster shows them stale. Which setting changed, and whether it shapes a partition's
+        benchmark at all (a policy is its benchmark's), the planner reads from `shaping_settings`."""
+        values = self.shaping_values(asset)
+        return None if values is None else shaping_hash(values)
 
     @property
     def db_path(self) -> Path:
@@ -153,6 +175,15 @@ class Settings:
     def dagster_home(self) -> Path:
         return self.home / "dagster"
 
+
+
+def shaping_hash(values: dict[str, object]) -> str:
+    return "settings-" + hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
+
+
+# Settings whose values are policies by name: a change of one shapes only the partitions of the
+# benchmarks that declare it (benchmarks/policies.policies_shaping).
+POLICY_SETTINGS = ("policies", "release_statements")
 
 
 def env_int(name: str, default: int | None, minimum: int | None = None) -> int | None:

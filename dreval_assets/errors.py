@@ -16,6 +16,10 @@ class ConfigError(ValueError):
     """A setting or a name the user gave (environment, policy, suite) is not valid."""
 
 
+class SelectionError(ValueError):
+    """A selection (`--system`, `--suite`, `--task`) that matches nothing: named with the closest names."""
+
+
 def first_line(value: object, limit: int | None = None) -> str:
     """An error's first line (its type's name when it says nothing), cut at `limit` characters."""
     text = str(value).strip()

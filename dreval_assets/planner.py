@@ -3,12 +3,16 @@ failures, partitions made under other settings. Dagster-free, so `dreval run` wi
 never imports Dagster; `defs/runner.py` executes the plan."""
 from __future__ import annotations
 
+import difflib
 import fnmatch
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Mapping, Sequence
 
-from .config import Settings
+from .benchmarks.policies import shapes_suites
+from .config import POLICY_SETTINGS, Settings
+from .errors import SelectionError
 from .stages.parse import PARSER_VERSION
 from .stages.report_images import changed_image_partitions
 from .stages.reports import report_source_hash, trace_source_hash
@@ -17,6 +21,7 @@ from .store.imports import imported_benchmarks, imported_report_hashes, tasks_in
 from .store.publish import published_path
 from .store.published import last_published_import
 from .store.registry import load_systems, load_tasks, task_hashes
+from .store.shaping import shaping_settings
 
 
 @dataclass
@@ -28,12 +33,30 @@ class Selection:
     refetch_failed: bool = False
 
 
+# Why a partition is due (the first that applies, in this order).
+FORCED = "forced"
+NEW = "new"
+TASK_CHANGED = "task changed"
+REPORT_CHANGED = "report changed"
+TRACE_CHANGED = "trace changed"
+IMAGES_CHANGED = "images changed"
+PARSER_CHANGED = "parser changed"
+PROVIDER_RETRY = "retrying a provider failure"
+REFETCH = "refetching failed URLs"
+SETTINGS_CHANGED = "settings changed"  # made under settings no longer known by name
+# a shaping setting's name -> how a change of it is said
+SETTING_CHANGED = {"judge": "judge changed", "suites": "suites changed", "scoring": "scoring code changed",
+                   "evidence_search": "evidence search changed", "limits": "input limits changed",
+                   "extraction": "claim extraction changed"}
+
+
 @dataclass
 class Plan:
     tasks: list[str] = field(default_factory=list)
     per_system: dict[str, list[str]] = field(default_factory=dict)
     leaderboard: bool = False
     publish: bool = False  # results.duckdb is older than the leaderboard (a publish was cut short)
+    why: dict[tuple[str, str], str] = field(default_factory=dict)  # (system or '', task) -> why it is due
 
     @property
     def n_system_task(self) -> int:
@@ -42,6 +65,10 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not (self.tasks or self.per_system or self.leaderboard or self.publish)
+
+    def reasons(self, of_tasks: bool) -> Counter:
+        """Partitions due by reason: the task partitions', or the system x task partitions'."""
+        return Counter(why for (system, _), why in self.why.items() if (system == "") == of_tasks)
 
 
 # Judgments that failed on the provider's side are transient: their partitions are due again (what
@@ -60,15 +87,16 @@ INVALID_ANSWER_REPORTS = " UNION ".join(  # "answer failed validation ...", "ans
 
 
 def plan(store: Store, selection: Selection, settings: Settings | None = None) -> Plan:
-    """What is due: never materialised, changed inputs or parser, provider failures, and (with
-    `settings`) partitions made under other settings (judge, model, suites, policies)."""
+    """What is due, and why: never materialised, changed inputs or parser, provider failures, and
+    (with `settings`) partitions made under other settings that shape them (judge, model, suites, the
+    policies of the benchmarks scoring them). A selection that matches nothing is a SelectionError."""
     tasks = load_tasks(store)
     systems = load_systems(store)
-    unknown = [s for s in selection.systems or [] if s not in systems]
-    if unknown:
-        raise KeyError(f"unknown system(s): {', '.join(unknown)}; registered: {', '.join(systems) or 'none'}")
+    _check_selection(selection, tasks, systems)
     chosen_tasks = [k for k, t in tasks.items() if _task_selected(k, t.original_id, t.benchmark, selection)]
     chosen_systems = [s for s in systems if not selection.systems or s in selection.systems]
+    extra_suites = settings.extra_suites if settings else ()
+    suites_of = {key: frozenset(["core", task.benchmark, *extra_suites]) for key, task in tasks.items()}
 
     done_tasks = store.materialised("tasks")
     done_rubrics = store.materialised("task_rubrics")
@@ -78,11 +106,16 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
     # --force re-runs task partitions only when no system is named: re-materialising a task
     # makes every system's partitions of it stale, which `--system S --force` must not do.
     force_tasks = selection.force and not selection.systems
-    rubric_settings = _made_under_other_settings(store, "task_rubrics", settings)
+    rubric_settings = _made_under_other_settings(store, ("task_rubrics",), settings, suites_of)
     rubric_failed = {t for (t,) in store.query(PROVIDER_FAILED_TASKS).iter_rows()}
-    result.tasks = [k for k in chosen_tasks if force_tasks or ("", k) not in done_tasks
-                    or ("", k) not in done_rubrics or stored_task_hash.get(k) != registry_hash[k]
-                    or ("", k) in rubric_settings or k in rubric_failed]
+    for k in chosen_tasks:
+        why = (FORCED if force_tasks else
+               NEW if ("", k) not in done_tasks or ("", k) not in done_rubrics else
+               TASK_CHANGED if stored_task_hash.get(k) != registry_hash[k] else
+               rubric_settings.get(("", k)) or (PROVIDER_RETRY if k in rubric_failed else None))
+        if why:
+            result.tasks.append(k)
+            result.why[("", k)] = why
 
     done_scores = store.materialised("metric_scores")
     stored_report_hash = {(s, t): h for s, t, h in store.query(
@@ -94,33 +127,39 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
     parser_versions = {(s, t): v for s, t, v in store.query(
         "SELECT system, task, parser_version FROM parsed_reports").iter_rows()}
     provider_failed = {(s, t) for s, t in store.query(PROVIDER_FAILED_REPORTS).iter_rows()}
-    other_settings = (_made_under_other_settings(store, "metric_scores", settings)
-                      | _made_under_other_settings(store, "parsed_reports", settings))
+    other_settings = _made_under_other_settings(store, ("metric_scores", "parsed_reports"), settings, suites_of)
     fetch_failed = {(s, t) for s, t in store.query(
         "SELECT DISTINCT system, task FROM fetched_references WHERE status <> 'ok' AND backend <> 'sandbox'"
     ).iter_rows()} if selection.refetch_failed else set()
     imported_hashes, scope = imported_report_hashes(store), imported_benchmarks(store)
     benchmark_of = {key: task.benchmark for key, task in tasks.items()}
     for system in chosen_systems:
+        entry = systems[system]
         todo = []
-        for task in tasks_in_scope(systems[system], chosen_tasks, benchmark_of, scope):
+        for task in tasks_in_scope(entry, chosen_tasks, benchmark_of, scope):
             key = (system, task)
-            stale = (
-                selection.force or task in result.tasks or key not in done_scores
-                or done_scores[key] < done_tasks.get(("", task), done_scores[key])
-                or parser_versions.get(key) != PARSER_VERSION
-                or key in provider_failed
-                or key in other_settings
-                or key in fetch_failed
-                or key in images_changed or key not in done_images
-                or (systems[system].kind != "endpoint"  # its report is written in the run: nothing to compare
-                    and stored_report_hash.get(key) != report_source_hash(systems[system], task,
-                                                                          tasks[task].original_id, imported_hashes))
-                or (systems[system].kind == "folder"
-                    and stored_trace_hash.get(key) != trace_source_hash(systems[system], task, tasks[task].original_id))
-            )
-            if stale:
+
+            def report_changed() -> bool:  # its report is written in the run when an endpoint writes it
+                return entry.kind != "endpoint" and stored_report_hash.get(key) != report_source_hash(
+                    entry, task, tasks[task].original_id, imported_hashes)
+
+            def trace_changed() -> bool:
+                return entry.kind == "folder" and stored_trace_hash.get(key) != trace_source_hash(
+                    entry, task, tasks[task].original_id)
+
+            why = (FORCED if selection.force else
+                   NEW if key not in done_scores or key not in done_images else
+                   _task_reason(result.why.get(("", task))) if task in result.tasks
+                   else TASK_CHANGED if done_scores[key] < done_tasks.get(("", task), done_scores[key])
+                   else REPORT_CHANGED if report_changed()
+                   else TRACE_CHANGED if trace_changed()
+                   else IMAGES_CHANGED if key in images_changed
+                   else PARSER_CHANGED if parser_versions.get(key) != PARSER_VERSION
+                   else other_settings.get(key) or (PROVIDER_RETRY if key in provider_failed
+                                                    else REFETCH if key in fetch_failed else None))
+            if why:
                 todo.append(task)
+                result.why[key] = why
         if todo:
             result.per_system[system] = todo
     has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
@@ -128,6 +167,49 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                           or _published_since_agreement(store) or _board_older_than_scores(store, done_scores))
     result.publish = not result.leaderboard and _copy_older_than_board(store)
     return result
+
+
+def _task_reason(why: str | None) -> str:
+    """Why a system's partition is due when its task partition is: the task's own reason when a setting
+    or a provider failure makes it due (the same holds for the system's partition), else its task changed."""
+    return why if why not in (None, NEW, FORCED) else TASK_CHANGED
+
+
+def _check_selection(selection: Selection, tasks: Mapping, systems: Mapping) -> None:
+    """A --system, --suite or --task that matches nothing is an error naming the closest names."""
+    unknown = [s for s in selection.systems or [] if s not in systems]
+    if unknown:
+        raise SelectionError(f"unknown system(s): {', '.join(unknown)}; "
+                             + _closest(unknown, list(systems), "registered systems"))
+    benchmarks = sorted({t.benchmark for t in tasks.values()})
+    if selection.benchmark and selection.benchmark not in benchmarks:
+        from .benchmarks.registry import BENCHMARKS
+
+        known = "it is a benchmark, but no task of it is registered" if selection.benchmark in BENCHMARKS else \
+            _closest([selection.benchmark], benchmarks, "benchmarks with tasks")
+        raise SelectionError(f"--suite {selection.benchmark} matches no task: {known}")
+    if selection.task_glob and not any(_task_selected(k, t.original_id, t.benchmark, selection)
+                                       for k, t in tasks.items()):
+        keys = [k for k, t in tasks.items() if not selection.benchmark or t.benchmark == selection.benchmark]
+        originals = [tasks[k].original_id for k in keys if tasks[k].original_id not in keys]
+        where = f" of {selection.benchmark}" if selection.benchmark else ""
+        raise SelectionError(f"--task {selection.task_glob!r} matches no task{where}; "
+                             + _closest([selection.task_glob], keys, "tasks", also=originals))
+
+
+def _closest(wanted: Sequence[str], names: Sequence[str], what: str, also: Sequence[str] = ()) -> str:
+    """'did you mean a, b?' by difflib over `names` and `also` (other names of the same things: original
+    ids), the glob's characters left out; else a few of `names`."""
+    bare = [w.translate(str.maketrans("", "", "*?[]")) for w in wanted]
+    pool = [*names, *also]
+    close = list(dict.fromkeys(m for w in bare for m in difflib.get_close_matches(w, pool, n=3, cutoff=0.6)))
+    if not close:  # a part of a name ("tvir" of "tvir.*") is close too
+        close = [n for n in pool if any(w and w in n for w in bare)][:3]
+    if close:
+        return f"did you mean {', '.join(close[:3])}?"
+    if not names:
+        return f"no {what} yet"
+    return f"{what}: {', '.join(sorted(names)[:8])}{' ...' if len(names) > 8 else ''}"
 
 
 def _board_older_than_scores(store: Store, done_scores: Mapping[tuple[str, str], datetime]) -> bool:
@@ -157,11 +239,43 @@ def _published_since_agreement(store: Store) -> bool:
     return imported is not None and built is not None and imported > built
 
 
-def _made_under_other_settings(store: Store, asset: str, settings: Settings | None) -> set[tuple[str, str]]:
+def _made_under_other_settings(store: Store, assets: Sequence[str], settings: Settings | None,
+                               suites_of: Mapping[str, frozenset[str]]) -> dict[tuple[str, str], str]:
+    """(system, task) -> why: partitions of `assets` made under other settings that shape them. A
+    changed policy shapes only the partitions scored by a suite of the benchmark declaring it; the
+    settings behind an old version are read from `shaping_settings` (unknown: "settings changed")."""
     if settings is None:
-        return set()
-    current = settings.shaping_version(asset)
-    return {key for key, version in store.settings_versions(asset).items() if version != current}
+        return {}
+    due: dict[tuple[str, str], str] = {}
+    for asset in assets:
+        current_version, current = settings.shaping_version(asset), settings.shaping_values(asset) or {}
+        stored = store.settings_versions(asset)
+        known = shaping_settings(store, {v for v in stored.values() if v and v != current_version})
+        for key, version in stored.items():
+            if version == current_version or key in due:
+                continue
+            why = _what_changed(known.get(version) if version else None, current,
+                                suites_of.get(key[1], frozenset()))
+            if why:
+                due[key] = why
+    return due
+
+
+def _what_changed(before: dict | None, now: dict, suites: frozenset[str]) -> str | None:
+    """Why settings `before` -> `now` make a partition scored under `suites` due (None: they do not)."""
+    if before is None:
+        return SETTINGS_CHANGED
+    changed = [name for name in sorted(set(before) | set(now)) if before.get(name) != now.get(name)]
+    said = [SETTING_CHANGED.get(name, f"{name} changed") for name in changed if name not in POLICY_SETTINGS]
+    policies = sorted({policy for name in changed if name in POLICY_SETTINGS
+                       for policy in _changed_keys(before.get(name) or {}, now.get(name) or {})
+                       if shapes_suites(policy, suites)})
+    said += [f"policy {', '.join(policies)} changed"] if policies else []
+    return "; ".join(said) or None
+
+
+def _changed_keys(before: dict, now: dict) -> list[str]:
+    return [k for k in set(before) | set(now) if before.get(k) != now.get(k)]
 
 
 def na_summary(store: Store, the_plan: Plan) -> list[str]:

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_output import without_home_line  # noqa: E402
+
 from dreval_assets.releases.generic import load_generic
 from dreval_assets.cli import main
 from dreval_assets.config import Settings
@@ -313,7 +315,7 @@ def test_an_imported_report_in_another_encoding_is_kept_with_a_note(home, bench,
 def test_sql_reads_the_results_and_nothing_else(home, tmp_path, capsys, query, message):
     Store(home / "dreval.duckdb").ensure_schema()
     assert main(["--home", str(home), "sql", query.format(tmp=tmp_path)]) == 2
-    err = capsys.readouterr().err
+    err = without_home_line(capsys.readouterr().err)
     assert message in err and err.count("\n") == 1  # one line, no traceback
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "other.duckdb").exists()
 
@@ -331,7 +333,7 @@ def test_a_runaway_query_is_stopped_at_its_timeout_in_one_line(home, capsys):
     started = time.monotonic()
     assert main(["--home", str(home), "sql", "SELECT sum(i) FROM range(1000000000000) t(i)", "--timeout", "1"]) == 2
     assert time.monotonic() - started < 10  # it ran until killed before
-    err = capsys.readouterr().err
+    err = without_home_line(capsys.readouterr().err)
     assert err == "dreval: error: the query ran longer than 1 s and was stopped (--timeout)\n"
 
 
@@ -339,7 +341,7 @@ def test_a_runaway_query_is_stopped_at_its_timeout_in_one_line(home, capsys):
 def test_a_home_that_cannot_be_written_or_does_not_exist_is_one_line(tmp_path, capsys, command):
     unwritable = Path("/sys/dreval-home")  # sysfs: not even root may create it
     code = main(["--home", str(unwritable), *command])
-    err = capsys.readouterr().err
+    err = without_home_line(capsys.readouterr().err)
     assert code == 2 and err.count("\n") == 1 and err.startswith("dreval: error: ") and "Traceback" not in err
     assert not unwritable.exists()
 

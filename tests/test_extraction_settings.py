@@ -68,8 +68,9 @@ def test_a_change_of_extraction_makes_the_parsed_partitions_due(tmp_path):
     before = settings(tmp_path, "openai", "sentences", "m1")
     store.replace_partitions("parsed_reports", [("s", "t")], frames, "run-1",
                              before.shaping_version("parsed_reports"))
-    assert _made_under_other_settings(store, "parsed_reports", before) == set()
-    assert _made_under_other_settings(store, "parsed_reports", settings(tmp_path, "openai", model="m1")) == {("s", "t")}
+    assert _made_under_other_settings(store, ("parsed_reports",), before, {}) == {}
+    due = _made_under_other_settings(store, ("parsed_reports",), settings(tmp_path, "openai", model="m1"), {})
+    assert set(due) == {("s", "t")}
 
 
 def statements_of(frames: dict[str, pl.DataFrame], failed: bool) -> tuple[pl.DataFrame, pl.DataFrame]:

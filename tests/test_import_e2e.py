@@ -96,7 +96,7 @@ def test_reimport_changes_nothing_and_a_changed_task_reruns_only_its_partitions(
     assert main(["--home", str(home), "run"]) == 0
     plan = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("plan:"))
     n_systems = db.query("SELECT count(DISTINCT system) FROM imported_reports").item()
-    assert plan.startswith(f"plan: 1 task partition(s), {n_systems} system x task partition(s)")
+    assert plan.startswith(f"plan: 1 task partition(s) (task changed 1), {n_systems} system x task partition(s)")
     assert set(stale_status(home, "tasks").values()) == {"FRESH"}  # materialised again: fresh
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_output import without_home_line  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from loopback_llm import status  # noqa: E402
@@ -138,7 +140,7 @@ def test_run_without_a_judge_model_is_refused_in_one_line(ferry_home, monkeypatc
     capsys.readouterr()
     assert main(["--home", str(ferry_home), "run"]) == 2
     out = capsys.readouterr()
-    assert out.err == "dreval: error: DREVAL_JUDGE=openai needs DREVAL_JUDGE_MODEL (the model name to call)\n"
+    assert without_home_line(out.err) == "dreval: error: DREVAL_JUDGE=openai needs DREVAL_JUDGE_MODEL (the model name to call)\n"
     assert llm.n_calls == 0 and nothing_ran(ferry_home)
 
 
@@ -155,7 +157,7 @@ def test_run_against_a_broken_endpoint_is_refused_before_anything_runs(ferry_hom
     openai_env(monkeypatch, base_url)
     capsys.readouterr()
     assert main(["--home", str(ferry_home), "run"]) == 2
-    err = capsys.readouterr().err
+    err = without_home_line(capsys.readouterr().err)
     assert err.startswith("dreval: error: judge check failed, nothing was run: ") and expected in err
     assert err.count("\n") == 1 and "Traceback" not in err and SECRET not in err
     assert llm.n_calls == (1 if fault else 0) and nothing_ran(ferry_home)

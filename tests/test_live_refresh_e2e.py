@@ -58,7 +58,7 @@ def test_refresh_adds_exactly_the_new_articles_and_run_materialises_only_them(wi
     assert len(new) == 2 and all(k.startswith("wlc.live-") for k in new)
     assert main(["--home", home, "run"]) == 0
     out = capsys.readouterr().out
-    assert "plan: 2 task partition(s), 2 system x task partition(s) in 1 system(s)" in out
+    assert "plan: 2 task partition(s) (new 2), 2 system x task partition(s) in 1 system(s) (new 2)" in out
     runs = [line for line in out.splitlines() if line.startswith("run ")]
     assert all(first[0] not in line for line in runs)  # the old task's partitions are not touched
     done = db.query("SELECT task FROM metric_scores WHERE system = 'writer' GROUP BY task")["task"].to_list()

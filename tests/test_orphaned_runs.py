@@ -35,6 +35,7 @@ def started_run(instance, tags):
 
 
 def test_killed_runs_are_marked_failed_at_the_next_run(home, capsys):
+    assert main(["--home", str(home), "init"]) == 0
     instance = open_instance(Settings(home))
     gone = dead_pid()
     killed = started_run(instance, {**run_tags(), PID_TAG: str(gone)})

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import duckdb
 
+from cli_output import without_home_line
+
 from dreval_assets.cli import main
 from dreval_assets.store.db import DatabaseLocked, Store
 from dreval_assets.store.publish import publish, published_path
@@ -89,7 +91,7 @@ def test_the_working_file_held_elsewhere_is_one_line_naming_the_pid_and_the_copy
         reports.mkdir()
         (reports / "t1.md").write_text("# A report\n\nIt says something.\n", encoding="utf-8")
         assert main(["--home", str(home), "add-system", "late", "--reports", str(reports)]) == 2
-        err = capsys.readouterr().err
+        err = without_home_line(capsys.readouterr().err)
         assert err.count("\n") == 2 and err.startswith("dreval: waiting up to 0.5 s for ")
         assert f"PID {holder.pid}" in err.splitlines()[1] and "results.duckdb" in err.splitlines()[1]
     finally:

@@ -238,6 +238,9 @@ def test_drb_task_scores_outside_0_1_are_impossible(tmp_path, capsys):
 def test_no_published_scores_is_a_clear_error(tmp_path, capsys):
     home = str(tmp_path / "home")
     assert main(["--home", home, "verify"]) == 2
+    assert "is not a dreval home" in capsys.readouterr().err  # and nothing is created
+    assert main(["--home", home, "init"]) == 0
+    assert main(["--home", home, "verify"]) == 2
     assert "no published scores are imported" in capsys.readouterr().err
     imported(tmp_path)
     assert main(["--home", home, "verify", "drb"]) == 2

@@ -42,3 +42,18 @@ def check_policies(overrides: dict[str, str]) -> None:
 
 def policy_value(overrides: dict[str, str], name: str) -> str:
     return overrides.get(name, all_policies()[name].default)
+
+
+def policy_owner(name: str) -> str | None:
+    """The benchmark that declares policy `name` (None: a shared policy, or one no longer declared)."""
+    from .registry import BENCHMARKS
+
+    return next((b.name for b in BENCHMARKS.values() if name in b.policies), None)
+
+
+def shapes_suites(name: str, suites: "set[str] | frozenset[str]") -> bool:
+    """Whether policy `name` can change the rows of a partition scored under `suites`: a shared policy
+    (or one no longer declared) shapes every partition, a benchmark's own only the partitions its
+    suite scores."""
+    owner = policy_owner(name)
+    return owner is None or owner in suites

@@ -32,6 +32,7 @@ from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
+from ..store.earlier_judges import scores_of_every_judge
 from ..store.imports import imported_reports
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
@@ -269,7 +270,7 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     under `<home>/plots/`), the headline metric per suite and system, and each suite's headline metrics
     as `mean [95% CI] (scored/tasks)`. Each suite's declared breakdowns (`<metric>.<value>` rows) too."""
     store = dreval.store()
-    scores = store.query("SELECT * FROM metric_scores ORDER BY system, task")
+    scores = scores_of_every_judge(store)  # an earlier judge's kept scores stand beside the current one's
     attributes = task_attributes(store.query(f"SELECT {TASK_ATTRIBUTE_COLUMNS} FROM tasks"))
     frame = build_leaderboard(scores, dreval.policy_map(), attributes)
     context.add_output_metadata(leaderboard_metadata(frame, Path(dreval.home) / "plots"))

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import ConfigError, env_float, env_int
+from ..home import MODES  # noqa: F401 (the judge's modes, named here too)
 from .answer_budget import overrides_from_env
 
-MODES = ("tools", "json", "json_schema", "md_json")
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 
@@ -71,13 +71,21 @@ class OpenAIJudgeConfig:
 
     @classmethod
     def from_env(cls, home: Path | None = None, model: str | None = None) -> "OpenAIJudgeConfig":
-        """The judge's settings; `model` overrides DREVAL_JUDGE_MODEL (a system's writer)."""
+        """The judge's settings; `model` overrides DREVAL_JUDGE_MODEL (a system's writer). The model,
+        base URL, mode and vision and embedding models are the home's judge's (home.py) wherever the
+        environment sets none."""
+        from ..home import DEFAULT_MODE, JudgeChoice, resolve_judge
+
         env = os.environ
+        judge = resolve_judge(home).choice if home is not None else JudgeChoice(
+            model=env.get("DREVAL_JUDGE_MODEL", ""), base_url=env.get("OPENAI_BASE_URL", ""),
+            mode=env.get("DREVAL_JUDGE_MODE", ""), vision_model=env.get("DREVAL_JUDGE_VISION_MODEL", ""),
+            embedding_model=env.get("DREVAL_JUDGE_EMBEDDING_MODEL", ""))
         return cls(
-            model=model or env.get("DREVAL_JUDGE_MODEL", ""),
-            base_url=env.get("OPENAI_BASE_URL") or None,
+            model=model or judge.model,
+            base_url=judge.base_url or None,
             api_key=env.get("OPENAI_API_KEY", ""),
-            mode=env.get("DREVAL_JUDGE_MODE", "tools"),
+            mode=judge.mode or DEFAULT_MODE,
             concurrency=env_int("DREVAL_JUDGE_CONCURRENCY", 8),
             temperature=env_float("DREVAL_JUDGE_TEMPERATURE", None),
             seed=env_int("DREVAL_JUDGE_SEED", 0),
@@ -90,8 +98,8 @@ class OpenAIJudgeConfig:
             tokens_per_minute=env_int("DREVAL_JUDGE_TPM", None),
             prices=load_prices(env.get("DREVAL_JUDGE_PRICES"), home),
             source_tokens=env_int("DREVAL_JUDGE_SOURCE_TOKENS", 3_000, minimum=100),
-            vision_model=env.get("DREVAL_JUDGE_VISION_MODEL") or None,
-            embedding_model=env.get("DREVAL_JUDGE_EMBEDDING_MODEL") or None,
+            vision_model=judge.vision_model or None,
+            embedding_model=judge.embedding_model or None,
             max_tokens=overrides_from_env(),
         )
 
