@@ -151,7 +151,7 @@ def test_missing_upstream_partition_fails_loudly(home, bench):
     sync_partitions(instance, store)
     # evaluate without materialising the task partitions first
     outcomes = execute(build_definitions(settings), instance,
-                       Plan(per_system={"good": ["generic.ferry"]}), echo=lambda _: None)
+                       Plan(per_system={"good": ["generic.ferry"]}))
     assert [o.success for o in outcomes] == [False]
     assert "upstream asset 'tasks' has no materialisation" in outcomes[0].error
     assert store.query("SELECT count(*) FROM reports").item() == 0

@@ -69,7 +69,8 @@ def test_a_failing_endpoint_is_na_and_due_again(home, capsys, monkeypatch):
         main(["--home", str(home), "add-system", "flaky", "--endpoint", llm.base_url, "--model", "m"])
         for _ in range(len(TASKS)):
             llm.fail_next(status(503))
-        assert main(["--home", str(home), "run", "--system", "flaky"]) == 0
+        # every call of the run failed: it says so and exits 1 (the rows are written, N/A, and due again)
+        assert main(["--home", str(home), "run", "--system", "flaky"]) == 1
         db = Store(home / "dreval.duckdb")
         failed = db.query("SELECT status, na_reason FROM reports WHERE system = 'flaky'")
         assert set(failed.rows()) == {("failed", "provider_failure")}

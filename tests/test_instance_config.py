@@ -49,7 +49,9 @@ def test_an_unusable_url_is_refused_in_one_line(home, monkeypatch, capsys):
 
     monkeypatch.setenv(POSTGRES_URL_ENV, "mysql://u:p@db/d")
     assert main(["--home", str(home), "import", "generic", str(demo_root())]) == 2
-    err = capsys.readouterr().err
+    from cli_output import without_home_line
+
+    err = without_home_line(capsys.readouterr().err)
     assert err.count("\n") == 1 and "expected postgresql://" in err and "p@db" not in err
 
 

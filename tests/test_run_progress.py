@@ -17,6 +17,7 @@ from dagster import DagsterInstance, DagsterRunStatus
 from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).parent))
+from cli_output import without_home_line  # noqa: E402
 
 from judge_answers import dreval_answer  # noqa: E402
 from loopback_llm import LoopbackLLM  # noqa: E402
@@ -132,7 +133,7 @@ def test_ctrl_c_cancels_the_run_keeps_paid_answers_and_the_next_run_resumes(home
         assert child.returncode == 130, out + err
         assert stopped_after < 10
         assert "Traceback" not in err + out
-        lines = [line for line in err.splitlines() if line.strip()]
+        lines = [line for line in without_home_line(err).splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("dreval: interrupted: run "), err
         assert "leaderboard_job" not in out  # nothing launched after the interrupt
 

@@ -38,7 +38,7 @@ def test_an_evaluation_whose_leaderboard_never_ran_is_published_by_the_next_run(
     due = plan(store, Selection(), settings)
     instance = open_instance(settings)
     sync_partitions(instance, store)
-    execute(build_definitions(settings), instance, Plan(per_system=due.per_system), echo=lambda _: None)
+    execute(build_definitions(settings), instance, Plan(per_system=due.per_system))
     assert "second" not in published_systems(home)
     capsys.readouterr()
     assert main(["--home", str(home), "run"]) == 0  # was "nothing to do" for good
