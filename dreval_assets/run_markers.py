@@ -9,17 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from .core.processes import process_alive
+
 MARKERS = "running"
-
-
-def process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import socket
 
 from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-from ..run_markers import process_alive
+from ..core.processes import process_alive
 
 PID_TAG = "dreval/pid"
 HOST_TAG = "dreval/host"

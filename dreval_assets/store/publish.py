@@ -13,6 +13,7 @@ import re
 import uuid
 from pathlib import Path
 
+from ..core.processes import process_alive
 from .db import Store, keep_private
 
 PUBLISHED_NAME = "results.duckdb"
@@ -48,18 +49,8 @@ def _remove_dead_temporaries(target: Path) -> None:
     """Copies a killed publish left behind (its process is gone): a later publish removes them."""
     for leftover in target.parent.glob(f".{target.stem}.*.tmp.duckdb*"):
         pid = leftover.name.split(".")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not process_alive(int(pid)):
             leftover.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process
-    return True
 
 
 def lock_holder(message: str) -> int | None:
