@@ -35,3 +35,11 @@ def backoff_seconds(attempt: int, base_s: float, cap_s: float, rng: random.Rando
     """Full-jitter exponential backoff for attempt 1, 2, ...: uniform in [0, min(cap, base * 2^(n-1))]."""
     rng = rng or random
     return rng.uniform(0, min(cap_s, base_s * 2 ** (attempt - 1)))
+
+
+def wait_before_retry(attempt: int, hint: float | None, base_s: float, cap_s: float) -> float | None:
+    """Seconds to wait before try `attempt + 1`: the server's Retry-After when it gave one (None when it
+    asks for longer than `cap_s`: give up), else the jittered backoff."""
+    if hint is not None:
+        return hint if hint <= cap_s else None
+    return backoff_seconds(attempt, base_s, cap_s)

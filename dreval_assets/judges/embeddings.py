@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import openai
 
-from ..core.backoff import backoff_seconds, retry_after_seconds
+from ..core.backoff import retry_after_seconds, wait_before_retry
 from ..errors import redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .base import JudgeStats
@@ -158,11 +158,11 @@ async def _attempts(client: openai.AsyncOpenAI, config: OpenAIJudgeConfig, batch
             error, bucket = f"the endpoint's answer is not one vector per text: {exc}"[:500], "provider_failure"
             break
         if attempt < config.max_attempts:
-            if hint is not None and hint > config.backoff_cap_s:
+            wait = wait_before_retry(attempt, hint, config.backoff_base_s, config.backoff_cap_s)
+            if wait is None:
                 error = f"server asked to wait {hint:.0f}s, more than the {config.backoff_cap_s:.0f}s cap: {error}"
                 break
-            await asyncio.sleep(hint if hint is not None else
-                                backoff_seconds(attempt, config.backoff_base_s, config.backoff_cap_s))
+            await asyncio.sleep(wait)
     return [], 0, error, bucket
 
 

@@ -29,7 +29,7 @@ from .answer_budget import FLOOR, answer_budget
 from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
-from ..core.backoff import backoff_seconds, retry_after_seconds
+from ..core.backoff import retry_after_seconds, wait_before_retry
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
@@ -396,9 +396,7 @@ class OpenAIJudge:
         return FreeText(text=text)
 
     def _wait_before_retry(self, attempt: int, hint: float | None) -> float | None:
-        if hint is not None:
-            return hint if hint <= self.config.backoff_cap_s else None
-        return backoff_seconds(attempt, self.config.backoff_base_s, self.config.backoff_cap_s)
+        return wait_before_retry(attempt, hint, self.config.backoff_base_s, self.config.backoff_cap_s)
 
     def _redact(self, text: str) -> str:
         return redact(text, self.config.api_key)
