@@ -162,10 +162,12 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                 result.why[key] = why
         if todo:
             result.per_system[system] = todo
-    has_board = all(("", "") in store.materialised(asset) for asset in ("leaderboard", "agreement"))
-    result.leaderboard = (bool(result.tasks or result.per_system) or not has_board or selection.force
-                          or _published_since_agreement(store) or _board_older_than_scores(store, done_scores))
-    result.publish = not result.leaderboard and _copy_older_than_board(store)
+    # when the whole-run assets were last built (None: never)
+    board, agreement = (store.materialised(asset).get(("", "")) for asset in ("leaderboard", "agreement"))
+    result.leaderboard = (bool(result.tasks or result.per_system) or board is None or agreement is None
+                          or selection.force or _published_since_agreement(store, agreement)
+                          or _board_older_than_scores(board, done_scores))
+    result.publish = not result.leaderboard and _copy_older_than(store, max(board, agreement))
     return result
 
 
@@ -212,31 +214,24 @@ def _closest(wanted: Sequence[str], names: Sequence[str], what: str, also: Seque
     return f"{what}: {', '.join(sorted(names)[:8])}{' ...' if len(names) > 8 else ''}"
 
 
-def _board_older_than_scores(store: Store, done_scores: Mapping[tuple[str, str], datetime]) -> bool:
+def _board_older_than_scores(board: datetime, done_scores: Mapping[tuple[str, str], datetime]) -> bool:
     """Scores were written after the leaderboard was built: a leaderboard step was killed, failed, or
     never launched after the evaluation (derived state is due like any partition)."""
-    board = store.materialised("leaderboard").get(("", ""))
-    return board is not None and bool(done_scores) and max(done_scores.values()) > board
+    return bool(done_scores) and max(done_scores.values()) > board
 
 
-def _copy_older_than_board(store: Store) -> bool:
-    """results.duckdb is missing or older than the leaderboard and agreement it should hold."""
-    built = [store.materialised(asset).get(("", "")) for asset in ("leaderboard", "agreement")]
-    built = [b for b in built if b is not None]
-    if not built:
-        return False
+def _copy_older_than(store: Store, built: datetime) -> bool:
+    """results.duckdb is missing or older than the leaderboard and agreement (built at `built`) it holds."""
     copy = published_path(store.db_path)
     if not copy.exists():
         return True
-    copied = datetime.fromtimestamp(copy.stat().st_mtime, timezone.utc).replace(tzinfo=None)
-    return copied < max(built)
+    return datetime.fromtimestamp(copy.stat().st_mtime, timezone.utc).replace(tzinfo=None) < built
 
 
-def _published_since_agreement(store: Store) -> bool:
+def _published_since_agreement(store: Store, built: datetime) -> bool:
     """Published scores were imported after the agreement figures were last built."""
     imported = last_published_import(store)
-    built = store.materialised("agreement").get(("", ""))
-    return imported is not None and built is not None and imported > built
+    return imported is not None and imported > built
 
 
 def _made_under_other_settings(store: Store, assets: Sequence[str], settings: Settings | None,

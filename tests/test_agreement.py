@@ -254,12 +254,13 @@ def test_published_scores_imported_after_the_agreement_make_it_due_again(home):
 
     store = Store(home / "dreval.duckdb")
     materialise(home)  # built before anything was published
-    assert not _published_since_agreement(store)
+    built = store.materialised("agreement")[("", "")]
+    assert not _published_since_agreement(store, built)
     store.write(lambda con: con.execute(
         "INSERT INTO imports VALUES ('imp-2', 'mmdr', 'release', now()::TIMESTAMP + INTERVAL 1 HOUR, "
         "'{\"published_changed\": 1}')"))
     insert_published(home, [dict(r, import_id="imp-2") for r in published_rows(PUBLISHED)])
-    assert _published_since_agreement(store)
+    assert _published_since_agreement(store, built)
 
 
 def test_a_metric_published_only_as_system_aggregates_is_compared_with_our_leaderboard(home):
