@@ -122,10 +122,11 @@ def reports_frame(folder: Path, text: str | None = None, system="careful", task=
 
 def run_stage(folder, attachments=None, remote=None, text=None):
     reports = reports_frame(folder, text)
-    parsed = parse_reports(reports)["parsed_reports"]
+    parsed = parse_reports(reports)
     roots = {("careful", "tvir.t1"): ImageRoots(folder, (attachments,) if attachments else (),
                                                  {"lumen.png": attachments / "lumen.png"} if attachments else {})}
-    return find_report_images(reports, parsed, roots, remote or RemoteImages())
+    return find_report_images(reports, parsed["parsed_reports"], roots, remote or RemoteImages(),
+                              parsed["report_claims"])
 
 
 def by_figure(frames):

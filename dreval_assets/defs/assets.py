@@ -161,7 +161,8 @@ def report_images(context: AssetExecutionContext, dreval: DrevalResource, report
     """Each figure's image, found beside the report, among the task's attachments or on the web (safe
     fetcher), checked, measured and stored once by hash; or why it is invalid."""
     frames = find_report_images(reports, parsed_reports["parsed_reports"],
-                                image_roots(dreval.store(), reports, tasks["tasks"]), dreval.remote_images())
+                                image_roots(dreval.store(), reports, tasks["tasks"]), dreval.remote_images(),
+                                parsed_reports["report_claims"])
     record_partitions(context, "report_images", frames)
     return frames
 

@@ -8,8 +8,9 @@ figure is invalid, with its reason, when its image is missing, empty, unreadable
 image, or when it is a pseudo-visual (Mermaid source, ASCII art, a figure without an image).
 
 After the figures and pseudo-visuals come the cited images (`origin` cited): references whose URL
-names an image file, cited by a paragraph and shown by no figure; the context is the text around the
-first citation of it. A benchmark decides whether they count (MMDR MOSAIC: yes; TVIR's figures: no).
+names an image file, cited by one of the parser's claims (any form of citation marker) and shown by
+no figure; the first such claim is the context. A benchmark decides whether they count (MMDR MOSAIC:
+yes; TVIR's figures: no).
 """
 from __future__ import annotations
 
@@ -204,14 +205,18 @@ def remote_url(src: str) -> str | None:
 
 
 def find_report_images(reports: pl.DataFrame, parsed: pl.DataFrame, roots: Mapping[tuple[str, str], ImageRoots],
-                       remote: RemoteImages) -> dict[str, pl.DataFrame]:
-    """`report_images` rows (one per figure the parser found, then the report's pseudo-visuals) and
-    the `image_blobs` of every readable image."""
+                       remote: RemoteImages, claims: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """`report_images` rows (one per figure the parser found, then the report's pseudo-visuals, then the
+    images its claims cite: `claims`, the parser's report_claims) and the `image_blobs` of every
+    readable image."""
     texts = {(r["system"], r["task"]): r["text"] or "" for r in reports.iter_rows(named=True)}
     figures_of = {(r["system"], r["task"]): json.loads(r["figures"] or "[]") for r in parsed.iter_rows(named=True)}
+    claims_of: dict[tuple[str, str], list[dict]] = {}
+    for c in claims.iter_rows(named=True) if claims is not None else ():
+        claims_of.setdefault((c["system"], c["task"]), []).append(c)
     cited_of = {(r["system"], r["task"]): cited_images(json.loads(r["references"] or "[]"),
                                                        figures_of[(r["system"], r["task"])],
-                                                       texts.get((r["system"], r["task"]), ""))
+                                                       claims_of.get((r["system"], r["task"]), []))
                 for r in parsed.iter_rows(named=True)}
     srcs = {src: url for figures in figures_of.values() for f in figures
             if (url := remote_url(src := (f.get("src") or "").strip().strip("<>")))}
@@ -230,33 +235,22 @@ def find_report_images(reports: pl.DataFrame, parsed: pl.DataFrame, roots: Mappi
 IMAGE_URL = re.compile(r"\.(?:png|jpe?g|gif|webp|bmp|tiff?)$", re.I)  # a URL whose path names an image file
 
 
-def cited_images(references: list[dict], figures: list[dict], text: str) -> list[dict]:
-    """The references whose URL is an image (by its path's extension), cited in the report's prose and
-    shown by none of its figures: a paragraph citing one speaks of a visual (MMDR MOSAIC judges it)."""
+def cited_images(references: list[dict], figures: list[dict], claims: Sequence[dict]) -> list[dict]:
+    """The references whose URL is an image (by its path's extension), cited by one of the report's
+    claims (the parser's, which read every form of citation marker) and shown by none of its figures:
+    the claim speaks of a visual (MMDR MOSAIC judges it), and is its context."""
     shown = {remote_url((f.get("src") or "").strip()) for f in figures}
     found, seen = [], set()
     for ref in references:
         url = remote_url(str(ref.get("url") or ""))
         if not url or not IMAGE_URL.search(urlsplit(url).path) or url in shown or url in seen:
             continue
-        marker = _citing(text, ref.get("index"))
-        if marker is not None:  # listed but cited by no paragraph: nothing in the report speaks of it
+        citing = next((c for c in claims if ref.get("index") in (c["citation_indices"] or ())), None)
+        if citing is not None:  # listed but cited by no claim: nothing in the report speaks of it
             seen.add(url)
             found.append({"index": ref["index"], "url": url, "title": str(ref.get("title") or ""),
-                          "span": marker.span()})
+                          "context": citing["text"]})
     return found
-
-
-def _citing(text: str, index: object) -> re.Match | None:
-    """The first inline citation `[n]` (or `[^n]`) of reference `index` in the report's prose: not the
-    reference list's own `[n] ...` entry at the start of a line."""
-    if index is None:
-        return None
-    for found in re.finditer(rf"\[\^?{index}\]", text):
-        line_start = text.rfind("\n", 0, found.start()) + 1
-        if text[line_start:found.start()].strip(" \t-*>"):
-            return found
-    return None
 
 
 def _report_rows(key: tuple[str, str], text: str, figures: list[dict], roots: ImageRoots,
@@ -283,7 +277,7 @@ def _report_rows(key: tuple[str, str], text: str, figures: list[dict], roots: Im
                              "image", "model_failure", location=f"text: characters {pseudo.start}-{pseudo.end}"))
     for ref in cited:
         row = {"system": system, "task": task, "figure": len(rows), "src": ref["url"], "caption": ref["title"],
-               "section": "", "citation_indices": [ref["index"]], "context": context_around(text, ref["span"]),
+               "section": "", "citation_indices": [ref["index"]], "context": ref["context"],
                "kind": figure_kind(ref["url"], ref["title"]), "origin": "cited"}
         rows.append(_measured(row, find_image(ref["url"], roots, fetched), blobs))
     duplicates = near_duplicates([r["phash"] for r in rows])
