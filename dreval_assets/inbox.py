@@ -39,6 +39,16 @@ def folder_signature(folder: Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def edited_report_folders(store: Store, seen: dict[str, str] | None) -> tuple[dict[str, str], list[str]]:
+    """The folder systems whose report folder changed since `seen` (their signatures); the first look
+    (`seen` None) only records them. Returns the signatures now and the systems to look at again."""
+    now = {system: folder_signature(Path(entry.reports_dir)) for system, entry in load_systems(store).items()
+           if entry.kind == "folder" and entry.reports_dir and Path(entry.reports_dir).is_dir()}
+    if seen is None:
+        return now, []
+    return now, [system for system, signature in now.items() if system in seen and seen[system] != signature]
+
+
 def ingest_inbox(store: Store, inbox: Path, seen: dict[str, str]) -> tuple[dict[str, str], list[str]]:
     """Import new or changed inbox folders; returns the updated signatures and one message each."""
     from .importer import ImportFailed, import_release

@@ -15,7 +15,7 @@ from .config import POLICY_SETTINGS, Settings
 from .errors import SelectionError
 from .stages.parse import PARSER_VERSION
 from .stages.report_images import changed_image_partitions
-from .stages.reports import report_source_hash, trace_source_hash
+from .stages.reports import report_input_version, report_source_hash, trace_source_hash
 from .store.db import Store
 from .store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
 from .store.publish import published_path
@@ -169,6 +169,28 @@ def plan(store: Store, selection: Selection, settings: Settings | None = None) -
                           or _board_older_than_scores(board, done_scores))
     result.publish = not result.leaderboard and _copy_older_than(store, max(board, agreement))
     return result
+
+
+# what a changed input file makes due (the report, its trace, its images): the UI is told as an observation
+INPUT_FILE_REASONS = frozenset({REPORT_CHANGED, TRACE_CHANGED, IMAGES_CHANGED})
+
+
+def report_input_versions(store: Store, keys: Sequence[tuple[str, str]] | None = None
+                          ) -> dict[tuple[str, str], str]:
+    """The current data version of each (system, task)'s report input, where it has one now (keys
+    None: every partition a system is evaluated on)."""
+    systems, tasks, imported = load_systems(store), load_tasks(store), imported_report_hashes(store)
+    if keys is None:
+        benchmark_of, scope = {key: task.benchmark for key, task in tasks.items()}, imported_benchmarks(store)
+        keys = [(system, task) for system, entry in systems.items()
+                for task in tasks_in_scope(entry, list(tasks), benchmark_of, scope)]
+    versions = {}
+    for system, task in keys:
+        if system in systems and task in tasks:
+            version = report_input_version(systems[system], task, tasks[task].original_id, imported)
+            if version is not None:
+                versions[(system, task)] = version
+    return versions
 
 
 def _task_reason(why: str | None) -> str:

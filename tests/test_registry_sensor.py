@@ -50,6 +50,8 @@ class Daemon:
     def carry_out(self, result: SensorResult) -> list[tuple[str, dict]]:
         for request in result.dynamic_partitions_requests or []:
             self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+        for event in result.asset_events or []:
+            self.instance.report_runless_asset_event(event)
         done = []
         for request in result.run_requests or []:
             run = self.defs.resolve_job_def(request.job_name).execute_in_process(
@@ -186,3 +188,91 @@ def test_the_sensor_waits_while_a_dreval_run_is_running(daemon):
         alive.stdin.close()
         alive.wait(timeout=10)
     assert daemon.carry_out(daemon.tick())  # the process ended: the batch is taken and run
+
+
+def stale_reports(daemon: Daemon) -> list[str]:
+    """The `reports` partitions Dagster's own stale-status resolver (what the UI shows) calls stale."""
+    from dagster import AssetKey
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+    from dagster._time import get_current_datetime
+
+    from dreval_assets.defs.partitions import system_task_key
+
+    graph = daemon.defs.resolve_asset_graph()
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=daemon.instance, asset_graph=graph)
+    resolver = CachingStaleStatusResolver(instance=daemon.instance, asset_graph=graph, loading_context=view)
+    keys = daemon.instance.get_dynamic_partitions("system"), daemon.instance.get_dynamic_partitions("task")
+    return sorted(str(key) for key in (system_task_key(s, t) for s in keys[0] for t in keys[1])
+                  if resolver.get_status(AssetKey("reports"), key) == StaleStatus.STALE)
+
+
+def test_a_report_edited_on_disk_is_observed_shows_stale_in_the_ui_and_only_it_runs_again(daemon):
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    folder = daemon.home / "inbox" / "loose-cannon"  # a folder system: its reports stay where they are
+    folder.mkdir(parents=True)
+    for task_id in TASK_IDS:
+        shutil.copy(DEMO / "systems" / "loose-cannon" / f"{task_id}.md", folder / f"{task_id}.md")
+    for _ in range(4):
+        daemon.carry_out(daemon.tick())
+    assert stale_reports(daemon) == [] and daemon.tick().skip_reason == SkipReason("nothing new")
+
+    report = folder / "100002.md"
+    report.write_text(report.read_text().replace("Harbour Line", "Harbour Line corridor", 1))
+    edited = daemon.tick()
+    observed = [(e.asset_key.path[-1], str(e.partition)) for e in edited.asset_events]
+    assert observed == [("report_sources", "loose-cannon|tvir.100002")]
+    assert ranges(daemon.carry_out(edited)) == [
+        ("evaluate_job", "loose-cannon|tvir.100002", "loose-cannon|tvir.100002")]
+    assert stale_reports(daemon) == []  # evaluated again: current
+    assert ranges(daemon.carry_out(daemon.tick())) == [("leaderboard_job", None, None)]
+    assert daemon.tick().skip_reason == SkipReason("nothing new")
+
+    # observed while nothing runs it yet (a sensor tick, or the asset's Observe button): stale in the UI
+    report.write_text(report.read_text().replace("corridor", "corridor east", 1))
+    pending = daemon.tick()
+    for event in pending.asset_events:
+        daemon.instance.report_runless_asset_event(event)
+    assert stale_reports(daemon) == ["loose-cannon|tvir.100002"]
+
+
+def test_a_run_launched_from_the_ui_ends_with_the_leaderboard_and_results_copy(daemon):
+    import duckdb
+    from dagster import AssetKey, DagsterEventType, build_run_status_sensor_context
+
+    from dreval_assets.defs.automation import publish_after_ui_runs, publish_step_after
+    from dreval_assets.defs.partitions import system_task_key
+
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    for _ in range(3):
+        daemon.carry_out(daemon.tick())
+    copy = daemon.home / "results.duckdb"
+    with duckdb.connect(str(copy), read_only=True) as con:
+        published_before = con.execute("SELECT max(materialized_at) FROM materialized_partitions "
+                                        "WHERE asset = 'metric_scores'").fetchone()[0]
+
+    # what the UI's Materialize button launches: an asset job over one partition, without the CLI's tags
+    partition = str(system_task_key("careful-scholar", "tvir.100001"))
+    run = daemon.defs.resolve_implicit_global_asset_job_def().get_subset(
+        asset_selection={AssetKey("metric_scores")}).execute_in_process(
+        instance=daemon.instance, partition_key=partition, run_config=QUIET_LOGS)
+    assert run.success
+    success = daemon.instance.get_records_for_run(run.run_id, of_type=DagsterEventType.RUN_SUCCESS).records[0]
+    context = build_run_status_sensor_context(
+        sensor_name="publish_after_ui_runs", dagster_instance=daemon.instance,
+        dagster_run=daemon.instance.get_run_by_id(run.run_id),
+        dagster_event=success.event_log_entry.dagster_event,
+        resources={"dreval": DrevalResource(home=str(daemon.home))})
+    request = publish_after_ui_runs(context)
+    assert request.job_name == "leaderboard_job"
+    daemon.carry_out(SensorResult(run_requests=[request]))
+    with duckdb.connect(str(copy), read_only=True) as con:
+        published_after = con.execute("SELECT max(materialized_at) FROM materialized_partitions "
+                                      "WHERE asset = 'metric_scores'").fetchone()[0]
+    assert published_after > published_before  # the UI's materialisation reached results.duckdb
+
+    # the CLI's own runs and registry_sensor's publish themselves; a leaderboard alone needs only the copy
+    assert publish_step_after({"leaderboard"}) == "publish_job"
+    assert publish_step_after({"leaderboard", "agreement", "published_results"}) is None
+    assert publish_step_after({"reports", "parsed_reports"}) is None

@@ -10,8 +10,10 @@ from dagster import (
     AssetExecutionContext,
     AssetIn,
     BackfillPolicy,
+    DataVersionsByPartition,
     Output,
     asset,
+    observable_source_asset,
 )
 
 from ..stages import checks
@@ -36,9 +38,11 @@ from ..store.earlier_judges import scores_of_every_judge
 from ..store.imports import imported_reports
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
+from ..planner import report_input_versions
 from .agreement import agreement
 from .metadata import check_result, leaderboard_metadata, record_partitions
-from .partitions import from_task, same_report, split_system_task, system_task_partitions, task_partitions
+from .partitions import (from_task, same_report, split_system_task, system_task_key, system_task_partitions,
+                         task_partitions)
 from .resources import DrevalResource
 
 SINGLE_RUN = BackfillPolicy.single_run()
@@ -65,6 +69,18 @@ def _spec(name: str) -> AssetCheckSpec:
 registered_tasks = AssetSpec("registered_tasks", partitions_def=task_partitions, group_name="inputs",
                              description="Tasks as registered by dreval import, refresh or the inbox; "
                                          "data version = the task's content hash")
+
+
+@observable_source_asset(partitions_def=system_task_partitions, group_name="inputs", required_resource_keys={"dreval"},
+                         description="The report files (and traces) systems keep on disk or imported; data version "
+                                     "= their content hash, observed by dreval run, registry_sensor and this "
+                                     "asset's Observe button, so a report edited on disk shows `reports` stale")
+def report_sources(context) -> DataVersionsByPartition:
+    versions = report_input_versions(context.resources.dreval.store())
+    known = set(context.instance.get_dynamic_partitions("system")), set(context.instance.get_dynamic_partitions("task"))
+    return DataVersionsByPartition({str(system_task_key(system, task)): version
+                                    for (system, task), version in versions.items()
+                                    if system in known[0] and task in known[1]})
 
 
 @asset(partitions_def=task_partitions, backfill_policy=SINGLE_RUN, io_manager_key=IO, group_name="inputs",
@@ -97,7 +113,7 @@ def task_rubrics(context: AssetExecutionContext, dreval: DrevalResource, tasks: 
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"tasks": AssetIn(partition_mapping=from_task)},
-       check_specs=[_spec("status_explained")])
+       deps=[report_sources], check_specs=[_spec("status_explained")])
 def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[str, pl.DataFrame]):
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
@@ -285,7 +301,7 @@ def published_results(context: AssetExecutionContext, dreval: DrevalResource) ->
     context.add_output_metadata({"path": str(path), "bytes": path.stat().st_size})
 
 
-ALL_ASSETS = [registered_tasks, tasks, task_rubrics, reports, trace_steps, parsed_reports, report_images,
+ALL_ASSETS = [registered_tasks, report_sources, tasks, task_rubrics, reports, trace_steps, parsed_reports, report_images,
               fetched_references, claim_verdicts, report_judgments, metric_scores,
               leaderboard, agreement, published_results]
 PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, report_images, fetched_references, claim_verdicts, report_judgments, metric_scores]

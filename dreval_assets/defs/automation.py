@@ -16,10 +16,12 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dagster import (AddDynamicPartitionsRequest, DefaultScheduleStatus, DefaultSensorStatus, OpExecutionContext,
-                     RunRequest, ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, job, op,
-                     sensor)
-from dagster._core.storage.tags import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
+from dagster import (AddDynamicPartitionsRequest, DagsterEventType, DagsterRunStatus, DefaultScheduleStatus,
+                     DefaultSensorStatus, OpExecutionContext, RunRequest, RunsFilter, RunStatusSensorContext,
+                     ScheduleDefinition, SensorEvaluationContext, SensorResult, SkipReason, job, op,
+                     run_status_sensor, sensor)
+from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
+                                        SENSOR_NAME_TAG)
 
 from .. import inbox
 from ..config import Settings
@@ -28,9 +30,11 @@ from ..live.refresh import SCHEDULES, SOURCES, refresh
 from ..run_markers import someone_running
 from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
+from .orphans import PID_TAG
 from .partitions import system_task_key
-from .registry_events import observations, report_registry_changes
-from ..planner import Selection, contiguous_ranges, evaluation_blocks, plan
+from .registry_events import observations, report_observations, report_registry_changes
+from ..planner import (INPUT_FILE_REASONS, Selection, contiguous_ranges, evaluation_blocks, plan,
+                       report_input_versions)
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
@@ -59,6 +63,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
     for message in messages:
         context.log.info(message)
     changes = inbox.registry_changes(store, state.get("registered_at"))
+    # report files edited on disk: observed (the UI shows them stale) and evaluated again
+    report_dirs, edited = inbox.edited_report_folders(store, state.get("report_dirs"))
     partitions = [AddDynamicPartitionsRequest(name, keys) for name, keys in
                   (("task", changes.tasks), ("system", changes.systems)) if keys]
 
@@ -85,6 +91,19 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
             targets = {system: [t for t in tasks if t in due.per_system.get(system, [])]
                        for system, tasks in targets.items()}
             targets = {system: tasks for system, tasks in targets.items() if tasks}
+
+    edited_versions = {}
+    inbox_taken = seen != state.get("inbox", {})  # a re-imported batch may carry edited reports too
+    if context.cursor and (edited or inbox_taken):
+        due = plan(store, Selection(systems=() if inbox_taken else edited), Settings.from_env(dreval.home))
+        changed = [key for key, why in due.why.items() if key[0] and why in INPUT_FILE_REASONS]
+        edited_versions = report_input_versions(store, changed)
+        for system, task in changed:
+            targets.setdefault(system, [])
+            if task not in targets[system]:
+                targets[system].append(task)
+        for message in sorted({f"{s}: {due.why[(s, t)]}" for s, t in changed}):
+            context.log.info(message)
 
     # ranges follow the partition order; new keys are appended to it in registration order
     known = list(context.instance.get_dynamic_partitions("task")) if (changes.tasks or targets) else []
@@ -113,14 +132,46 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
                                    job_name="leaderboard_job"))
     elif publish_due and not evaluating and not requests:
         requests.append(RunRequest(run_key=_run_key("publish", changes.newest, "first tick"), job_name="publish_job"))
-    cursor = json.dumps({"inbox": seen, "registered_at": changes.newest, "evaluating": evaluating,
+    cursor = json.dumps({"inbox": seen, "report_dirs": report_dirs, "registered_at": changes.newest,
+                         "evaluating": evaluating,
                          "evaluating_since": since if evaluating else None,
                          "pending_tasks": [t for t in pending_tasks if t not in ready]})
     if not requests and not partitions:
         return SensorResult(skip_reason=SkipReason("nothing new"), cursor=cursor)
     hashes = task_hashes(store) if changes.tasks else {}
     return SensorResult(run_requests=requests, dynamic_partitions_requests=partitions, cursor=cursor,
-                        asset_events=observations({k: hashes[k] for k in changes.tasks if k in hashes}))
+                        asset_events=[*observations({k: hashes[k] for k in changes.tasks if k in hashes}),
+                                      *report_observations(edited_versions)])
+
+
+def publish_step_after(materialised: set[str]) -> str | None:
+    """The job that brings the leaderboard and results.duckdb up to date after a run that materialised
+    these assets, or None when the run left them current."""
+    if "published_results" in materialised:
+        return None
+    if "metric_scores" in materialised or "agreement" in materialised:
+        return "leaderboard_job"
+    return "publish_job" if "leaderboard" in materialised else None
+
+
+@run_status_sensor(name="publish_after_ui_runs", run_status=DagsterRunStatus.SUCCESS, minimum_interval_seconds=5,
+                   default_status=DefaultSensorStatus.RUNNING, request_jobs=[leaderboard_job, publish_job],
+                   description="A run launched from the UI that changed scores ends with the leaderboard and "
+                               "results.duckdb, as a dreval run does (the CLI's and registry_sensor's runs "
+                               "schedule their own)")
+def publish_after_ui_runs(context: RunStatusSensorContext):
+    run = context.dagster_run
+    if PID_TAG in run.tags or run.tags.get(SENSOR_NAME_TAG) == registry_sensor.name:
+        return SkipReason(f"run {run.run_id[:8]} is a dreval run's or registry_sensor's: they publish themselves")
+    records = context.instance.get_records_for_run(run.run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records
+    job_name = publish_step_after({record.event_log_entry.dagster_event.asset_key.path[-1] for record in records})
+    if job_name is None:
+        return SkipReason(f"run {run.run_id[:8]} left the leaderboard and results.duckdb current")
+    waiting = context.instance.get_runs(filters=RunsFilter(job_name=job_name, statuses=[
+        DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING]), limit=1)
+    if waiting:  # it has not read the scores yet, so it covers this run too
+        return SkipReason(f"{job_name} run {waiting[0].run_id[:8]} is about to start")
+    return RunRequest(run_key=f"after-{run.run_id}", job_name=job_name)
 
 
 def _refresh_op(source: str):

@@ -6,7 +6,7 @@ from dagster import AssetsDefinition, Definitions
 from ..config import SHAPING_SETTINGS, Settings
 from ..live.config import LiveConfig
 from .assets import ALL_ASSETS
-from .automation import REFRESH_JOBS, refresh_schedules, registry_sensor
+from .automation import REFRESH_JOBS, publish_after_ui_runs, refresh_schedules, registry_sensor
 from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .resources import DrevalResource, PartitionedDuckDBIOManager
 
@@ -18,7 +18,7 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
     return Definitions(
         assets=[_with_settings_version(a, versions) for a in ALL_ASSETS],
         jobs=[tasks_job, evaluate_job, leaderboard_job, publish_job, *REFRESH_JOBS.values()],
-        sensors=[registry_sensor],
+        sensors=[registry_sensor, publish_after_ui_runs],
         schedules=refresh_schedules(LiveConfig.from_env().enabled),
         resources={
             "dreval": DrevalResource(home=home, judge_kind=settings.judge, fetch_kind=settings.fetch,

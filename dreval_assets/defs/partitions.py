@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dagster import (
+    DagsterInstance,
     DynamicPartitionsDefinition,
     IdentityPartitionMapping,
     MultiPartitionKey,
@@ -29,3 +30,10 @@ def split_system_task(key: str) -> tuple[str, str]:
 
 def system_task_key(system: str, task: str) -> MultiPartitionKey:
     return MultiPartitionKey({"system": system, "task": task})
+
+
+def add_missing_partitions(instance: DagsterInstance, name: str, keys: list[str]) -> None:
+    known = set(instance.get_dynamic_partitions(name))
+    new = [k for k in keys if k not in known]
+    if new:
+        instance.add_dynamic_partitions(name, new)

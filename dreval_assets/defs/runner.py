@@ -26,7 +26,8 @@ from ..store.registry import load_systems, task_hashes
 from .jobs import job_steps
 from .orphans import run_tags
 from .postgres import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
-from .partitions import system_task_key
+from .partitions import add_missing_partitions, system_task_key
+from .registry_events import report_input_changes
 
 # Written by dreval into <home>/dagster/dagster.yaml (a file without this first line is the user's own and
 # is never touched). Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the
@@ -110,13 +111,6 @@ def sync_partitions(instance: DagsterInstance, store: Store) -> None:
         add_missing_partitions(instance, name, keys)
 
 
-def add_missing_partitions(instance: DagsterInstance, name: str, keys: list[str]) -> None:
-    known = set(instance.get_dynamic_partitions(name))
-    new = [k for k in keys if k not in known]
-    if new:
-        instance.add_dynamic_partitions(name, new)
-
-
 @dataclass
 class RunOutcome:
     job: str
@@ -166,6 +160,9 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     """Launch the plan's runs one after another; a Ctrl-C cancels the run it lands in and launches
     nothing more (what that run's judge calls already answered is in the judge cache)."""
     progress = progress or RunProgress(live=False)
+    if store is not None:  # what the evaluation reads is observed first, so the UI can tell when it changes
+        report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
+                                               for task in tasks])
     planned = launches(instance, the_plan)
     for launch in planned:
         for step in job_steps(launch.job):

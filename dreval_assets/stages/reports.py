@@ -100,6 +100,17 @@ def read_trace_file(report_path: Path) -> tuple[str | None, str]:
     return data.decode("utf-8", errors="replace"), ""
 
 
+def report_input_version(entry: SystemEntry | None, task: str, original_id: str,
+                         imported_hashes: Mapping[tuple[str, str], str] | None = None) -> str | None:
+    """The data version of what the reports stage would read now: the report's and its trace's
+    hashes together (None: nothing to read yet, e.g. a system that writes its reports in the run)."""
+    report = report_source_hash(entry, task, original_id, imported_hashes)
+    trace = trace_source_hash(entry, task, original_id)
+    if report is None and trace is None:
+        return None
+    return hashlib.sha256(f"{report or ''}\n{trace or ''}".encode()).hexdigest()[:24]
+
+
 def report_source_hash(entry: SystemEntry | None, task: str, original_id: str,
                        imported_hashes: Mapping[tuple[str, str], str] | None = None) -> str | None:
     """Hash of what the reports stage would read now (None when there is nothing to read)."""
