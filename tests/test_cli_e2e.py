@@ -252,7 +252,7 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
         server.wait(timeout=30)
     dims = {n["assetKey"]["path"][-1]: {d["name"]: len(d["partitionKeys"]) for d in n["partitionKeysByDimension"]}
             for n in nodes}
-    assert set(dims) == {"registered_tasks", "tasks", "task_rubrics", "reports", "trace_steps", "parsed_reports",
+    assert set(dims) == {"registered_tasks", "report_sources", "tasks", "task_rubrics", "reports", "trace_steps", "parsed_reports",
                          "report_images", "fetched_references", "claim_verdicts",
                          "report_judgments", "metric_scores", "leaderboard", "agreement", "published_results"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}

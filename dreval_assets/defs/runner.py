@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
+from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, Definit
 from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
 from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
                                         REPOSITORY_LABEL_TAG)
+from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobOrigin, RemoteRepositoryOrigin
 from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
@@ -74,6 +76,24 @@ def instance_yaml(postgres: bool) -> str:
 # beside the runs it launched itself.
 CODE_LOCATION = "dreval"
 UI_REPOSITORY_LABEL = f"{SINGLETON_REPOSITORY_NAME}@{CODE_LOCATION}"
+
+
+def ui_job_origin(job_name: str) -> RemoteJobOrigin:
+    """The origin a run launched from the UI has, naming the code location by name: the timeline
+    places runs by their origin (the label alone shows them on the job pages only)."""
+    return RemoteJobOrigin(RemoteRepositoryOrigin(RegisteredCodeLocationOrigin(CODE_LOCATION),
+                                                  SINGLETON_REPOSITORY_NAME), job_name)
+
+
+@contextmanager
+def runs_created_with_origin(instance: DagsterInstance, job_name: str):
+    """`execute_in_process` creates its run without an origin and takes none: give it the UI's."""
+    create = instance.create_run_for_job
+    instance.create_run_for_job = partial(create, remote_job_origin=ui_job_origin(job_name))
+    try:
+        yield
+    finally:
+        del instance.create_run_for_job  # the class's method again
 
 OLD_DAGSTER_YAML = "telemetry:\n  enabled: false\n"
 # The event log keeps every event; the console shows only warnings and errors.
@@ -190,7 +210,7 @@ def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgre
     watch = _RunWatch(instance, run_id, progress)
     instance.add_event_listener(run_id, watch.on_event)
     # the database stays open for the run: each step's connections cost ~1 ms, not ~30
-    with store.session() if store else nullcontext():
+    with store.session() if store else nullcontext(), runs_created_with_origin(instance, launch.job):
         result = defs.resolve_job_def(launch.job).execute_in_process(
             run_config=CLI_LOGS, instance=instance, tags=tags, raise_on_error=False, run_id=run_id)
     error = ""
