@@ -23,6 +23,7 @@ from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spen
 from dreval_assets.leaderboard_summary import headline_cell, headline_records, suite_markdown
 from dreval_assets.leaderboard_view import leaderboard_tables
 from dreval_assets.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
+from dreval_assets.presentation.view.urls import report_url
 from dreval_assets.stages import checks
 from dreval_assets.stages.figures import partition_figures, run_totals
 from dreval_assets.stages.frames import frame
@@ -228,6 +229,7 @@ def assert_partitions_describe_themselves(home: Path) -> None:
             system, task = str(partition).split("|")
             metadata = record.asset_materialization.metadata
             shown[(system, task)] = {name: metadata[name].value for name in nothing}
+            assert metadata["view"].value == report_url(system, task)  # the partition's page in `dreval view`
         assert shown == {key: truth.get(key, nothing) for key in shown}, asset
         assert set(truth) <= set(shown) and len(shown) == 24
         figures = {tuple(v.values()) for v in shown.values()}

@@ -24,6 +24,7 @@ from ..stages.checks import CHECKS, SHOWN_FAILURES, failing_keys
 from ..stages.figures import Figures, Key, Markdown, partition_figures, run_totals
 from ..store.db import Store
 from ..store.judge_spend import run_spend
+from ..presentation.view.urls import report_url
 from .partitions import split_system_task
 
 RUN_TOTALS = "run_totals"
@@ -61,6 +62,8 @@ def record_partitions(context: AssetExecutionContext, asset: str, frames: Mappin
     per_key = {}
     for i, (key, tup) in enumerate(zip(keys, tuples)):
         entries = {name: value(v) for name, v in figures[tup].items()}
+        if len(tup) == 2:  # a report's partition: its page in `dreval view`
+            entries["view"] = MetadataValue.url(report_url(*tup))
         if spend.height:  # a judge that calls an endpoint: its ledger says what this partition cost
             entries |= {name: value(v) for name, v in spend_figures(spend_by_key[tup]).items()}
             if spend_by_key[tup].height:
