@@ -249,6 +249,9 @@ def assert_leaderboard_page(home: Path) -> None:
     suites = {r.data["suite"] for r in metadata["headline"].value.records}
     assert {"core", "tvir", "mmdr", "dr3", "wlc", "drb", "miroeval"} <= suites
     assert all(f"suite_{s}" in metadata for s in suites)
+    # every suite's table inline alike (Dagster hides Markdown over 1,000 characters behind a button)
+    assert all(len(metadata[f"suite_{s}"].value) <= 1000 for s in suites)
+    assert metadata["view"].value.endswith("/index.html")
     mmdr = [r.data for r in metadata["headline"].value.records if r.data["suite"] == "mmdr"]
     # ranked by its headline whatever the judge: the offline judge cannot rank Overall, so nobody is ranked
     assert mmdr and {r["metric"] for r in mmdr} == {"overall"} and all(r["rank"] == "—" for r in mmdr)
