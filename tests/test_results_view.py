@@ -211,3 +211,15 @@ def test_the_export_opens_from_the_file_system_with_no_server(view_home, tmp_pat
         assert "sharpness" in page.locator("section.figures").inner_text()
         page.screenshot(path=str(screenshot_dir(tmp_path) / "view_export_report.png"))
         assert requests and all(url.startswith("file://") for url in requests)  # nothing from the network
+
+
+def test_pages_escape_every_text_allow_no_script_and_serve_nothing_outside_their_paths(view_home):
+    from dreval_assets.presentation.view.pages import Site
+
+    site = Site(view_home["home"] / "results.duckdb")
+    html = site.page("reports/script-kiddie/dr3.dr3-en-004.html").body.decode()
+    assert "&lt;script&gt;window.__dreval_pwned" in html and "<script" not in html.lower()
+    assert "script-src 'none'" in html and "default-src 'none'" in html
+    for path in ("reports/../../etc/passwd", "reports/loose-cannon/../../index.html", "images/../index.html",
+                 "systems/Loose Cannon.html", "compare/dr3.dr3-en-004/loose-cannon/loose-cannon/x.html"):
+        assert site.page(path) is None, path

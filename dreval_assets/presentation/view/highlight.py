@@ -16,25 +16,20 @@ class Segment:
 
 
 def locate(text: str, claim: str, start: int) -> tuple[int, int] | None:
-    """(begin, end) of the claim in `text` at or after `start`, or None."""
-    claim = claim.strip()
-    if not claim:
+    """(begin, end) of the claim in `text` at or after `start`, or None. The claim's final stop is not
+    required (a marker often stands before it in the report)."""
+    core = claim.strip().rstrip(".!?。 ")
+    if not core:
         return None
-    exact = text.find(claim, start)
+    exact = text.find(core, start)
     if exact >= 0:
-        return exact, exact + len(claim)
-    head = claim[:HEAD]
+        return exact, exact + len(core)
+    head, tail = core[:HEAD], core[-TAIL:]
     begin = text.find(head, start)
     if begin < 0:
         return None
-    tail = claim.rstrip(".!?。 ")[-TAIL:]
-    end = text.find(tail, begin + len(head) - min(len(head), len(tail)), begin + 2 * len(claim) + 40)
-    if end < 0:
-        return None
-    end += len(tail)
-    while end < len(text) and text[end] in ".!?。":
-        end += 1
-    return begin, end
+    end = text.find(tail, begin + max(0, len(head) - len(tail)), begin + 2 * len(core) + 40)
+    return (begin, end + len(tail)) if end >= 0 else None
 
 
 def segments(text: str, claims: list[tuple[str, str]]) -> tuple[list[Segment], list[str]]:
