@@ -209,6 +209,7 @@ class Site:
         return {"title": f"{system} × {task}", "system": system, "task": reads.task(store, task) or {"task": task},
                 "report": report, "segments": parts, "labels": labels, "cards": cards, "missing": missing,
                 "counts": _verdict_counts(cards), "spend": spend.to_dicts(),
+                "spend_of": {r["template"]: r for r in spend.iter_rows(named=True)},
                 "figures": _figures(reads.figures(store, system, task), judgments),
                 "metrics": _metric_rows(reads.metric_rows(store, system, task)),
                 "judgments": judgments.to_dicts(), "others": others.get_column("system").to_list()}
