@@ -156,7 +156,9 @@ class Site:
                     "shared": fmt(ranked.get("shared_mean"), 2) if ranked.get("shared_mean") is not None else "—",
                     "cells": {c: _cell(by_column[c]) if c in by_column else "—" for c in columns if c != table.ranked_by},
                     "note": ranked.get("coverage_note") or ""})
-            tables.append({"heading": heading(table), "suite": table.suite, "ranked_by": table.ranked_by,
+            anchor = f"suite-{table.suite}"  # a suite's later tables (other judges, values) get their own
+            anchor += "" if all(t["anchor"] != anchor for t in tables) else f"-{len(tables)}"
+            tables.append({"heading": heading(table), "suite": table.suite, "anchor": anchor, "ranked_by": table.ranked_by,
                            "n_shared": table.n_shared, "columns": [c for c in columns if c != table.ranked_by],
                            "systems": systems, "footnotes": footnotes(table)})
         return {"title": "Leaderboard", "tables": tables, "plots": list(self.plots()),
