@@ -172,6 +172,15 @@ def _parser() -> argparse.ArgumentParser:
                             "label such as set): each metric aggregated over the tasks of that value")
     board.set_defaults(handler=cmd_leaderboard)
 
+    view = sub.add_parser("view", help="the results as web pages on loopback, from the leaderboard down to each claim "
+                                       "and its evidence (read-only over results.duckdb)")
+    view.add_argument("--port", type=int, default=None,
+                      help="the port on 127.0.0.1 (default 8765, the one DREVAL_VIEW_URL's default names; a free one "
+                           "when it is taken; 0: any free one)")
+    view.add_argument("--export", metavar="DIR",
+                      help="write the same pages as static files to DIR (they open from the file system) and exit")
+    view.set_defaults(handler=cmd_view)
+
     sql = sub.add_parser("sql", help="run a read-only SQL query against the results")
     sql.add_argument("query")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
@@ -564,6 +573,36 @@ def _broken_down(read, board, suite: str | None, by: str, settings: Settings):
     computed = computed.filter(pl.col("breakdown") != "")
     return pl.concat([board, computed.select(board.columns) if "breakdown" in board.columns else computed],
                      how="diagonal_relaxed")
+
+
+def cmd_view(args, settings: Settings) -> int:
+    from .presentation.view.pages import Site
+    from .presentation.view.urls import BASE_URL_ENV, DEFAULT_PORT
+
+    published = published_path(settings.db_path)
+    if not published.exists():  # the working file is the pipeline's: the view never holds it open
+        raise CliError(f"no published results yet at {published}: run `dreval demo` or `dreval run` first")
+    site = Site(published)
+    if args.export:
+        from .presentation.view.export import export
+
+        folder = Path(args.export).resolve()
+        written = export(site, folder)
+        print(f"dreval view: wrote {written} file(s) to {folder}; open {folder / 'index.html'}")
+        return 0
+    from .presentation.view.server import bind, serve
+
+    sock, moved = bind(DEFAULT_PORT if args.port is None else args.port)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    if moved:
+        print(f"dreval view: port {args.port or DEFAULT_PORT} is taken, serving on another one (set {BASE_URL_ENV} "
+              f"for the Dagster UI's links to point here)", file=sys.stderr)
+    print(f"dreval view: serving {url} (Ctrl-C stops)", flush=True)
+    try:
+        serve(site, sock)
+    except KeyboardInterrupt:
+        pass
+    return 0
 
 
 def cmd_sql(args, settings: Settings) -> int:

@@ -2,8 +2,9 @@
 per metric, coverage beside every mean and a mark where a system was scored on fewer tasks than
 another one (md, csv and json say the same).
 
-Rows are ordered by the `rank` the leaderboard stage computed on the tasks every system scored, so
-a mean over half the tasks never leads a table unmarked. Judges never share a table: a home holding
+A suite's table is ranked by its first headline metric, whatever systems it holds, in the `rank` the
+leaderboard stage gave the systems scored on all its tasks (so ranks follow the means shown); systems
+with partial coverage follow, unranked and marked, and the shared-task comparison is a column of its own. Judges never share a table: a home holding
 rows of two judges prints two tables, each headed by its judge.
 """
 from __future__ import annotations
@@ -35,8 +36,8 @@ class BoardTable:
     suite: str
     title: str
     judge: str                 # the judge of the table's judged metrics (`none` when it has none)
-    ranked_by: str | None      # the column whose shared-task rank orders the rows
-    n_shared: int | None       # how many tasks that rank compares
+    ranked_by: str | None      # the suite's first headline column: its rank orders the rows
+    n_shared: int | None       # how many tasks every system scored on that column (its shared column)
     rows: pl.DataFrame         # leaderboard rows shown, one per system x metric, in display order
     breakdown: str = ""        # `<attribute>=<value>`: the table holds only the tasks of that value
 
@@ -102,14 +103,12 @@ def _table(suite: str, judge: str, rows: pl.DataFrame, breakdown: str = "") -> B
     spec = SUITES.get(suite)
     headline = spec.headline if spec else ()
     columns = set(rows.get_column("column").to_list())
-    ranked_rows = rows.filter(pl.col("rank").is_not_null())
-    ranked_by = next((f"{suite}.{m}" for m in headline
-                      if f"{suite}.{m}" in set(ranked_rows.get_column("column").to_list())), None)
-    if ranked_by is None:  # no rank at all (e.g. a board from before ranks): the first headline column
-        ranked_by = next((f"{suite}.{m}" for m in headline if f"{suite}.{m}" in columns), None)
+    # fixed by the suite, never by which systems happen to have ranks on which column
+    ranked_by = next((f"{suite}.{m}" for m in headline if f"{suite}.{m}" in columns), None)
     by_column = rows.filter(pl.col("column") == ranked_by)
-    order = (by_column.select("system", "rank").sort(["rank", "system"], nulls_last=True).get_column("system").to_list()
-             if ranked_by else [])
+    order = (by_column.select("system", "rank", "mean")
+             .sort(["rank", "mean", "system"], nulls_last=True, descending=[False, _direction(suite, ranked_by) > 0, False])
+             .get_column("system").to_list() if ranked_by else [])
     systems = order + sorted(set(rows.get_column("system").to_list()) - set(order))
     shared = by_column.get_column("n_shared").drop_nulls()
     metric_order = {c: _column_order(c) for c in columns}
@@ -118,6 +117,11 @@ def _table(suite: str, judge: str, rows: pl.DataFrame, breakdown: str = "") -> B
             .sort(["_system_order", "_metric_order", "column"]).drop("_system_order", "_metric_order"))
     return BoardTable(suite=suite, title=spec.title if spec else suite, judge=judge, ranked_by=ranked_by,
                       n_shared=int(shared.max()) if shared.len() else None, rows=rows, breakdown=breakdown)
+
+
+def _direction(suite: str, column: str | None) -> int:
+    spec = SUITES[suite].spec(column.partition(".")[2]) if suite in SUITES and column else None
+    return spec.better if spec else 1
 
 
 def _column_order(column: str) -> int:
@@ -139,7 +143,7 @@ def wide_leaderboard(table: BoardTable) -> pl.DataFrame:
         rank=pl.col("rank").filter(pl.col("column") == table.ranked_by).first())
     wide = summary.join(wide, on="system", how="left", maintain_order="left")
     ranked = rows.filter(pl.col("column") == table.ranked_by)
-    if ranked.filter(pl.col("n_shared") < pl.col("n_scored")).height:
+    if table.n_shared and ranked.filter(pl.col("n_shared") < pl.col("n_scored")).height:
         shared = ranked.select("system", pl.col("shared_mean").round(2).cast(pl.String).fill_null("—")
                                .alias(f"{table.ranked_by} on {table.n_shared} shared"))
         wide = wide.join(shared, on="system", how="left", maintain_order="left")
@@ -168,16 +172,35 @@ def _cell_text() -> pl.Expr:
 
 def heading(table: BoardTable) -> str:
     judge = "no judged metric" if table.judge == UNJUDGED else f"judge {table.judge}"
+    on_column = table.rows.filter(pl.col("column") == table.ranked_by)
+    ranked = on_column.filter(pl.col("rank").is_not_null())
+    unranked = on_column.filter(pl.col("rank").is_null() & pl.col("mean").is_not_null()
+                                & (pl.col("coverage_note").fill_null("") != "")).height
     if table.ranked_by is None:
         basis = "not ranked"
     elif table.n_shared is None:
-        basis = f"by {table.ranked_by} (these rows hold no shared-task rank: rebuild them with `dreval run`)"
-    elif table.n_shared == 0:
-        basis = f"not ranked: no task has a {table.ranked_by} score for every system"
+        basis = f"by {table.ranked_by} (these rows hold no rank: rebuild them with `dreval run`)"
+    elif ranked.height == 0:
+        basis = f"not ranked by {table.ranked_by}: {_why_unranked(table)}"
     else:
-        basis = f"ranked by {table.ranked_by} on the {table.n_shared} task(s) every system scored"
+        basis = (f"ranked by {table.ranked_by} among the {ranked.height} system(s) scored on all its tasks"
+                 + (f"; {unranked} with partial coverage listed unranked" if unranked else ""))
     tasks = f"; tasks with {table.breakdown.replace('=', ' = ', 1)}" if table.breakdown else ""
     return f"{table.title} (suite {table.suite}{tasks}; {judge}; {basis})"
+
+
+def _why_unranked(table: BoardTable) -> str:
+    on_column = table.rows.filter(pl.col("column") == table.ranked_by)
+    status = on_column.get_column("status").fill_null("scored").to_list()
+    if "not_comparable" in status:
+        return "our judge could not judge it for every system (not comparable)"
+    if all(s == "not_applicable" for s in status):
+        return "it does not apply to these systems"
+    if on_column.get_column("mean").drop_nulls().len() == 0:
+        return "no system has a number on it"
+    if _direction(table.suite, table.ranked_by) == 0:
+        return "it describes reports rather than grading them"
+    return "no system was scored on every task another was scored on"
 
 
 def footnotes(table: BoardTable) -> list[str]:
@@ -193,7 +216,8 @@ def footnotes(table: BoardTable) -> list[str]:
     if marked.height == 0:
         return lines
     lines += [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
-             "(coverage in brackets); ranks use only the tasks every system scored."]
+             "(coverage in brackets), so it has no rank; ranks go to the systems scored on every task, and "
+             "the `on N shared` column compares every system on the tasks all of them scored."]
     on_rank = marked.filter((pl.col("column") == table.ranked_by) & (status != "not_comparable"))
     lines += [f"  {r['system']} {r['column']}: {r['coverage_note']}" for r in on_rank.iter_rows(named=True)]
     others = marked.filter(pl.col("column") != table.ranked_by).height

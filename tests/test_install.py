@@ -58,7 +58,8 @@ def test_every_declared_dependency_is_in_the_lock_at_the_declared_pin():
 
 
 @pytest.mark.parametrize("module", ["trafilatura", "justext", "lxml.html.clean", "lxml_html_clean", "pypdf",
-                                    "charset_normalizer", "instructor", "openai", "httpx", "duckdb", "polars"])
+                                    "charset_normalizer", "instructor", "openai", "httpx", "duckdb", "polars",
+                                    "jinja2", "starlette", "uvicorn"])
 def test_runtime_modules_import(module):
     importlib.import_module(module)
 

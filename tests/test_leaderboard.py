@@ -49,41 +49,54 @@ def test_mean_is_over_scored_tasks_only_with_its_coverage():
     assert half["coverage"] == pytest.approx(0.5)
 
 
-def test_shared_task_means_and_rank_use_only_the_tasks_every_system_scored():
+def test_ranks_go_to_the_covering_systems_and_the_shared_comparison_is_its_own_column():
     board = board_of(HALF, FULL)
     half, full = row(board, "half-covered"), row(board, "fully-covered")
     assert full["mean"] == pytest.approx(67.5) and half["mean"] > full["mean"]  # the raw means would mislead
     assert half["n_shared"] == full["n_shared"] == 2
     assert half["shared_mean"] == pytest.approx(86.0) and full["shared_mean"] == pytest.approx(90.0)
-    assert (full["rank"], half["rank"]) == (1, 2)
+    assert (full["rank"], half["rank"]) == (1, None)  # a mean over 2 of 4 tasks is listed, not ranked
     assert half["coverage_note"] == ("scored on 2 of the 4 tasks other systems were scored on "
-                                     "(2 provider_failure); ranked on the 2 task(s) all 2 systems scored")
+                                     "(2 provider_failure); not ranked (ranks are over the systems scored on all 4); "
+                                     "its cs on the 2 task(s) all 2 systems scored is the shared column")
     assert full["coverage_note"] == ""
 
 
-def test_printed_table_ranks_on_shared_tasks_and_marks_the_partial_system():
+def test_ranks_follow_the_means_shown_among_covering_systems():
+    """A system covering few tasks re-ranks nobody: ranked rows are in the order of their means."""
+    board = board_of(score("high", [90.0, 92.0, 88.0, 91.0]), score("mid", [80.0, 85.0, 95.0, 70.0]),
+                     score("lucky", [99.0, None, None, None]))
+    ranks = {s: row(board, s)["rank"] for s in ("high", "mid", "lucky")}
+    assert ranks == {"high": 1, "mid": 2, "lucky": None}
+    table, = leaderboard_tables(board)
+    assert wide_leaderboard(table).get_column("system").to_list() == ["high", "mid", "lucky"]
+
+
+def test_printed_table_ranks_the_covering_systems_and_marks_the_partial_one():
     table, = leaderboard_tables(board_of(HALF, FULL))
     wide = wide_leaderboard(table)
     assert wide.get_column("system").to_list() == ["fully-covered", "half-covered"]
-    assert wide.get_column("rank").to_list() == ["1", "2"]
+    assert wide.get_column("rank").to_list() == ["1", "—"]
     assert wide.get_column("tvir.cs").to_list() == ["67.5 (4/4)", f"86.0 (2/4) {MARK}"]
     assert wide.get_column("tvir.cs on 2 shared").to_list() == ["90.0", "86.0"]
     text = render([table], "table")
-    assert "judge judge-a; ranked by tvir.cs on the 2 task(s) every system scored" in text.splitlines()[0]
+    assert ("judge judge-a; ranked by tvir.cs among the 1 system(s) scored on all its tasks; 1 with partial "
+            "coverage listed unranked") in text.splitlines()[0]
     assert "half-covered tvir.cs: scored on 2 of the 4 tasks" in text
 
 
-def test_no_system_leads_on_partial_coverage_without_the_mark():
-    """Whatever the numbers, a row above a system scored on more tasks carries the mark."""
+def test_no_system_leads_on_partial_coverage():
+    """Whatever the numbers, a system scored on fewer tasks follows the ranked ones, marked."""
     lucky = score("lucky", [99.0, None, None, None])  # better than everyone on its one task
     board = board_of(lucky, FULL, score("steady", [70.0, 70.0, 70.0, 70.0]))
     table, = leaderboard_tables(board)
     wide = wide_leaderboard(table)
     cells = dict(zip(wide.get_column("system"), wide.get_column("tvir.cs")))
-    assert wide.get_column("system").to_list()[0] == "lucky"           # best on the one shared task...
-    assert cells["lucky"].endswith(MARK) and "(1/4)" in cells["lucky"]  # ...and says it was scored on 1 of 4
+    assert wide.get_column("system").to_list() == ["steady", "fully-covered", "lucky"]  # 70.0 > 67.5, then lucky
+    assert cells["lucky"].endswith(MARK) and "(1/4)" in cells["lucky"]  # says it was scored on 1 of 4
     assert not cells["steady"].endswith(MARK) and not cells["fully-covered"].endswith(MARK)
-    assert "on the 1 task(s) every system scored" in render([table], "md")
+    assert wide.get_column("tvir.cs on 1 shared").to_list() == ["70.0", "85.0", "99.0"]
+    assert "among the 2 system(s) scored on all its tasks" in render([table], "md")
 
 
 def test_a_system_with_nothing_scored_does_not_shrink_the_others_comparison():
@@ -153,7 +166,7 @@ def test_csv_and_json_carry_coverage_rank_and_note_per_number():
     tables = leaderboard_tables(board)
     csv = pl.read_csv(render(tables, "csv").encode())
     half = csv.filter(pl.col("system") == "half-covered").row(0, named=True)
-    assert (half["column"], half["n_scored"], half["n_tasks"], half["rank"], half["n_shared"]) == ("tvir.cs", 2, 4, 2, 2)
+    assert (half["column"], half["n_scored"], half["n_tasks"], half["rank"], half["n_shared"]) == ("tvir.cs", 2, 4, None, 2)
     assert half["coverage_note"].startswith("scored on 2 of the 4")
     assert csv.height == 3  # one row per system x metric x judge, whatever the judges
     parsed = json.loads(render(tables, "json"))
@@ -167,9 +180,11 @@ def test_csv_and_json_carry_coverage_rank_and_note_per_number():
 def test_no_shared_task_means_no_rank_and_says_so():
     board = board_of(score("a", [70.0, 70.0, None, None]), score("b", [None, None, 60.0, 60.0]))
     assert row(board, "a")["rank"] is None and row(board, "a")["n_shared"] == 0
-    assert row(board, "a")["coverage_note"].endswith("no task is scored for every system, so no rank")
+    assert row(board, "a")["coverage_note"].endswith("not ranked (ranks are over the systems scored on all 4); "
+                                                     "no task is scored for every system")
     table, = leaderboard_tables(board)
-    assert "not ranked: no task has a tvir.cs score for every system" in render([table], "table")
+    assert ("not ranked by tvir.cs: no system was scored on every task another was scored on"
+            in render([table], "table"))
 
 
 def test_cli_prints_the_stored_board_and_the_live_view_agrees(tmp_path, capsys):
@@ -193,7 +208,7 @@ def test_a_board_written_before_ranks_existed_still_prints():
     old = board_of(HALF, FULL).drop("shared_mean", "n_shared", "rank", "coverage_note")
     table, = leaderboard_tables(old)
     text = render([table], "table")
-    assert "hold no shared-task rank" in text and "86.0 (2/4)" in text
+    assert "hold no rank" in text and "86.0 (2/4)" in text
 
 
 def test_upgrading_a_home_forgets_the_unranked_board_so_the_next_run_rebuilds_it(tmp_path):

@@ -23,6 +23,7 @@ from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spen
 from dreval_assets.leaderboard_summary import headline_cell, headline_records, suite_markdown
 from dreval_assets.leaderboard_view import leaderboard_tables
 from dreval_assets.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
+from dreval_assets.presentation.view.urls import report_url
 from dreval_assets.stages import checks
 from dreval_assets.stages.figures import partition_figures, run_totals
 from dreval_assets.stages.frames import frame
@@ -228,6 +229,7 @@ def assert_partitions_describe_themselves(home: Path) -> None:
             system, task = str(partition).split("|")
             metadata = record.asset_materialization.metadata
             shown[(system, task)] = {name: metadata[name].value for name in nothing}
+            assert metadata["view"].value == report_url(system, task)  # the partition's page in `dreval view`
         assert shown == {key: truth.get(key, nothing) for key in shown}, asset
         assert set(truth) <= set(shown) and len(shown) == 24
         figures = {tuple(v.values()) for v in shown.values()}
@@ -247,8 +249,12 @@ def assert_leaderboard_page(home: Path) -> None:
     suites = {r.data["suite"] for r in metadata["headline"].value.records}
     assert {"core", "tvir", "mmdr", "dr3", "wlc", "drb", "miroeval"} <= suites
     assert all(f"suite_{s}" in metadata for s in suites)
+    # every suite's table inline alike (Dagster hides Markdown over 1,000 characters behind a button)
+    assert all(len(metadata[f"suite_{s}"].value) <= 1000 for s in suites)
+    assert metadata["view"].value.endswith("/index.html")
     mmdr = [r.data for r in metadata["headline"].value.records if r.data["suite"] == "mmdr"]
-    assert mmdr and all(r["rank"] != "—" for r in mmdr)  # ranked on a metric the offline judge can judge
+    # ranked by its headline whatever the judge: the offline judge cannot rank Overall, so nobody is ranked
+    assert mmdr and {r["metric"] for r in mmdr} == {"overall"} and all(r["rank"] == "—" for r in mmdr)
     # the offline judge cannot see the MOSAIC items of two systems: their Overall is not comparable, not N/A
     assert "not comparable" in metadata["suite_mmdr"].value
     for name in ("headline_ci", "heatmap", "rank_shifts"):

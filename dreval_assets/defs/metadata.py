@@ -17,13 +17,14 @@ from dagster import (
 )
 
 from ..core.images import data_url
-from ..leaderboard_summary import headline_records, one_judge, suite_markdown
+from ..leaderboard_summary import SHOWN_METRICS, headline_records, one_judge, suite_markdown
 from ..leaderboard_view import UNJUDGED, leaderboard_tables
 from ..plots import leaderboard_plots, save_plots
 from ..stages.checks import CHECKS, SHOWN_FAILURES, failing_keys
 from ..stages.figures import Figures, Key, Markdown, partition_figures, run_totals
 from ..store.db import Store
 from ..store.judge_spend import run_spend
+from ..presentation.view.urls import index_path, report_url, view_base_url
 from .partitions import split_system_task
 
 RUN_TOTALS = "run_totals"
@@ -61,6 +62,8 @@ def record_partitions(context: AssetExecutionContext, asset: str, frames: Mappin
     per_key = {}
     for i, (key, tup) in enumerate(zip(keys, tuples)):
         entries = {name: value(v) for name, v in figures[tup].items()}
+        if len(tup) == 2:  # a report's partition: its page in `dreval view`
+            entries["view"] = MetadataValue.url(report_url(*tup))
         if spend.height:  # a judge that calls an endpoint: its ledger says what this partition cost
             entries |= {name: value(v) for name, v in spend_figures(spend_by_key[tup]).items()}
             if spend_by_key[tup].height:
@@ -194,6 +197,20 @@ def leaderboard_metadata(board: pl.DataFrame, plots_dir: Path) -> dict:
     metadata["headline"] = MetadataValue.table([TableRecord(r) for r in records], schema=schema)
     for table in tables:
         suffix = "" if table.judge == UNJUDGED or one_judge(tables, table.suite) else f"_{table.judge}"
-        metadata[f"suite_{table.suite}{suffix}"] = MetadataValue.md(suite_markdown(table))
+        metadata[f"suite_{table.suite}{suffix}"] = MetadataValue.md(inline_suite_markdown(table))
     metadata["plots"] = MetadataValue.path(str(plots_dir))
+    metadata["view"] = MetadataValue.url(f"{view_base_url()}/{index_path()}")  # every column, larger plots
     return metadata
+
+
+INLINE_MARKDOWN = 1000  # characters: Dagster shows longer Markdown only behind "Show Markdown"
+
+
+def inline_suite_markdown(table) -> str:
+    """The suite's table with as many headline columns as keep it inline (the ranked one at least), so
+    every suite shows alike; the rest are in `dreval view` and `dreval leaderboard`."""
+    for limit in range(SHOWN_METRICS, 0, -1):
+        text = suite_markdown(table, limit)
+        if len(text) <= INLINE_MARKDOWN:
+            break
+    return text

@@ -3,9 +3,12 @@ rule with a bootstrap CI, its coverage, and the comparison every system can fair
 tasks all of them scored.
 
 A mean over N/A rows is a mean over the scored tasks only (coverage = scored / applicable tasks), so a
-system scored on 2 of 4 tasks can show a higher mean than one scored on all 4. The rank therefore uses
-the shared tasks (the tasks every compared system has a score for), and a system missing tasks another
-system was scored on carries a `coverage_note` saying so and why.
+system scored on 2 of 4 tasks can show a higher mean than one scored on all 4. Ranks therefore go to
+the systems that cover the comparison (scored on every task any system was scored on), by the number
+shown: their means are over the same tasks, so a rank never contradicts the means. A system missing
+tasks another was scored on is listed with its coverage, no rank, and a `coverage_note` saying what it
+lacks and why; `shared_mean` compares every system on the tasks all of them scored, a column of its
+own that never reorders the ranks.
 
 Who is at fault (DESIGN): a `not_applicable` task row is no task of the metric (left out of the mean,
 coverage and validity); a suite's `system_rule` may rule a metric not applicable for a whole system.
@@ -103,7 +106,7 @@ def _breakdown_rows(scores: pl.DataFrame, policies: Mapping[str, str], attribute
 
 
 def _board(scores: pl.DataFrame, policies: Mapping[str, str], now: datetime) -> list[dict]:
-    """The leaderboard rows of these scores, every comparison ranked on its shared tasks."""
+    """The leaderboard rows of these scores, every comparison ranked among the systems covering it."""
     cells, scales = _cells(scores)
     ruled = _system_rules(cells)
     limited = _judge_limited(cells)
@@ -190,8 +193,10 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
     union = set().union(*(values[s] for s in compared)) if compared else set()
     shared_means = {s: aggregate(rule, [r for t, r in rows_of[s].items() if t in shared])
                     for s in compared if values[s]} if shared else {}
-    ranks = _ranks(suite, metric, shared_means)
-    blind = sorted(s for s in compared if limited.get(s))
+    # our judge could not judge some system on a task others were scored on: it must not decide a ranking
+    blind = sorted(s for s in compared if set(limited.get(s, {})) & union)
+    covering = [s for s in compared if union and union <= values[s].keys()]
+    ranks = {} if blind else _ranks(suite, metric, {s: aggregate(rule, list(rows_of[s].values())) for s in covering})
     rows = []
     for system, by_task in tasks.items():
         base = {"system": system, "suite": suite, "metric": metric, "judge": judge,
@@ -214,7 +219,7 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
         own_limits = limited.get(system, {})
         status = ("not_comparable" if own_limits and system not in ranks
                   else "scored" if score is not None else "no_score")
-        note = _coverage_note(values[system], missing, union, len(shared), len(compared), judge)
+        note = _coverage_note(values[system], missing, union, len(shared), len(compared), judge, metric)
         if own_limits:
             head = _not_comparable_note(own_limits, len(task_rows), ranked=system in ranks)
             note = head + (f"; {note}" if note else "")
@@ -263,6 +268,7 @@ def _compose(rows: list[dict], cells: Cells, policies: Mapping[str, str]) -> lis
         composite = SUITES[r["suite"]].composite(r["metric"])
         own = cells[(r["suite"], r["metric"], r["judge"])][r["system"]]
         complete = {t for t, v in own.items() if v.value is not None}
+        r["_complete"] = complete
         r["mean"] = _of_parts(r, r["metric"], complete, cells, policies)
         r["shared_mean"] = _of_parts(r, r["metric"], complete & r["_shared"], cells, policies) if r["_shared"] else None
         r["ci_low"] = r["ci_high"] = None
@@ -274,10 +280,15 @@ def _compose(rows: list[dict], cells: Cells, policies: Mapping[str, str]) -> lis
                    f"no number and no rank")
             r["coverage_note"] = (why + (f"; {r['coverage_note']}" if r["coverage_note"] else ""))[:500]
     for (suite, metric, _), members in groups.items():
-        ranks = _ranks(suite, metric, {r["system"]: r["shared_mean"] for r in members
-                                       if r["status"] not in ("not_comparable", NOT_APPLICABLE)})
+        # by the number shown, among the systems complete on every task any of them is complete on
+        union = set().union(*(r.get("_complete", set()) for r in members))
+        blind = any(r["status"] == "not_comparable" for r in members)
+        covering = {r["system"]: r["mean"] for r in members
+                    if r["status"] != NOT_APPLICABLE and union and union <= r.get("_complete", set())}
+        ranks = {} if blind else _ranks(suite, metric, covering)
         for r in members:
             r["rank"] = ranks.get(r["system"])
+            r.pop("_complete", None)
     return rows
 
 
@@ -308,11 +319,11 @@ def _aggregation(suite: str, metric: str, policies: Mapping[str, str]) -> tuple[
     return rule, f"{rule}{chosen}: {RULES[rule]}"
 
 
-def _ranks(suite: str, metric: str, shared_means: dict[str, float | None]) -> dict[str, int]:
-    """Competition ranks on the shared-task numbers, in the metric's direction; none for a metric
-    that is not ranked."""
+def _ranks(suite: str, metric: str, means: dict[str, float | None]) -> dict[str, int]:
+    """Competition ranks on these numbers (the covering systems' means), in the metric's direction;
+    none for a metric that is not ranked."""
     direction = _direction(suite, metric)
-    scored = {s: round(m, 9) for s, m in shared_means.items() if m is not None}
+    scored = {s: round(m, 9) for s, m in means.items() if m is not None}
     return competition_ranks(scored, direction > 0) if direction and scored else {}
 
 
@@ -324,9 +335,9 @@ def _direction(suite: str, metric: str) -> int:
 
 
 def _coverage_note(scored: dict[str, float], missing: dict[str, str], union: set[str], n_shared: int,
-                   n_compared: int, judge: str) -> str:
+                   n_compared: int, judge: str, metric: str) -> str:
     """Empty when the system was scored on every task any compared system was scored on; otherwise
-    what it lacks, why, and what its rank rests on."""
+    what it lacks, why, that it has no rank, and where its shared-task comparison is."""
     lacking = union - scored.keys()
     if not lacking:
         return ""
@@ -336,6 +347,7 @@ def _coverage_note(scored: dict[str, float], missing: dict[str, str], union: set
     why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
     if not scored:
         return f"no task scored ({why}); not ranked"
-    ranked_on = (f"ranked on the {n_shared} task(s) all {n_compared} systems scored" if n_shared
-                 else "no task is scored for every system, so no rank")
-    return f"scored on {len(scored)} of the {len(union)} tasks other systems were scored on ({why}); {ranked_on}"
+    shared = (f"its {metric} on the {n_shared} task(s) all {n_compared} systems scored is the shared column"
+              if n_shared else "no task is scored for every system")
+    return (f"scored on {len(scored)} of the {len(union)} tasks other systems were scored on ({why}); "
+            f"not ranked (ranks are over the systems scored on all {len(union)}); {shared}")
