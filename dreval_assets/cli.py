@@ -16,7 +16,7 @@ from .home import DATABASE, HOME_FOLDER, MODES, FoundHome, find_home
 from .errors import SelectionError, first_line, redact, redact_url
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
-from .leaderboard_view import FORMATS, render, wide_leaderboard
+from .presentation.leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import DatabaseLocked, Store
 from .store.publish import publish, published_path
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks
@@ -513,7 +513,7 @@ def cmd_verify(args, settings: Settings) -> int:
 
 
 def cmd_leaderboard(args, settings: Settings) -> int:
-    from .leaderboard_view import leaderboard_tables
+    from .presentation.leaderboard_view import leaderboard_tables
 
     if args.suite and args.suite not in SUITES:
         raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")

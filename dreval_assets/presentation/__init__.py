@@ -1,0 +1,1 @@
+"""What people read: the leaderboard's tables and plots, and the results view."""
