@@ -291,7 +291,7 @@ def cmd_demo(args, settings: Settings) -> int:
 
 
 def _register_folder_system(store: Store, name: str, folder: Path, description: str) -> str:
-    from .inbox import register_folder_system
+    from .operations.inbox import register_folder_system
 
     known = set(load_systems(store))
     try:
@@ -315,7 +315,7 @@ def cmd_add_system(args, settings: Settings) -> int:
     reports = sorted(folder.glob("*.md"))
     if not reports:
         raise CliError(f"--reports {args.reports}: no .md reports in it")
-    from .importer import check_report_folder
+    from .operations.importer import check_report_folder
 
     store = _store(settings)
     key = _register_folder_system(store, args.name, folder, args.description)
@@ -325,7 +325,7 @@ def cmd_add_system(args, settings: Settings) -> int:
 
 
 def cmd_import(args, settings: Settings) -> int:
-    from .importer import ImportFailed, import_release
+    from .operations.importer import ImportFailed, import_release
 
     store = _store(settings)
     try:
@@ -393,8 +393,8 @@ def _add_endpoint_system(args, settings: Settings) -> int:
 
 
 def cmd_run(args, settings: Settings) -> int:
-    from .planner import Selection, na_summary, plan
-    from .run_markers import running, someone_died
+    from .operations.planner import Selection, na_summary, plan
+    from .operations.run_markers import running, someone_died
     from .store.shaping import remember_shaping
 
     store = _store(settings)
@@ -478,7 +478,7 @@ def _mark_orphaned_runs(settings: Settings) -> None:
         return  # no instance yet: no run can be orphaned
     from .defs.orphans import mark_orphaned_runs
     from .defs.runner import open_instance
-    from .run_markers import forget_the_dead
+    from .operations.run_markers import forget_the_dead
 
     orphaned = mark_orphaned_runs(open_instance(settings))
     forget_the_dead(settings.dagster_home)
@@ -502,7 +502,7 @@ def _preflight_judge(settings: Settings, store: Store) -> None:
 
 
 def cmd_verify(args, settings: Settings) -> int:
-    from .verify import NothingToVerify, exit_status, lines, verify
+    from .operations.verify import NothingToVerify, exit_status, lines, verify
 
     try:
         results = verify(_store(settings), args.benchmark)

@@ -1,0 +1,1 @@
+"""What a user does to a home besides running it: import releases, plan what is due, take the inbox, verify published aggregates, mark running processes."""
