@@ -108,7 +108,7 @@ def _known_keys(store: Store, prefix: str) -> set[str]:
 def _wikilive(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
     from ..config import ConfigError
     from ..fetch.api import ApiError
-    from .wikilive_refresh import refresh_wikilive_into
+    from ..benchmarks.wlc.live.wikilive_refresh import refresh_wikilive_into
 
     try:  # changed_tasks: new versions of tasks whose article was edited upstream (new keys, lineage kept)
         new, versions, counts, notes, skipped, window_end = refresh_wikilive_into(store, judge, config, api)
@@ -118,7 +118,7 @@ def _wikilive(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> R
 
 
 def _generated(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> RefreshSummary:
-    from .query_generation import ApiKey, generate_queries
+    from ..benchmarks.miroeval.live.query_generation import ApiKey, generate_queries
 
     if not config.news_url or not config.search_url:
         raise RefreshFailed("MiroEval-style generation needs DREVAL_NEWS_URL (a NewsAPI-compatible endpoint) "

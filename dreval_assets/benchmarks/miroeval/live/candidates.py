@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..core.models import Task
+from ....core.models import Task
 
 RejectedBy = Literal["search", "necessity", "inverse_quality", "judge_failure", "endpoint_failure",
                      "known", "duplicate"]

@@ -53,11 +53,11 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.keys import task_key
-from ..fetch.api import ApiError, JsonApi, with_params
-from ..core.models import Task
-from ..judges.base import Judge, Judgment, JudgmentRequest
-from ..judges.prompts import fence_untrusted
+from ....core.keys import task_key
+from ....fetch.api import ApiError, JsonApi, with_params
+from ....core.models import Task
+from ....judges.base import Judge, Judgment, JudgmentRequest
+from ....judges.prompts import fence_untrusted
 from .candidates import Candidate
 from .filter_rates import FilterRate, filter_rates
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries

@@ -1,0 +1,1 @@
+"""MiroEval's refresh from the live web: queries generated from recent headlines, filtered and selected as the paper does."""

@@ -1,0 +1,1 @@
+"""Wiki Live's refresh from the live web: Good Articles created inside a contamination window, their gold statements, and new versions of edited ones."""
