@@ -144,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     imp.set_defaults(handler=cmd_import)
 
     fresh = sub.add_parser("refresh", help="fetch a live benchmark's new tasks and register them (then `dreval run`)")
-    fresh.add_argument("source", choices=("wlc", "miroeval"),
-                       help="wlc: new Wikipedia Good Articles; miroeval: queries generated from recent headlines")
+    fresh.add_argument("source", help="a benchmark with a live refresh: wlc (new Wikipedia Good Articles), miroeval "
+                                      "(queries generated from recent headlines), or one registered with its own")
     fresh.set_defaults(handler=cmd_refresh)
 
     run = sub.add_parser("run", help="materialise what is missing or stale")
