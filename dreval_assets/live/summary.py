@@ -19,6 +19,7 @@ class RefreshSummary:
     cursor: str | None = None
     filter_rates: dict = field(default_factory=dict)  # generation: filter -> entered, passed, rate, not_judged, paper
     notes: list[str] = field(default_factory=list)  # Wiki Live: the window, new versions with their lineage
+    no_call_answered: bool = False  # every call of the stage the refresh stopped at failed
 
     def lines(self, shown: int = 20) -> list[str]:
         out = [f"refresh {self.source}: {len(self.new_tasks)} new task(s)"
@@ -38,19 +39,10 @@ class RefreshSummary:
 
 
     def every_call_failed(self) -> bool:
-        """Nothing registered, and the stage the refresh stopped at got no answer at all (every news
-        or persona call failed, every search failed, or every article chosen failed): the user's
-        endpoint or judge is down, which is an error, not "0 new tasks"."""
-        if self.new_tasks or self.changed_tasks:
-            return False
-        c = self.counts
-        if self.source == "wlc":
-            return c.get("kept", 0) > 0 and c.get("retry", 0) + c.get("failed", 0) >= c.get("kept", 0)
-        if c.get("candidates", 0) == 0:
-            return c.get("problems", 0) > 0
-        asked = c["candidates"] - c.get("rejected_known", 0) - c.get("rejected_duplicate", 0)
-        failed = c.get("rejected_endpoint_failure", 0) + c.get("rejected_judge_failure", 0)
-        return asked > 0 and failed == asked
+        """Nothing registered, and the stage the refresh stopped at got no answer at all (its benchmark's
+        refresh tells, by its own stages: `no_call_answered`): the user's endpoint or judge is down,
+        which is an error, not "0 new tasks"."""
+        return not (self.new_tasks or self.changed_tasks) and self.no_call_answered
 
     def metadata(self) -> dict:
         """Numbers for the refresh op's metadata: counts, and each filter's pass rate and its parts."""

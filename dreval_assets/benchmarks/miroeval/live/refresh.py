@@ -32,10 +32,20 @@ def refresh(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> Ref
     new, changed = register_tasks(store, result.tasks, source="refresh:miroeval")
     problems = [f"{p.topic}/{p.subtopic} ({p.stage}): {p.detail}" for p in result.problems]
     rates = {rate.name: rate.as_dict() for rate in result.filter_rates()}
-    summary = RefreshSummary("miroeval", new, changed, result.counts(), problems, filter_rates=rates)
+    summary = RefreshSummary("miroeval", new, changed, result.counts(), problems, filter_rates=rates,
+                             no_call_answered=no_call_answered(result.counts()))
     save_refresh(store, "miroeval", None, {"refresh_id": refresh_id, **result.counts(), "filter_rates": rates})
     return summary
 
 
 def _known_keys(store: Store, prefix: str) -> set[str]:
     return set(store.query("SELECT task FROM registered_tasks WHERE starts_with(task, ?)", [prefix])["task"])
+
+
+def no_call_answered(counts: dict) -> bool:
+    """Every news or persona call failed, or every candidate asked failed at an endpoint or the judge."""
+    if counts.get("candidates", 0) == 0:
+        return counts.get("problems", 0) > 0
+    asked = counts["candidates"] - counts.get("rejected_known", 0) - counts.get("rejected_duplicate", 0)
+    failed = counts.get("rejected_endpoint_failure", 0) + counts.get("rejected_judge_failure", 0)
+    return asked > 0 and failed == asked

@@ -16,4 +16,10 @@ def refresh(store: Store, judge: Judge, config: LiveConfig, api: JsonApi) -> Ref
         new, versions, counts, notes, skipped, window_end = refresh_wikilive_into(store, judge, config, api)
     except (ApiError, ConfigError) as exc:
         raise RefreshFailed(f"Wiki Live refresh: {exc}") from exc
-    return RefreshSummary("wlc", new, versions, counts, skipped, window_end, notes=notes)
+    return RefreshSummary("wlc", new, versions, counts, skipped, window_end, notes=notes,
+                          no_call_answered=no_call_answered(counts))
+
+
+def no_call_answered(counts: dict) -> bool:
+    """Every article chosen failed (a retry or a failure each)."""
+    return counts.get("kept", 0) > 0 and counts.get("retry", 0) + counts.get("failed", 0) >= counts.get("kept", 0)
