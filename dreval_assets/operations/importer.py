@@ -44,7 +44,7 @@ class ImportFailed(ValueError):
 
 def loader(benchmark: str) -> ModuleType:
     if benchmark == "generic":
-        return importlib.import_module(".releases.generic_layout", __package__)
+        return importlib.import_module("..releases.generic_layout", __package__)
     module = registry.loader(benchmark)
     if module is None:
         known = [*registry.with_releases(), "generic"]
