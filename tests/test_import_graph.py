@@ -96,3 +96,12 @@ def test_the_graph_counts_relative_function_level_and_type_checking_imports():
 def test_no_import_cycle_in_the_package():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_a_benchmarks_live_refresh_is_imported_only_from_its_own_folder():
+    """The dispatch reaches it through `Benchmark.live` (a module name), never by an import."""
+    graph = import_graph()
+    strays = [(module, target) for module, targets in graph.items() for target in targets
+              if (live := target.partition(".live")[0]).startswith(f"{PACKAGE}.benchmarks.")
+              and ".live" in target and not module.startswith(live)]
+    assert strays == []
