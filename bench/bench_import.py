@@ -55,7 +55,7 @@ def _article(n: int, who: str) -> str:
 
 def child(home: str, release: str) -> None:
     """One import in this process; prints seconds and peak RSS in MiB as JSON."""
-    from dreval_assets.importer import import_release
+    from dreval_assets.operations.importer import import_release
     from dreval_assets.store.db import Store
 
     store = Store(Path(home) / "dreval.duckdb")
@@ -106,7 +106,7 @@ def main() -> None:
 def time_partitions(home: Path) -> None:
     from dreval_assets.config import Settings
     from dreval_assets.defs.runner import open_instance, sync_partitions
-    from dreval_assets.planner import Selection, plan
+    from dreval_assets.operations.planner import Selection, plan
     from dreval_assets.store.db import Store
 
     store = Store(home / "dreval.duckdb")

@@ -16,7 +16,7 @@ from .home import DATABASE, HOME_FOLDER, MODES, FoundHome, find_home
 from .errors import SelectionError, first_line, redact, redact_url
 from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
-from .leaderboard_view import FORMATS, render, wide_leaderboard
+from .presentation.leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import DatabaseLocked, Store
 from .store.publish import publish, published_path
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks
@@ -144,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     imp.set_defaults(handler=cmd_import)
 
     fresh = sub.add_parser("refresh", help="fetch a live benchmark's new tasks and register them (then `dreval run`)")
-    fresh.add_argument("source", choices=("wlc", "miroeval"),
-                       help="wlc: new Wikipedia Good Articles; miroeval: queries generated from recent headlines")
+    fresh.add_argument("source", help="a benchmark with a live refresh: wlc (new Wikipedia Good Articles), miroeval "
+                                      "(queries generated from recent headlines), or one registered with its own")
     fresh.set_defaults(handler=cmd_refresh)
 
     run = sub.add_parser("run", help="materialise what is missing or stale")
@@ -300,7 +300,7 @@ def cmd_demo(args, settings: Settings) -> int:
 
 
 def _register_folder_system(store: Store, name: str, folder: Path, description: str) -> str:
-    from .inbox import register_folder_system
+    from .operations.inbox import register_folder_system
 
     known = set(load_systems(store))
     try:
@@ -324,7 +324,7 @@ def cmd_add_system(args, settings: Settings) -> int:
     reports = sorted(folder.glob("*.md"))
     if not reports:
         raise CliError(f"--reports {args.reports}: no .md reports in it")
-    from .importer import check_report_folder
+    from .operations.importer import check_report_folder
 
     store = _store(settings)
     key = _register_folder_system(store, args.name, folder, args.description)
@@ -334,7 +334,7 @@ def cmd_add_system(args, settings: Settings) -> int:
 
 
 def cmd_import(args, settings: Settings) -> int:
-    from .importer import ImportFailed, import_release
+    from .operations.importer import ImportFailed, import_release
 
     store = _store(settings)
     try:
@@ -402,8 +402,8 @@ def _add_endpoint_system(args, settings: Settings) -> int:
 
 
 def cmd_run(args, settings: Settings) -> int:
-    from .planner import Selection, na_summary, plan
-    from .run_markers import running, someone_died
+    from .operations.planner import Selection, na_summary, plan
+    from .operations.run_markers import running, someone_died
     from .store.shaping import remember_shaping
 
     store = _store(settings)
@@ -487,7 +487,7 @@ def _mark_orphaned_runs(settings: Settings) -> None:
         return  # no instance yet: no run can be orphaned
     from .defs.orphans import mark_orphaned_runs
     from .defs.runner import open_instance
-    from .run_markers import forget_the_dead
+    from .operations.run_markers import forget_the_dead
 
     orphaned = mark_orphaned_runs(open_instance(settings))
     forget_the_dead(settings.dagster_home)
@@ -511,7 +511,7 @@ def _preflight_judge(settings: Settings, store: Store) -> None:
 
 
 def cmd_verify(args, settings: Settings) -> int:
-    from .verify import NothingToVerify, exit_status, lines, verify
+    from .operations.verify import NothingToVerify, exit_status, lines, verify
 
     try:
         results = verify(_store(settings), args.benchmark)
@@ -522,7 +522,7 @@ def cmd_verify(args, settings: Settings) -> int:
 
 
 def cmd_leaderboard(args, settings: Settings) -> int:
-    from .leaderboard_view import leaderboard_tables
+    from .presentation.leaderboard_view import leaderboard_tables
 
     if args.suite and args.suite not in SUITES:
         raise CliError(f"unknown suite {args.suite!r}; known: {', '.join(SUITES)}")

@@ -7,6 +7,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .benchmarks.policies import all_policies, check_policies, policy_value
+from .benchmarks.suites import scoring_version, suites_for
+from .environment import (DEFAULT_MAX_FIGURES_PER_REPORT, DEFAULT_MAX_IMAGE_PIXELS, env_int, max_figures_per_report,
+                          max_image_pixels, report_max_bytes)
 from .errors import ConfigError
 
 JUDGES = ("heuristic", "openai")
@@ -85,8 +89,6 @@ class Settings:
         if not isinstance(value, dict):
             raise ConfigError('DREVAL_POLICIES must be a JSON object, e.g. {"dr3.fa.unknown": "exclude"}')
         overrides = {str(k): str(v) for k, v in value.items()}
-        from .benchmarks.policies import check_policies
-
         try:
             check_policies(overrides)
         except ValueError as exc:
@@ -96,8 +98,6 @@ class Settings:
     def extraction(self) -> str:
         """How claims are made: `llm` statements or the parser's `sentences` (policy `claims.extraction`,
         `auto` by the judge). The offline judge extracts no statements: asking it to is refused."""
-        from .benchmarks.policies import policy_value
-
         chosen = policy_value(self.policy_map(), "claims.extraction")
         if chosen == "auto":
             return "sentences" if self.judge == "heuristic" else "llm"
@@ -122,8 +122,6 @@ class Settings:
         report_max_bytes()  # a malformed limit fails here, before any run
         max_image_pixels()
         max_figures_per_report()
-        from .benchmarks.suites import suites_for
-
         suites_for("generic", self.extra_suites)  # unknown suite names fail here, before any run
 
     def shaping_values(self, asset: str) -> dict[str, object] | None:
@@ -132,9 +130,6 @@ class Settings:
         names = SHAPING_SETTINGS.get(asset)
         if names is None:
             return None
-        from .benchmarks.policies import all_policies
-        from .benchmarks.suites import scoring_version  # not at the top: the registry imports settings users
-
         values = {
             "judge": lambda: self.judge if self.judge == "heuristic" else f"{self.judge}:{self.judge_model}" + (
                 f"+vision:{self.judge_vision_model}" if self.judge_vision_model else "") + (
@@ -184,54 +179,3 @@ def shaping_hash(values: dict[str, object]) -> str:
 # Settings whose values are policies by name: a change of one shapes only the partitions of the
 # benchmarks that declare it (benchmarks/policies.policies_shaping).
 POLICY_SETTINGS = ("policies", "release_statements")
-
-
-def env_int(name: str, default: int | None, minimum: int | None = None) -> int | None:
-    """An integer setting from the environment; a malformed value is an error, not a default."""
-    value = os.environ.get(name, "")
-    if value == "":
-        return default
-    try:
-        number = int(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r} is not a whole number") from exc
-    if minimum is not None and number < minimum:
-        raise ConfigError(f"{name}={value!r}: expected a whole number >= {minimum}")
-    return number
-
-
-DEFAULT_REPORT_MAX_BYTES = 5_000_000
-
-
-def report_max_bytes() -> int:
-    """DREVAL_REPORT_MAX_BYTES: the largest report file read (bytes); a larger one is refused, saying so.
-    Read where reports are read (folder systems, imports), so the planner and the run agree."""
-    return env_int("DREVAL_REPORT_MAX_BYTES", DEFAULT_REPORT_MAX_BYTES, minimum=1)
-
-
-DEFAULT_MAX_IMAGE_PIXELS = 40_000_000  # 40 megapixels: a 7,300 x 5,500 figure; ~160 MB decoded as RGBA
-# TVIR's and MMDR's reports show a handful of figures (the releases' largest: a few dozen); 50 keeps
-# every real report whole and bounds a hostile one at ~150 vision calls.
-DEFAULT_MAX_FIGURES_PER_REPORT = 50
-
-
-def max_image_pixels() -> int:
-    """DREVAL_MAX_IMAGE_PIXELS: the largest image (width x height) decoded; a larger one is refused from
-    its header, before any pixel is decoded (Pillow's own bomb limit, ~179 megapixels, costs ~3 GB)."""
-    return env_int("DREVAL_MAX_IMAGE_PIXELS", DEFAULT_MAX_IMAGE_PIXELS, minimum=1)
-
-
-def max_figures_per_report() -> int:
-    """DREVAL_MAX_FIGURES_PER_REPORT: the figures of one report a vision judge is asked about; the
-    rest are N/A, our limit, saying so (each figure costs one to three vision calls)."""
-    return env_int("DREVAL_MAX_FIGURES_PER_REPORT", DEFAULT_MAX_FIGURES_PER_REPORT, minimum=1)
-
-
-def env_float(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    if value == "":
-        return default
-    try:
-        return float(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r} is not a number") from exc

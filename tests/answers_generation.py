@@ -10,7 +10,7 @@ import re
 
 from loopback_llm import message_text
 
-from dreval_assets.live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer,
+from dreval_assets.benchmarks.miroeval.live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer,
                                                    answer_persona_queries, answer_research_necessity)
 
 HANDLERS = {  # a sentence that opens the template -> its offline handler

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from loopback_llm import message_text
 
-from dreval_assets.live.wikilive_text import offline_gold_statements
+from dreval_assets.benchmarks.wlc.live.wikilive_text import offline_gold_statements
 
 PROMPT = "We are building the answer key for an evaluation of encyclopedia articles"
 

@@ -250,7 +250,7 @@ def test_no_published_scores_materialises_zero_rows_and_says_why(home):
 
 
 def test_published_scores_imported_after_the_agreement_make_it_due_again(home):
-    from dreval_assets.planner import _published_since_agreement
+    from dreval_assets.operations.planner import _published_since_agreement
 
     store = Store(home / "dreval.duckdb")
     materialise(home)  # built before anything was published

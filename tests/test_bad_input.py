@@ -12,7 +12,7 @@ from dreval_assets.cli import main
 from dreval_assets.config import Settings
 from dreval_assets.defs.definitions import build_definitions
 from dreval_assets.defs.runner import execute, open_instance, sync_partitions
-from dreval_assets.planner import Plan
+from dreval_assets.operations.planner import Plan
 from dreval_assets.store.db import Store
 from dreval_assets.store.registry import register_tasks
 

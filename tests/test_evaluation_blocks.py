@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from dreval_assets.planner import evaluation_blocks
+from dreval_assets.operations.planner import evaluation_blocks
 
 SYSTEMS = ["alpha", "beta", "gamma", "delta"]
 TASKS = ["t1", "t2", "t3", "t4", "t5"]

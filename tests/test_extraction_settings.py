@@ -12,7 +12,7 @@ import pytest
 from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, SourceVerdict
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.config import ConfigError, Settings
-from dreval_assets.planner import PROVIDER_FAILED_REPORTS, _made_under_other_settings
+from dreval_assets.operations.planner import PROVIDER_FAILED_REPORTS, _made_under_other_settings
 from dreval_assets.stages.parse import parse_reports, with_statements
 from dreval_assets.stages.scores import extraction_text
 from dreval_assets.store.db import Store

@@ -15,7 +15,7 @@ from loopback_llm import LoopbackLLM  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.config import Settings  # noqa: E402
 from dreval_assets.defs.runner import demo_root  # noqa: E402
-from dreval_assets.planner import Selection, plan  # noqa: E402
+from dreval_assets.operations.planner import Selection, plan  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
 

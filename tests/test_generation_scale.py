@@ -25,7 +25,7 @@ from dreval_assets.judges.openai_config import OpenAIJudgeConfig  # noqa: E402
 from dreval_assets.judges.openai_judge import OpenAIJudge  # noqa: E402
 from dreval_assets.live import refresh as live_refresh  # noqa: E402
 from dreval_assets.live.config import DEFAULT_TOPICS, LiveConfig  # noqa: E402
-from dreval_assets.live.query_generation import generate_queries  # noqa: E402
+from dreval_assets.benchmarks.miroeval.live.query_generation import generate_queries  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.judge_calls import JudgeCallStore  # noqa: E402
 

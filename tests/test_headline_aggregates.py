@@ -13,7 +13,7 @@ from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence, Sou
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.models import AdaptiveRubric, RubricCriterion, RubricDimension
 from dreval_assets.core.stats import bootstrap_ci
-from dreval_assets.leaderboard_view import leaderboard_tables, render
+from dreval_assets.presentation.leaderboard_view import leaderboard_tables, render
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.leaderboard import build_leaderboard
 

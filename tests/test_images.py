@@ -343,7 +343,7 @@ def test_report_images_in_a_home_stored_once_rerun_without_duplicates_and_a_chan
     import json
 
     from dreval_assets.cli import main
-    from dreval_assets.planner import Selection, plan
+    from dreval_assets.operations.planner import Selection, plan
 
     release, home = tmp_path / "release", tmp_path / "home"
     release.mkdir()

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from dreval_assets.cli import main
-from dreval_assets.leaderboard_view import MARK, leaderboard_tables, render, wide_leaderboard
+from dreval_assets.presentation.leaderboard_view import MARK, leaderboard_tables, render, wide_leaderboard
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.leaderboard import build_leaderboard
 from dreval_assets.store.db import Store

@@ -233,7 +233,7 @@ def test_the_bundled_demo_loads_whole():
 
 
 def test_import_notes_a_benchmark_with_no_suite_once(tmp_path):
-    from dreval_assets.importer import import_release
+    from dreval_assets.operations.importer import import_release
     from dreval_assets.store.db import Store
 
     (tmp_path / "rel").mkdir()

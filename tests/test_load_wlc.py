@@ -203,7 +203,7 @@ def test_loaders_are_lazy(tmp_path):
 
 
 def test_has_citations_from_agencies_is_kept_on_the_registered_system(tmp_path):
-    from dreval_assets.importer import import_release
+    from dreval_assets.operations.importer import import_release
     from dreval_assets.store.db import Store
     from dreval_assets.store.registry import SystemEntry, load_systems, register_system
 

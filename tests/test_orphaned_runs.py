@@ -10,7 +10,7 @@ from dreval_assets.cli import main
 from dreval_assets.config import Settings
 from dreval_assets.defs.orphans import HOST_TAG, PID_TAG, mark_orphaned_runs, run_tags
 from dreval_assets.defs.runner import open_instance
-from dreval_assets.run_markers import someone_died
+from dreval_assets.operations.run_markers import someone_died
 
 
 @op

@@ -189,7 +189,7 @@ def test_changed_trace_reruns_only_its_partition_and_scores_process(tmp_path):
     import shutil
 
     from dreval_assets.cli import main
-    from dreval_assets.planner import Selection, plan
+    from dreval_assets.operations.planner import Selection, plan
     from dreval_assets.store.db import Store
 
     release, home = tmp_path / "release", tmp_path / "home"

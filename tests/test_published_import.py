@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dreval_assets.cli import main
-from dreval_assets.importer import ImportFailed, import_release
+from dreval_assets.operations.importer import ImportFailed, import_release
 from dreval_assets.store.db import Store
 from published_releases import TASK_HEADER, TASK_ROWS, write_drb, write_mmdr
 from release_helpers import RELEASES

@@ -18,11 +18,11 @@ from dreval_assets.fetch.safety import AllowList  # noqa: E402
 from dreval_assets.judges import heuristic  # noqa: E402
 from dreval_assets.judges.base import Judgment, Provenance  # noqa: E402
 from dreval_assets.judges.prompts import render  # noqa: E402
-from dreval_assets.live import query_generation as qg  # noqa: E402
-from dreval_assets.live.generation_models import ClosedBookAnswer, PersonaQueries, PersonaQuery  # noqa: E402
-from dreval_assets.live.generation_offline import (  # noqa: E402
+from dreval_assets.benchmarks.miroeval.live import query_generation as qg  # noqa: E402
+from dreval_assets.benchmarks.miroeval.live.generation_models import ClosedBookAnswer, PersonaQueries, PersonaQuery  # noqa: E402
+from dreval_assets.benchmarks.miroeval.live.generation_offline import (  # noqa: E402
     answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries, answer_research_necessity)
-from dreval_assets.live.query_generation import ApiKey, generate_queries, registered_domain  # noqa: E402
+from dreval_assets.benchmarks.miroeval.live.query_generation import ApiKey, generate_queries, registered_domain  # noqa: E402
 
 TOPICS = {"transport": ["rail fares", "tram lines"], "health": ["hospital waiting times"]}
 HANDLERS = {"miroeval/persona_queries": answer_persona_queries,

@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from dreval_assets.live.filter_rates import filter_rates
-from dreval_assets.live.personas import assign_personas, personas_for
-from dreval_assets.live.query_generation import Candidate, live_task_key
-from dreval_assets.live.query_selection import select
+from dreval_assets.benchmarks.miroeval.live.filter_rates import filter_rates
+from dreval_assets.benchmarks.miroeval.live.personas import assign_personas, personas_for
+from dreval_assets.benchmarks.miroeval.live.query_generation import Candidate, live_task_key
+from dreval_assets.benchmarks.miroeval.live.query_selection import select
 
 
 def candidate(topic, persona, number, domains=3, results=6, published="2025-03-01T00:00:00Z", **outcome):

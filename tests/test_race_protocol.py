@@ -12,7 +12,7 @@ from judge_answers import dreval_answer, prompt_text
 from loopback_llm import LoopbackLLM
 
 from dreval_assets.benchmarks.drb.judgments import judge_race
-from dreval_assets.importer import import_release
+from dreval_assets.operations.importer import import_release
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 from dreval_assets.judges.openai_judge import OpenAIJudge

@@ -173,7 +173,7 @@ def test_the_sensor_waits_while_a_dreval_run_is_running(daemon):
     import subprocess
     import sys
 
-    from dreval_assets.run_markers import MARKERS
+    from dreval_assets.operations.run_markers import MARKERS
 
     demo_batch(daemon.home / "inbox" / "batch-1")
     alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)

@@ -20,7 +20,7 @@ from browser import browser_page  # noqa: E402
 from dreval_assets.benchmarks.suites import SUITES  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.defs.runner import demo_root  # noqa: E402
-from dreval_assets.leaderboard_view import leaderboard_tables, wide_leaderboard  # noqa: E402
+from dreval_assets.presentation.leaderboard_view import leaderboard_tables, wide_leaderboard  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
 SCRIPT = "<script>window.__dreval_pwned = 1; document.title = 'pwned';</script>"

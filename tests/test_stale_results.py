@@ -15,7 +15,7 @@ from dreval_assets.cli import main  # noqa: E402
 from dreval_assets.config import Settings  # noqa: E402
 from dreval_assets.defs.definitions import build_definitions  # noqa: E402
 from dreval_assets.defs.runner import execute, open_instance, sync_partitions  # noqa: E402
-from dreval_assets.planner import Plan, Selection, plan  # noqa: E402
+from dreval_assets.operations.planner import Plan, Selection, plan  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.publish import published_path  # noqa: E402
 

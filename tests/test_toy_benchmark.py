@@ -1,5 +1,5 @@
 """The house is open: a benchmark that lives in one folder of the tests (toy_benchmark/: suite, loader,
-report judgment, offline handler, prompt) is registered here and goes through `dreval import` and
+report judgment, offline handler, prompt, live refresh) is registered here and goes through `dreval import` and
 `dreval run` end to end, with no edit to any file of the package."""
 import json
 import sys
@@ -10,6 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import toy_benchmark  # noqa: E402
+from toy_benchmark import live as toy_live  # noqa: E402
 
 from dreval_assets.benchmarks import registry  # noqa: E402
 from dreval_assets.cli import main  # noqa: E402
@@ -25,6 +26,7 @@ def toy():
     yield toy_benchmark.BENCHMARK
     registry.BENCHMARKS.pop("toy")  # this process's other tests see the six benchmarks only
     registry.SUITES.pop("toy")
+    toy_live.FEED.clear()
 
 
 def write_release(root: Path) -> Path:
@@ -64,3 +66,20 @@ def test_without_registration_the_toy_release_is_an_unknown_benchmark(home, tmp_
     release = write_release(tmp_path / "toy-release")
     assert main(["--home", str(home), "import", "toy", str(release)]) == 2
     assert "unknown benchmark 'toy'" in capsys.readouterr().err
+
+
+def test_the_toy_refreshes_itself_from_its_own_folder(toy, home, capsys, monkeypatch):
+    monkeypatch.setattr(toy_live, "FEED", [("a1", QUERIES["t1"]), ("a2", QUERIES["t2"])])
+    assert main(["--home", str(home), "refresh", "toy"]) == 0
+    assert "refresh toy: 2 new task(s)" in capsys.readouterr().out
+    store = Store(home / "dreval.duckdb")
+    assert set(store.query("SELECT task FROM registered_tasks")["task"]) == {"toy.live-a1", "toy.live-a2"}
+    toy_live.FEED.append(("a3", "Explain how tidal barrages generate power and what they cost estuaries."))
+    assert main(["--home", str(home), "refresh", "toy"]) == 0
+    out = capsys.readouterr().out
+    assert "refresh toy: 1 new task(s)" in out and "toy.live-a3" in out and "toy.live-a1" not in out
+
+
+def test_a_benchmark_without_a_live_refresh_is_no_live_source(home, capsys):
+    assert main(["--home", str(home), "refresh", "drb"]) == 2
+    assert "unknown live source 'drb'; choose one of wlc, miroeval" in capsys.readouterr().err

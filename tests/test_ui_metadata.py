@@ -20,9 +20,9 @@ from PIL import Image
 
 from dreval_assets.defs.assets import ALL_ASSETS
 from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spend_figures, spend_markdown
-from dreval_assets.leaderboard_summary import headline_cell, headline_records, suite_markdown
-from dreval_assets.leaderboard_view import leaderboard_tables
-from dreval_assets.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
+from dreval_assets.presentation.leaderboard_summary import headline_cell, headline_records, suite_markdown
+from dreval_assets.presentation.leaderboard_view import leaderboard_tables
+from dreval_assets.presentation.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
 from dreval_assets.presentation.view.urls import report_url
 from dreval_assets.stages import checks
 from dreval_assets.stages.figures import partition_figures, run_totals

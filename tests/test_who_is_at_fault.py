@@ -16,7 +16,7 @@ from dreval_assets.core.metrics import JUDGE_LIMIT
 from dreval_assets.judges.base import JudgmentRequest
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.core.models import ContradictionCount
-from dreval_assets.leaderboard_view import leaderboard_tables, render, wide_leaderboard
+from dreval_assets.presentation.leaderboard_view import leaderboard_tables, render, wide_leaderboard
 from dreval_assets.stages.frames import frame
 from dreval_assets.stages.leaderboard import build_leaderboard
 

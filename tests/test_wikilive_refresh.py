@@ -21,9 +21,9 @@ from dreval_assets.fetch.live import LiveFetchConfig, LiveFetcher  # noqa: E402
 from dreval_assets.fetch.safety import AllowList  # noqa: E402
 from dreval_assets.judges.heuristic import HeuristicJudge, template_handlers  # noqa: E402
 from dreval_assets.judges.prompts import load_template, render  # noqa: E402
-from dreval_assets.live.wikilive import Known, Window, refresh_wikilive  # noqa: E402
-from dreval_assets.live.wikilive_gold import chunk_article  # noqa: E402
-from dreval_assets.live.wikilive_text import (  # noqa: E402
+from dreval_assets.benchmarks.wlc.live.wikilive import Known, Window, refresh_wikilive  # noqa: E402
+from dreval_assets.benchmarks.wlc.live.wikilive_gold import chunk_article  # noqa: E402
+from dreval_assets.benchmarks.wlc.live.wikilive_text import (  # noqa: E402
     GoldStatements, answer_gold_statements, extract_to_markdown, offline_gold_statements)
 
 WINDOW = Window(datetime(2025, 5, 1, tzinfo=timezone.utc), datetime(2025, 7, 1, tzinfo=timezone.utc))

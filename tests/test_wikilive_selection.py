@@ -1,8 +1,8 @@
 """The Wiki Live selection's measures and rules as pure functions: reference URLs, structure,
 list-likeness, topics and the round-robin over topics."""
-from dreval_assets.live.wikilive_selection import Candidate, select
-from dreval_assets.live.wikilive_topics import topic_of
-from dreval_assets.live.wikilive_wikitext import is_list_like, reference_urls, structure
+from dreval_assets.benchmarks.wlc.live.wikilive_selection import Candidate, select
+from dreval_assets.benchmarks.wlc.live.wikilive_topics import topic_of
+from dreval_assets.benchmarks.wlc.live.wikilive_wikitext import is_list_like, reference_urls, structure
 
 WIKITEXT = """{{Infobox bridge | name = Ford Bridge | website = https://fordbridge.example.org}}
 '''Ford Bridge''' is a bridge.<ref>{{cite web |url=https://a.example.org/1

@@ -24,8 +24,8 @@ from dreval_assets.judges.openai_config import OpenAIJudgeConfig  # noqa: E402
 from dreval_assets.judges.openai_judge import OpenAIJudge  # noqa: E402
 from dreval_assets.live.config import LiveConfig  # noqa: E402
 from dreval_assets.live.refresh import refresh  # noqa: E402
-from dreval_assets.live.wikilive import Window, refresh_wikilive  # noqa: E402
-from dreval_assets.live.wikilive_text import answer_gold_statements  # noqa: E402
+from dreval_assets.benchmarks.wlc.live.wikilive import Window, refresh_wikilive  # noqa: E402
+from dreval_assets.benchmarks.wlc.live.wikilive_text import answer_gold_statements  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 from dreval_assets.store.judge_calls import JudgeCallStore  # noqa: E402
 from dreval_assets.store.registry import TaskVersion, lineage_heads, load_tasks, register_task_versions  # noqa: E402

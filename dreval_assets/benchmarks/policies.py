@@ -4,6 +4,7 @@ or value is refused when the settings are read, before any run."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,19 @@ SHARED_POLICIES = {
 }
 
 
+# benchmark -> its own policies, in registry order: the registry declares each benchmark it lists or
+# registers (this module sits below the benchmark folders, which import it, so it never asks the registry)
+_DECLARED: dict[str, dict[str, Policy]] = {}
+
+
+def declare(benchmark: str, policies: Mapping[str, Policy]) -> None:
+    """A benchmark's own policies (replacing what it declared before)."""
+    _DECLARED[benchmark] = dict(policies)
+
+
 def all_policies() -> dict[str, Policy]:
     """The shared policies and every benchmark's own, by name (each benchmark declares its own in its folder)."""
-    from .registry import BENCHMARKS  # not at the top: benchmark folders import this module
-
-    return {**SHARED_POLICIES, **{name: policy for b in BENCHMARKS.values() for name, policy in b.policies.items()}}
+    return {**SHARED_POLICIES, **{name: policy for own in _DECLARED.values() for name, policy in own.items()}}
 
 
 def check_policies(overrides: dict[str, str]) -> None:
@@ -46,9 +55,7 @@ def policy_value(overrides: dict[str, str], name: str) -> str:
 
 def policy_owner(name: str) -> str | None:
     """The benchmark that declares policy `name` (None: a shared policy, or one no longer declared)."""
-    from .registry import BENCHMARKS
-
-    return next((b.name for b in BENCHMARKS.values() if name in b.policies), None)
+    return next((benchmark for benchmark, own in _DECLARED.items() if name in own), None)
 
 
 def shapes_suites(name: str, suites: "set[str] | frozenset[str]") -> bool:

@@ -3,8 +3,8 @@
 The generic stages and the CLI ask the registry, never a benchmark by name: its suite (metrics and
 headline), its release loader, its fixed rubrics (and whether it judges them and its checklists itself),
 its policies with their defaults, whether its statements look for evidence beyond their citations, its
-own report judgments, the offline judge's handlers for its templates and its judge's published
-temperature."""
+own report judgments, the offline judge's handlers for its templates, its judge's published
+temperature and its live refresh."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,6 +39,15 @@ PublishedChecks = Callable[["pl.DataFrame"], Iterable["Check"]]
 
 
 @dataclass(frozen=True)
+class LiveRefresh:
+    """How a benchmark refreshes itself from the live web. `module` (imported when a refresh runs)
+    defines `refresh(store, judge, config: live.config.LiveConfig, api: fetch.api.JsonApi) ->
+    live.summary.RefreshSummary`; `schedule` is the refresh job's cron (UTC)."""
+    module: str
+    schedule: str
+
+
+@dataclass(frozen=True)
 class Benchmark:
     name: str  # the task keys' prefix and the suite's name
     suite: Suite
@@ -64,6 +73,7 @@ class Benchmark:
     # its own claim-verdict prompts (single, batch), answered with the shared models, for its tasks' claims
     # (None: the shared `claim_verdict`, `claim_verdicts_batch`)
     claim_verdict_templates: tuple[str, str] | None = None
+    live: LiveRefresh | None = None  # its refresh from the live web (its folder's `live/`), if it has one
 
     def __post_init__(self) -> None:
         if self.suite.name != self.name:

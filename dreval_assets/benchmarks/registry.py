@@ -1,5 +1,6 @@
 """The benchmarks the pipeline knows: the only module that names them. Stages, the CLI and the judges
-ask it; `register` adds one at run time (a plugin, or a test's toy benchmark)."""
+ask it; `register` adds one at run time (a plugin, or a test's toy benchmark). It declares each
+benchmark's policies to `policies`, which the benchmark folders import and so cannot ask it."""
 from __future__ import annotations
 
 import importlib
@@ -10,6 +11,7 @@ from ..judges.base import Judge
 from ..judges.prompts import add_prompt_dir
 from ..judges.temperature import with_temperature
 from . import core, dr3, drb, miroeval, mmdr, tvir, wlc
+from .policies import declare as declare_policies
 from .protocol import Benchmark
 from .rubric import Rubric
 from .suite import Suite
@@ -18,12 +20,15 @@ BENCHMARKS: dict[str, Benchmark] = {b.name: b for b in (
     core.BENCHMARK, tvir.BENCHMARK, mmdr.BENCHMARK, dr3.BENCHMARK, wlc.BENCHMARK, drb.BENCHMARK,
     miroeval.BENCHMARK)}
 SUITES: dict[str, Suite] = {name: b.suite for name, b in BENCHMARKS.items()}
+for _benchmark in BENCHMARKS.values():
+    declare_policies(_benchmark.name, _benchmark.policies)
 
 
 def register(benchmark: Benchmark) -> None:
     """Add a benchmark (or replace one of the same name) for this process."""
     BENCHMARKS[benchmark.name] = benchmark
     SUITES[benchmark.name] = benchmark.suite
+    declare_policies(benchmark.name, benchmark.policies)
     if benchmark.prompts_dir is not None:
         add_prompt_dir(benchmark.prompts_dir)
 

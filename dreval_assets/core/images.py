@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 import imagehash
 from PIL import Image, ImageFilter, ImageStat, UnidentifiedImageError
 
-from ..config import max_image_pixels
+from ..environment import max_image_pixels
 
 MAX_IMAGE_BYTES = 20_000_000  # refused above this when read (a report's image, an attachment, a page)
 JUDGE_MAX_SIDE = 1024  # longer side sent to a vision judge

@@ -38,7 +38,7 @@ from ..store.earlier_judges import scores_of_every_judge
 from ..store.imports import imported_reports
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
-from ..planner import report_input_versions
+from ..operations.planner import report_input_versions
 from .agreement import agreement
 from .metadata import check_result, leaderboard_metadata, record_partitions
 from .partitions import (from_task, same_report, split_system_task, system_task_key, system_task_partitions,

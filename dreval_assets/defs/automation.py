@@ -23,18 +23,18 @@ from dagster import (AddDynamicPartitionsRequest, DagsterEventType, DagsterRunSt
 from dagster._core.storage.tags import (ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG,
                                         SENSOR_NAME_TAG)
 
-from .. import inbox
+from ..operations import inbox
 from ..config import Settings
 from ..live.config import LiveConfig
 from ..live.refresh import SCHEDULES, SOURCES, refresh
-from ..run_markers import someone_running
+from ..operations.run_markers import someone_running
 from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .orphans import PID_TAG
 from .partitions import system_task_key
 from .registry_events import observations, report_observations, report_registry_changes
-from ..planner import (INPUT_FILE_REASONS, Selection, contiguous_ranges, evaluation_blocks, plan,
-                       report_input_versions)
+from ..operations.planner import (INPUT_FILE_REASONS, Selection, contiguous_ranges, evaluation_blocks, plan,
+                                  report_input_versions)
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30

@@ -17,9 +17,9 @@ from dagster import (
 )
 
 from ..core.images import data_url
-from ..leaderboard_summary import SHOWN_METRICS, headline_records, one_judge, suite_markdown
-from ..leaderboard_view import UNJUDGED, leaderboard_tables
-from ..plots import leaderboard_plots, save_plots
+from ..presentation.leaderboard_summary import SHOWN_METRICS, headline_records, one_judge, suite_markdown
+from ..presentation.leaderboard_view import UNJUDGED, leaderboard_tables
+from ..presentation.plots import leaderboard_plots, save_plots
 from ..stages.checks import CHECKS, SHOWN_FAILURES, failing_keys
 from ..stages.figures import Figures, Key, Markdown, partition_figures, run_totals
 from ..store.db import Store

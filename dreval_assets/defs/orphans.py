@@ -2,7 +2,7 @@
 
 The CLI runs jobs in its own process and tags each run with that process's PID and host. Before a
 `dreval run` launches runs (or, with nothing to do, when a dead process left its marker:
-`run_markers.py`), runs still marked starting or started whose process on this host is gone are marked
+`operations/run_markers.py`), runs still marked starting or started whose process on this host is gone are marked
 failed, with the reason. Runs launched by `dagster dev` are watched by Dagster's own run monitoring,
 switched on in the home's dagster.yaml (`runner.DAGSTER_YAML`).
 """

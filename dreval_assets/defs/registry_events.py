@@ -10,7 +10,7 @@ from typing import Mapping
 from dagster import AssetObservation, DagsterInstance
 from dagster._core.definitions.data_version import DATA_VERSION_TAG
 
-from ..planner import report_input_versions
+from ..operations.planner import report_input_versions
 from ..store.db import Store
 from ..store.registry import task_hashes
 from .partitions import add_missing_partitions, system_task_key

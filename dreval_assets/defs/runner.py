@@ -21,7 +21,7 @@ from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobO
 from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
-from ..planner import Plan, contiguous_ranges, evaluation_blocks
+from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes

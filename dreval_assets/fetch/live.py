@@ -21,9 +21,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from ..config import env_float, env_int
 from ..core.backoff import backoff_seconds, retry_after_seconds
 from ..core.models import FetchResult, SandboxPage
+from ..environment import env_float, env_int
 from .extract import extract_page
 from .safety import AllowList, Resolver, Target, UnsafeURLError, resolve_target, system_resolver
 

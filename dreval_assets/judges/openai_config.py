@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ConfigError, env_float, env_int
+from ..environment import env_float, env_int
+from ..errors import ConfigError
 from ..home import MODES  # noqa: F401 (the judge's modes, named here too)
 from .answer_budget import overrides_from_env
 

@@ -1,1 +1,3 @@
-"""Live task refresh: tasks generated or collected from the current web (news-driven queries, new articles)."""
+"""What every live refresh shares: its settings (`config`), what it reports (`summary`) and the dispatch
+to the benchmark that refreshes (`refresh`: the schedules, the API and its pace). Each benchmark's own
+refresh lives in its folder's `live/`, declared by its `Benchmark.live`."""

@@ -6,7 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import ConfigError, env_int
+from ..environment import env_int
+from ..errors import ConfigError
 
 # Our default topics for MiroEval-style generation: 12 topics x 3 subtopics, as in the paper's design.
 DEFAULT_TOPICS: dict[str, list[str]] = {

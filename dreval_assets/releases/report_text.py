@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import report_max_bytes
+from ..environment import report_max_bytes
 from .records import RefusedFile, open_regular, open_release_file
 
 SNIFF_BYTES = 8192  # NUL bytes this early mean a binary file, not text

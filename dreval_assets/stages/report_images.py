@@ -28,7 +28,7 @@ from urllib.parse import unquote, urlsplit
 import polars as pl
 
 from ..benchmarks.judging import FigureImage
-from ..config import max_figures_per_report
+from ..environment import max_figures_per_report
 from ..core.figure_text import context_around, figure_kind, figure_span, pseudo_visuals
 from ..core.images import (MAX_IMAGE_BYTES, ImageMeasure, ImageOverCap, UnreadableImage, for_judge, measure,
                            near_duplicates)

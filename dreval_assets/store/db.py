@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 import duckdb
 import polars as pl
 
+from .locations import lock_holder, published_path
 from .tables import ASSET_STORAGE, CONTENT_ADDRESSED
 
 log = logging.getLogger("dreval.store")
@@ -62,8 +63,6 @@ class DatabaseLocked(StoreError):
     """Another process holds the working database: say who, and where people should read instead."""
 
     def __init__(self, db_path: Path, message: str):
-        from .publish import lock_holder, published_path
-
         pid = lock_holder(message)
         holder = f"another process (PID {pid})" if pid else "another process"
         super().__init__(f"{db_path} is held by {holder}; dreval needs it to itself: close that connection, "
@@ -151,8 +150,6 @@ class Store:
                 time.sleep(max(delay, 0.0))
 
     def _tell_wait(self, exc: Exception) -> None:
-        from .publish import lock_holder
-
         pid = lock_holder(str(exc))
         message = (f"waiting up to {self.lock_wait_s:g} s for {self.db_path}: another process "
                    f"{f'(PID {pid}) ' if pid else ''}is writing to it (DREVAL_LOCK_WAIT_S)")

@@ -9,19 +9,12 @@ open) and sees the new results when it reconnects; no client ever blocks a run.
 from __future__ import annotations
 
 import os
-import re
 import uuid
 from pathlib import Path
 
 from ..core.processes import process_alive
 from .db import Store, keep_private
-
-PUBLISHED_NAME = "results.duckdb"
-_PID_RE = re.compile(r"\(PID (\d+)\)")
-
-
-def published_path(db_path: Path) -> Path:
-    return db_path.with_name(PUBLISHED_NAME)
+from .locations import published_path
 
 
 def publish(store: Store) -> Path:
@@ -51,12 +44,6 @@ def _remove_dead_temporaries(target: Path) -> None:
         pid = leftover.name.split(".")[2]
         if pid.isdigit() and not process_alive(int(pid)):
             leftover.unlink(missing_ok=True)
-
-
-def lock_holder(message: str) -> int | None:
-    """The PID DuckDB names in a lock conflict, if it names one."""
-    found = _PID_RE.search(message)
-    return int(found.group(1)) if found else None
 
 
 def _quoted(path: Path) -> str:

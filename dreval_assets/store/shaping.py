@@ -1,5 +1,5 @@
 """The settings behind each settings version: what a partition was made under, by name, so the planner
-can say which setting changed and whether it shapes that partition at all (`planner.py`)."""
+can say which setting changed and whether it shapes that partition at all (`operations/planner.py`)."""
 from __future__ import annotations
 
 import json

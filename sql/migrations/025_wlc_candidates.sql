@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS wlc_candidates (
     reference_urls  INTEGER,              -- distinct URLs in <ref> tags and citation templates of the wikitext
     sections        INTEGER,              -- level-2 headings with content (navigation sections left out)
     subsections     INTEGER,              -- deeper headings with content
-    topic           VARCHAR,              -- one of the 15 GA topics, or 'other' (rule: live/wikilive_topics.py)
+    topic           VARCHAR,              -- one of the 15 GA topics, or 'other' (rule: benchmarks/wlc/live/wikilive_topics.py)
     category        VARCHAR,              -- the page category that decided the topic
     list_like       BOOLEAN,
     rank            INTEGER,              -- 1 = best by reference URLs, then structural depth; NULL: not ranked

@@ -1,7 +1,7 @@
 """MiroEval (../shared/methods/miroeval.md): adaptive synthesis, agentic factuality and process
 evaluation of the research trace; its release loader."""
 from ..policies import Policy
-from ..protocol import Benchmark
+from ..protocol import Benchmark, LiveRefresh
 from .artifacts import adaptive_rubrics, evidence_inputs, image_key_facts, key_facts
 from .heuristic import HANDLERS
 from .judgments import synthesis
@@ -13,6 +13,7 @@ BENCHMARK = Benchmark("miroeval", SUITE, loader=__name__ + ".loader", needs_sand
                       report_judgments=(synthesis, process),
                       heuristic_handlers={**HANDLERS, **PROCESS_HANDLERS},
                       task_artifacts=(adaptive_rubrics, key_facts, image_key_facts), evidence_inputs=evidence_inputs,
+                      live=LiveRefresh(__name__ + ".live.refresh", "0 5 * * 3"),  # weekly, early morning (UTC)
                       published_checks=published_checks, published_tasks=PUBLISHED_TASKS, policies={
     "miroeval.dimension_cap": Policy("none", ("none", "0.20"),
                                      "MiroEval synthesis: the judge's dimension weights as generated (the published "

@@ -10,7 +10,7 @@ from ...core.key_facts import extract_key_facts, share_kept
 from ...core.models import CriteriaScores, CriterionScore, KeyFacts
 from .rubric import offline_rubric
 from ...judges.readable import READS_OVERLAP, READS_WORD_LISTS, require_readable
-from ...live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
+from .live.generation_offline import (answer_answer_adequacy, answer_closed_book_answer, answer_persona_queries,
                                         answer_research_necessity)
 
 def answer_miroeval_rubric(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ...core.checklist_match import key_words
 from ...core.models import ClaimVerdict, ClaimVerdictBatch, ItemVerdict
+from ...judges.claim_matching import answer_claim_verdict, answer_claim_verdicts_batch
 
 TEMPLATES = ("mmdr/claim_verdict", "mmdr/claim_verdicts_batch")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -76,13 +77,11 @@ def _checked(verdict: ClaimVerdict, claim: str, source: str) -> ClaimVerdict:
 
 
 def answer_fidelity_verdict(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    from ...judges.heuristic import answer_claim_verdict  # the shared matching (it imports the registry)
     answer, extra = answer_claim_verdict(variables)
     return _checked(answer, str(variables["claim"]), str(variables.get("source_text") or "")), extra
 
 
 def answer_fidelity_verdicts(variables: Mapping[str, Any]) -> tuple[BaseModel, dict[str, Any]]:
-    from ...judges.heuristic import answer_claim_verdicts_batch  # the shared matching (it imports the registry)
     answer, extra = answer_claim_verdicts_batch(variables)
     claims = {str(item["claim_id"]): str(item["claim"]) for item in variables["items"]}
     source = str(variables.get("source_text") or "")

@@ -1,7 +1,7 @@
 """Wiki Live Challenge (../shared/methods/wlc.md): writing win rates, coverage of the gold statements, reference
 metrics; its release loader."""
 from ..policies import Policy
-from ..protocol import Benchmark
+from ..protocol import Benchmark, LiveRefresh
 from .coverage import gold_coverage
 from .heuristic import HANDLERS
 from .inputs import task_inputs
@@ -12,6 +12,7 @@ from .published import PUBLISHED_TASKS, published_checks
 BENCHMARK = Benchmark("wlc", SUITE, loader=__name__ + ".loader", report_judgments=(pairwise, gold_coverage),
                       heuristic_handlers=HANDLERS, evidence_inputs=task_inputs, published_checks=published_checks,
                       published_tasks=PUBLISHED_TASKS,
+                      live=LiveRefresh(__name__ + ".live.refresh", "0 5 * * 1"),  # weekly, early morning (UTC)
                       policies={
     "wlc.ref_acc.denominator": Policy("drop_unreachable", ("drop_unreachable", "all"),
                                       "Wiki Live reference accuracy: statements the judge found unreadable (unknown) "

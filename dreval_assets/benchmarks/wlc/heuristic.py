@@ -12,7 +12,7 @@ from ...core.article_features import compare
 from ...core.evidence_match import match_claim, unstated_values
 from ...core.models import CriterionWinner, PairwiseOutcomes
 from ...judges.readable import READS_OVERLAP, READS_WORD_LISTS, require_readable
-from ...live.wikilive_text import answer_gold_statements
+from .live.wikilive_text import answer_gold_statements
 from .coverage import GoldFactLabel, GoldFactLabels, StatementConflict, StatementConflicts
 
 SAME_TEXT_CHARS = 30  # a statement is the evidence's when they share this many characters in a row

@@ -17,8 +17,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ...benchmarks.suites import SUITES
 from ...core.keys import KEY_PATTERN
-from ...leaderboard_summary import fmt, headline_cell
-from ...leaderboard_view import MARK, footnotes, heading, leaderboard_tables, no_number
+from ..leaderboard_summary import fmt, headline_cell
+from ..leaderboard_view import MARK, footnotes, heading, leaderboard_tables, no_number
 from ...store import results_view as reads
 from . import urls
 from .highlight import segments
@@ -133,7 +133,7 @@ class Site:
 
     def plots(self) -> dict[str, bytes]:
         """The leaderboard's plots (plots.py), drawn again only when the published copy changed."""
-        from ...plots import leaderboard_plots
+        from ..plots import leaderboard_plots
 
         stamp = self.results.stat().st_mtime
         if self._plots is None or self._plots[0] != stamp:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .benchmarks.suites import SUITES
+from ..benchmarks.suites import SUITES
 
 FORMATS = ("table", "md", "csv", "json")
 UNJUDGED = "none"  # the judge of metrics computed without one; they belong in every judge's table

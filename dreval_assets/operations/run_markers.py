@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .core.processes import process_alive
+from ..core.processes import process_alive
 
 MARKERS = "running"
 

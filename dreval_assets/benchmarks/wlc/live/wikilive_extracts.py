@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..fetch.api import ApiError
+from ....fetch.api import ApiError
 from .wikilive_api import MediaWiki, continuation_of, flag, pages_of
 
 EXTRACT_BATCH_SIZE = 20  # pageids per extracts call (TextExtracts' exlimit maximum)

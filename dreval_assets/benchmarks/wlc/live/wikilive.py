@@ -29,10 +29,10 @@ from datetime import datetime
 from typing import Callable, Mapping, Sequence
 from urllib.parse import quote
 
-from ..core.keys import task_key
-from ..core.models import Task
-from ..fetch.api import JsonApi
-from ..judges.base import Judge
+from ....core.keys import task_key
+from ....core.models import Task
+from ....fetch.api import JsonApi
+from ....judges.base import Judge
 from .wikilive_api import MediaWiki
 from .wikilive_discovery import CATEGORY_PAGE_SIZE, creation_dates, discover, format_timestamp
 from .wikilive_extracts import EXTRACT_BATCH_SIZE, fetch_texts

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ..judges.base import Judge, JudgmentRequest
-from ..judges.prompts import fence_untrusted
+from ....judges.base import Judge, JudgmentRequest
+from ....judges.prompts import fence_untrusted
 from .wikilive_text import GoldStatements, clean_statements, dedupe_statements
 
 GOLD_TEMPLATE = "wlc/gold_statements"

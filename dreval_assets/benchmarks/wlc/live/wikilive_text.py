@@ -7,9 +7,9 @@ from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
-from ..core.dedup import content_words
-from ..core.report_parser import is_checkable_fact
-from ..core.sentences import split_sentences
+from ....core.dedup import content_words
+from ....core.report_parser import is_checkable_fact
+from ....core.sentences import split_sentences
 
 class GoldStatements(BaseModel):
     """The gold statements of one reference article (Wiki Live fact coverage)."""

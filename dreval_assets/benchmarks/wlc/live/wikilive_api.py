@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from ..fetch.api import ApiError, JsonApi
+from ....fetch.api import ApiError, JsonApi
 
 MAXLAG_S = 5  # what Wikimedia asks of non-interactive clients
 MAX_LAG_RETRIES = 3

@@ -10,18 +10,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Mapping, Sequence
 
-from .benchmarks.policies import shapes_suites
-from .config import POLICY_SETTINGS, Settings
-from .errors import SelectionError
-from .stages.parse import PARSER_VERSION
-from .stages.report_images import changed_image_partitions
-from .stages.reports import report_input_version, report_source_hash, trace_source_hash
-from .store.db import Store
-from .store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
-from .store.publish import published_path
-from .store.published import last_published_import
-from .store.registry import load_systems, load_tasks, task_hashes
-from .store.shaping import shaping_settings
+from ..benchmarks.policies import shapes_suites
+from ..config import POLICY_SETTINGS, Settings
+from ..errors import SelectionError
+from ..stages.parse import PARSER_VERSION
+from ..stages.report_images import changed_image_partitions
+from ..stages.reports import report_input_version, report_source_hash, trace_source_hash
+from ..store.db import Store
+from ..store.imports import imported_benchmarks, imported_report_hashes, tasks_in_scope
+from ..store.publish import published_path
+from ..store.published import last_published_import
+from ..store.registry import load_systems, load_tasks, task_hashes
+from ..store.shaping import shaping_settings
 
 
 @dataclass
@@ -207,7 +207,7 @@ def _check_selection(selection: Selection, tasks: Mapping, systems: Mapping) -> 
                              + _closest(unknown, list(systems), "registered systems"))
     benchmarks = sorted({t.benchmark for t in tasks.values()})
     if selection.benchmark and selection.benchmark not in benchmarks:
-        from .benchmarks.registry import BENCHMARKS
+        from ..benchmarks.registry import BENCHMARKS
 
         known = "it is a benchmark, but no task of it is registered" if selection.benchmark in BENCHMARKS else \
             _closest([selection.benchmark], benchmarks, "benchmarks with tasks")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Sequence
 from .query_selection import failed_stage
 
 if TYPE_CHECKING:
-    from .query_generation import Candidate
+    from .candidates import Candidate
 
 PAPER_PASS_RATES = {"search": 84.4, "necessity": 63.2, "inverse_quality": 52.1}
 

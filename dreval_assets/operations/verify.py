@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .benchmarks import registry
-from .releases.published import Check
-from .store.db import Store
-from .store.published import load_published, published_benchmarks
+from ..benchmarks import registry
+from ..releases.published import Check
+from ..store.db import Store
+from ..store.published import load_published, published_benchmarks
 
 
 class NothingToVerify(ValueError):

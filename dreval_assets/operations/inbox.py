@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .core.keys import slugify, validate_key
-from .store.db import Store
-from .store.imports import imported_benchmarks, tasks_in_scope
-from .store.registry import SystemEntry, load_systems, register_system
+from ..core.keys import slugify, validate_key
+from ..store.db import Store
+from ..store.imports import imported_benchmarks, tasks_in_scope
+from ..store.registry import SystemEntry, load_systems, register_system
 
 
 @dataclass
@@ -78,8 +78,8 @@ def ingest_inbox(store: Store, inbox: Path, seen: dict[str, str]) -> tuple[dict[
 def register_folder_system(store: Store, name: str, folder: Path, description: str = "") -> str:
     """A folder of `<task>.md` reports as a system; `system.json` may give a name and description
     (read as the generic layout reads it; a malformed one is an error)."""
-    from .releases.generic_layout import system_info
-    from .releases.records import ImportLog
+    from ..releases.generic_layout import system_info
+    from ..releases.records import ImportLog
 
     log = ImportLog()
     info = system_info(folder, name, folder, log)  # read inside the folder only

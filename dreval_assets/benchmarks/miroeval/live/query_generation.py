@@ -47,17 +47,18 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Collection, Literal, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ValidationError
 
-from ..core.keys import task_key
-from ..fetch.api import ApiError, JsonApi, with_params
-from ..core.models import Task
-from ..judges.base import Judge, Judgment, JudgmentRequest
-from ..judges.prompts import fence_untrusted
+from ....core.keys import task_key
+from ....fetch.api import ApiError, JsonApi, with_params
+from ....core.models import Task
+from ....judges.base import Judge, Judgment, JudgmentRequest
+from ....judges.prompts import fence_untrusted
+from .candidates import Candidate
 from .filter_rates import FilterRate, filter_rates
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries
 from .personas import assign_personas
@@ -71,9 +72,6 @@ MIN_SEARCH_DOMAINS = 2
 KEPT_SEARCH_RESULTS = 10  # results stored on the candidate (all valid ones are counted)
 KEPT_SNIPPET_CHARS = 500
 DEFAULT_LABELS = {"asset": "live_query_generation"}
-
-RejectedBy = Literal["search", "necessity", "inverse_quality", "judge_failure", "endpoint_failure",
-                     "known", "duplicate"]
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -98,51 +96,6 @@ class Headline:
     published_at: str
     description: str = ""
     number: int = 0  # its place among the subtopic's headlines (which personas it is asked from)
-
-
-@dataclass
-class Candidate:
-    """One generated query and how far it got. Outcomes of filters it never reached stay None."""
-
-    topic: str
-    subtopic: str
-    headline: str
-    headline_url: str
-    published_at: str
-    persona: str
-    query: str
-    headline_description: str = ""
-    task_key: str = ""  # the key it has (or would have) as a task
-    search_results: list[dict[str, str]] = field(default_factory=list)  # url, title, content (cut)
-    n_search_results: int = 0  # valid results counted (search_results keeps the first few)
-    distinct_domains: int = 0
-    passed_search: bool | None = None
-    needs_external: bool | None = None
-    necessity_reason: str = ""
-    closed_book_answer: str | None = None
-    adequate: bool | None = None
-    adequacy_reason: str = ""
-    accepted: bool = False  # passed all three filters
-    rejected_by: RejectedBy | None = None
-    rejection_detail: str = ""  # why, beyond rejected_by: the failure text, counts, the judge's reason
-    kept: bool = False  # among the `keep` best accepted (query_selection)
-    chosen: bool = False  # among the `choose` picked for diversity: only these become tasks
-    selection_reason: str = ""  # why chosen, kept or not, or what stopped it
-    task: Task | None = None
-
-    @property
-    def pending(self) -> bool:
-        return not self.accepted and self.rejected_by is None
-
-    def reject(self, by: RejectedBy, detail: str = "") -> None:
-        self.rejected_by, self.rejection_detail = by, detail
-
-    def as_row(self) -> dict[str, Any]:
-        """A flat record for a table: the task is replaced by its key, search results stay a list."""
-        row = asdict(self)
-        row.pop("task")
-        row["task_key"] = self.task_key
-        return row
 
 
 @dataclass(frozen=True)

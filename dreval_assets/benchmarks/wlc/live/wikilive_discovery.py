@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from ..fetch.api import ApiError
+from ....fetch.api import ApiError
 from .wikilive_api import MediaWiki, pages_of
 
 CATEGORY = "Category:Good articles"

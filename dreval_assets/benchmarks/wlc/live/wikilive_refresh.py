@@ -8,14 +8,14 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from ..config import ConfigError
-from ..fetch.api import JsonApi
-from ..judges.base import Judge
-from ..store.db import Store
-from ..store.refresh import cursor, save_refresh
-from ..store.registry import TaskVersion, lineage_heads, load_tasks, register_task_versions, task_hash
-from ..store.wlc_candidates import candidates_to_retry, write_wlc_candidates
-from .config import LiveConfig
+from ....config import ConfigError
+from ....fetch.api import JsonApi
+from ....judges.base import Judge
+from ....store.db import Store
+from ....store.refresh import cursor, save_refresh
+from ....store.registry import TaskVersion, lineage_heads, load_tasks, register_task_versions, task_hash
+from ....store.wlc_candidates import candidates_to_retry, write_wlc_candidates
+from ....live.config import LiveConfig
 from .wikilive import Known, Window, refresh_wikilive
 from .wikilive_discovery import format_timestamp, parse_timestamp
 from .wikilive_selection import Candidate

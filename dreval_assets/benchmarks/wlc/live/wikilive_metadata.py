@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..fetch.api import ApiError
+from ....fetch.api import ApiError
 from .wikilive_api import MediaWiki, flag
 
 BATCH = 50

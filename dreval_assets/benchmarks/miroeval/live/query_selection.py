@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
-    from .query_generation import Candidate
+    from .candidates import Candidate
 
 DEFAULT_KEEP = 50
 DEFAULT_CHOOSE = 35

@@ -18,20 +18,20 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, TypeVar
 
-from .benchmarks import registry
-from .releases.published import PublishedScore
-from .releases.records import CitedPage, ImportLog, ImportedReport, SystemInfo, open_release_file
-from .core.keys import InvalidKeyError, slugify, validate_key
-from .stages.frames import text_hash
-from .releases.report_text import decode_report_bytes, read_report_file
-from .store.db import Store
-from .store.imports import imported_report_hashes, record_import, write_imported_reports
-from .store.pages import RELEASE_BACKEND, PageStore
-from .fetch.extract import extract_page
-from .fetch.urls import url_key
-from .core.models import FetchResult
-from .store.published import published_fingerprints, write_published
-from .store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
+from ..benchmarks import registry
+from ..releases.published import PublishedScore
+from ..releases.records import CitedPage, ImportLog, ImportedReport, SystemInfo, open_release_file
+from ..core.keys import InvalidKeyError, slugify, validate_key
+from ..stages.frames import text_hash
+from ..releases.report_text import decode_report_bytes, read_report_file
+from ..store.db import Store
+from ..store.imports import imported_report_hashes, record_import, write_imported_reports
+from ..store.pages import RELEASE_BACKEND, PageStore
+from ..fetch.extract import extract_page
+from ..fetch.urls import url_key
+from ..core.models import FetchResult
+from ..store.published import published_fingerprints, write_published
+from ..store.registry import SystemEntry, load_systems, register_system, register_tasks, task_hashes
 
 BATCH = 500
 MAX_TRACE_BYTES = 5_000_000
@@ -44,7 +44,7 @@ class ImportFailed(ValueError):
 
 def loader(benchmark: str) -> ModuleType:
     if benchmark == "generic":
-        return importlib.import_module(".releases.generic_layout", __package__)
+        return importlib.import_module("..releases.generic_layout", __package__)
     module = registry.loader(benchmark)
     if module is None:
         known = [*registry.with_releases(), "generic"]
@@ -158,7 +158,7 @@ def import_release(store: Store, benchmark: str, root: Path, system: str | None 
     from_release = reports is None and not summary.published_only
     infos = {info.name: info for info in module.iter_systems(root, summary.log)} if from_release else {}
     if reports is not None:
-        from .releases.generic_layout import iter_report_folder
+        from ..releases.generic_layout import iter_report_folder
 
         found = iter_report_folder(Path(reports), system, _resolver(store, benchmark, known), summary.log)
         within = Path(reports) if Path(reports).is_dir() else Path(reports).parent

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel
 
-from ..core.checklist_match import key_words
+from ....core.checklist_match import key_words
 from .generation_models import Adequacy, ClosedBookAnswer, Necessity, PersonaQueries, PersonaQuery
 from .personas import personas_for
 
