@@ -235,6 +235,9 @@ def test_a_report_edited_on_disk_is_observed_shows_stale_in_the_ui_and_only_it_r
     for event in pending.asset_events:
         daemon.instance.report_runless_asset_event(event)
     assert stale_reports(daemon) == ["loose-cannon|tvir.100002"]
+    # a second edit of the same report is a run of its own (Dagster skips a run key it has seen)
+    assert [r.run_key for r in pending.run_requests] != [r.run_key for r in edited.run_requests]
+    assert len(pending.run_requests) == 1
 
 
 def test_a_run_launched_from_the_ui_ends_with_the_leaderboard_and_results_copy(daemon):

@@ -118,7 +118,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         known_systems = list(context.instance.get_dynamic_partitions("system"))
         systems = known_systems + [s for s in changes.systems if s not in set(known_systems)]
         requests += [_ranged("evaluate_job", str(system_task_key(first_system, first)),
-                             str(system_task_key(last_system, last)), changes.newest, sorted(ready))
+                             str(system_task_key(last_system, last)), changes.newest, sorted(ready),
+                             sorted(edited_versions.items()))  # a second edit is a new run, not a repeat
                      for first_system, last_system, first, last in evaluation_blocks(targets, systems, order)]
         evaluating += [(system, task) for system, task_keys in targets.items() for task in task_keys]
 
