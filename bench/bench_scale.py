@@ -98,8 +98,8 @@ def generate(root: Path, n_tasks: int, n_systems: int, words: int, extra_pages: 
     return root / "extra" / f"system-{n_systems:03d}", f"system-{n_systems:03d}"
 
 
-def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one `dreval` command in a child process."""
+def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds of one `dreval` command in a child process."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CLI, "--home", str(home), *argv], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -107,7 +107,7 @@ def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"dreval {' '.join(argv)} failed: {child.stderr.read().decode()[-3000:]}")
-    return time.perf_counter() - started, usage.ru_maxrss
+    return time.perf_counter() - started, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def size_mb(path: Path) -> float:
@@ -126,18 +126,18 @@ def judge_env(llm: LoopbackLLM, concurrency: int) -> dict[str, str]:
 def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency: int, latency: float,
                  reports: int, *argv: str) -> dict:
     calls_before = llm.n_calls
-    wall, rss_kib = dreval(home, env, "run", *argv)
+    wall, rss_kib, cpu = dreval(home, env, "run", *argv)
     calls = llm.n_calls - calls_before
     llm.requests.clear()  # the stand-in keeps every request; the bench needs only the count
     lower = calls * latency / concurrency
-    return {"wall": wall, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
+    return {"wall": wall, "cpu": cpu, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
             "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024,
             "duckdb_mb": size_mb(home / "dreval.duckdb"), "dagster_mb": size_mb(home / "dagster")}
 
 
 def show(label: str, r: dict) -> None:
     print(f"{label}: wall {r['wall']:.1f} s for {r['calls']:,} judge requests; lower bound {r['lower']:.1f} s "
-          f"-> {r['ratio']:.2f}x; {r['calls_per_report']:.1f} calls per report; peak RSS {r['rss_mib']:,.0f} MiB; "
+          f"-> {r['ratio']:.2f}x; CPU {r['cpu']:.1f} s; {r['calls_per_report']:.1f} calls per report; peak RSS {r['rss_mib']:,.0f} MiB; "
           f"DuckDB {r['duckdb_mb']:.1f} MB, Dagster history {r['dagster_mb']:.1f} MB", flush=True)
 
 
@@ -168,11 +168,12 @@ def main() -> None:
             if args.add_system:
                 before = size_mb(home / "dreval.duckdb")
                 dreval(home, env, "add-system", extra_name, "--reports", str(extra))
+                # the lower bound at the last concurrency measured
                 added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name)
                 show(f"add one system ({args.tasks} partitions)", added)
                 print(f"  DuckDB file grew {before:.1f} -> {added['duckdb_mb']:.1f} MB "
                       f"({(added['duckdb_mb'] / before - 1) * 100:+.0f} %) for {100 / args.systems:.0f} % more data")
-                noop, _ = dreval(home, env, "run")
+                noop, *_ = dreval(home, env, "run")
                 print(f"no-op run: {noop:.2f} s", flush=True)
 
 

@@ -56,6 +56,13 @@ class JudgeLoop:
             ended.wait(STOP_WAIT_S)
             raise
 
+    def cancel_requests(self) -> None:
+        """Cancel every batch's requests on the loop (an interrupt of the threads that asked for them)."""
+        with self._lock:
+            loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
+
     def shared(self, key: Hashable, make: Callable[[], T]) -> T:
         """One object per key for the process (made on first use): an endpoint's client and limits."""
         with self._lock:

@@ -6,7 +6,9 @@ import asyncio
 import hashlib
 import json
 import logging
+import queue
 import re
+import threading
 import time
 import uuid
 from contextlib import nullcontext
@@ -48,9 +50,6 @@ MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first l
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
                             r"model|mmproj", re.I)
-# answers (cache) and ledger rows are written as they arrive, when this many wait or every this many
-# seconds: a killed step loses at most a second of answers, and no answer costs a DuckDB statement
-WRITE_ROWS, WRITE_SECONDS = 64, 1.0
 PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
 TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
@@ -115,36 +114,43 @@ class _FinalError(Exception):
 
 
 class _RowWriter:
-    """Answers (the call cache) and ledger rows written as calls end, in batches: when `WRITE_ROWS`
-    wait, and every `WRITE_SECONDS` (`every`), so a step killed after twenty minutes leaves those
-    minutes' answers and calls; the rest when the batch of requests ends, however it ends."""
+    """Answers (the call cache) and ledger rows written as calls end, by one thread per database: what
+    arrived while it wrote goes in its next statement (a group commit), so a killed step keeps every
+    answer but those of the write in progress, and the event loop never waits for DuckDB."""
 
-    def __init__(self, calls: JudgeCallStore | None) -> None:
-        self.calls, self.answers, self.rows = calls, [], []
+    def __init__(self, calls: JudgeCallStore) -> None:
+        self.calls, self.queue, self.error = calls, queue.SimpleQueue(), None
+        threading.Thread(target=self._run, name="dreval-judge-writer", daemon=True).start()
 
-    def answer(self, entry: CacheEntry) -> None:
-        self.answers.append(entry)
-        self._flush_when_full()
-
-    def ledger(self, row: LedgerRow) -> None:
-        self.rows.append(row)
-        self._flush_when_full()
-
-    def _flush_when_full(self) -> None:
-        if len(self.answers) + len(self.rows) >= WRITE_ROWS:
-            self.flush()
-
-    async def every(self, seconds: float) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            self.flush()
+    def put(self, item: CacheEntry | LedgerRow) -> None:
+        self.queue.put(item)
 
     def flush(self) -> None:
-        answers, rows, self.answers, self.rows = self.answers, self.rows, [], []
-        if self.calls and answers:
-            self.calls.remember_many(answers)  # before the ledger rows that say they were answered
-        if self.calls and rows:
-            self.calls.record(rows)
+        """Wait until everything put so far is written; a failed write is raised here, in the step."""
+        written = threading.Event()
+        self.queue.put(written)
+        written.wait()
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            items = [self.queue.get()]
+            while not self.queue.empty():
+                items.append(self.queue.get())
+            answers = [i for i in items if isinstance(i, CacheEntry)]
+            rows = [i for i in items if isinstance(i, LedgerRow)]
+            try:
+                if answers:
+                    self.calls.remember_many(answers)  # before the ledger rows that say they were answered
+                if rows:
+                    self.calls.record(rows)
+            except Exception as exc:  # noqa: BLE001 - handed to the step at its next flush
+                self.error = exc
+            for item in items:
+                if isinstance(item, threading.Event):
+                    item.set()
 
 
 class _Batch:
@@ -153,19 +159,22 @@ class _Batch:
 
     def __init__(self, judge: "OpenAIJudge", endpoint: Endpoint) -> None:
         self.judge, self.endpoint = judge, endpoint
-        self.writer = _RowWriter(judge.calls)
+        calls = judge.calls
+        self.writer = JUDGE_LOOP.shared(("writer", str(calls.store.db_path)), lambda: _RowWriter(calls)) \
+            if calls else None
         self.in_flight: dict[str, asyncio.Task] = {}
-        self.ticker: asyncio.Task | None = None
+
+    def write(self, item: CacheEntry | LedgerRow) -> None:
+        if self.writer is not None:
+            self.writer.put(item)
 
     async def judge_chunk(self, prepared: list[_Prepared], hits: Mapping[str, Any]) -> list[_CallOutcome]:
-        if self.ticker is None:
-            self.ticker = asyncio.ensure_future(self.writer.every(WRITE_SECONDS))
         return list(await asyncio.gather(*(self._judge_one(p, hits) for p in prepared)))
 
     async def _judge_one(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
         outcome = await self._answer(p, hits)
         row = self.judge._account(p, outcome)
-        self.writer.ledger(row)  # as each call ends: a killed step loses at most a second
+        self.write(row)  # as each call ends
         METER.ended(cache_hit=row.cache_hit, failed=outcome.answer is None, tokens_in=row.tokens_in,
                     tokens_out=row.tokens_out, cost=row.cost)
         return outcome
@@ -187,23 +196,22 @@ class _Batch:
     async def _call(self, p: _Prepared) -> _CallOutcome:
         outcome = await self.judge._call(p, self.endpoint.client, self.endpoint.semaphore, self.endpoint.limiter)
         if outcome.answer is not None:
-            self.writer.answer(CacheEntry(
+            self.write(CacheEntry(
                 p.cache_key, self.judge.judge_id, p.model, p.request.template, p.template_hash,
                 outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
         return outcome
 
     async def close(self, interrupted: bool) -> None:
-        """Write what is held; interrupted, first stop the requests still in flight (the loop outlives us)."""
-        if self.ticker is not None:
-            self.ticker.cancel()
+        """Interrupted: stop the requests still in flight (the loop outlives this batch)."""
         if interrupted:
             for task in self.in_flight.values():
                 task.cancel()
             await asyncio.gather(*self.in_flight.values(), return_exceptions=True)
-        self.writer.flush()
 
 
 class OpenAIJudge:
+    parallel_batches = True  # judge_many may be called from several threads at once (judges/parallel.py)
+
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
         self.judge_id = config.model
@@ -239,6 +247,8 @@ class OpenAIJudge:
                     for _, future in chunks:
                         future.cancel()
                 JUDGE_LOOP.run(batch.close(interrupted))
+                if batch.writer is not None:
+                    batch.writer.flush()  # this batch's answers and ledger rows are in the database
         return [self._judgment(p, o) for p, o in outcomes]
 
     def _endpoint(self) -> Endpoint:
