@@ -426,6 +426,9 @@ def cmd_run(args, settings: Settings) -> int:
     from .judges.meter import METER
     from .progress import RunProgress
 
+    from .defs.retention import keep_runs_setting, prune_run_history
+
+    keep_runs = keep_runs_setting()  # a bad value fails before the run
     instance = open_instance(settings)
     sync_partitions(instance, store)
     judged_before = METER.read()
@@ -433,6 +436,7 @@ def cmd_run(args, settings: Settings) -> int:
         defs = build_definitions(replace(settings, refetch_failed=refetch))
         with RunProgress() as progress:
             outcomes = execute(defs, instance, the_plan, store=store, progress=progress)
+    prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded
     stopped = [o for o in outcomes if o.interrupted]
     if stopped:
         raise RunInterrupted(f"interrupted: run {stopped[0].run_id[:8]} ({stopped[0].job}) cancelled; the judge "
