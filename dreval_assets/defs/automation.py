@@ -30,7 +30,7 @@ from ..store.registry import task_hashes
 from .jobs import evaluate_job, leaderboard_job, publish_job, tasks_job
 from .partitions import system_task_key
 from .registry_events import observations, report_registry_changes
-from ..planner import Selection, contiguous_ranges, evaluation_blocks, plan
+from ..planner import Selection, contiguous_ranges, evaluation_blocks, plan, run_partitions_setting
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
@@ -100,7 +100,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         systems = known_systems + [s for s in changes.systems if s not in set(known_systems)]
         requests += [_ranged("evaluate_job", str(system_task_key(first_system, first)),
                              str(system_task_key(last_system, last)), changes.newest, sorted(ready))
-                     for first_system, last_system, first, last in evaluation_blocks(targets, systems, order)]
+                     for first_system, last_system, first, last in evaluation_blocks(
+                         targets, systems, order, run_partitions_setting())]
         evaluating += [(system, task) for system, task_keys in targets.items() for task in task_keys]
 
     # the leaderboard once every evaluation requested has materialised anew (a failed run leaves it pending)
