@@ -18,6 +18,7 @@ from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import DatabaseLocked, Store
+from .store.compact import compact_if_bloated, compact_ratio_setting
 from .store.publish import publish, published_path
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks
 
@@ -52,12 +53,14 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         if args.command in JUDGING_COMMANDS:
             settings.check_judge_is_the_homes()
+        compaction = compact_ratio_setting() if args.command in PUBLISHING_COMMANDS else 0  # checked before work
         code = args.handler(args, settings)
         copy = published_path(settings.db_path)
         # a run's leaderboard job publishes (asset published_results); other changes are published here
         if args.command in PUBLISHING_COMMANDS and settings.db_path.exists() and (
                 args.command not in ("run", "demo") or not copy.exists()):
             publish(Store(settings.db_path))
+        compact_if_bloated(Store(settings.db_path), compaction)  # replaced rows' space given back
         return code
     except (CliError, ConfigError, SelectionError, InvalidKeyError, KeyError, FileNotFoundError,
             DatabaseLocked) as exc:
