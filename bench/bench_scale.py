@@ -137,7 +137,8 @@ def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency:
 
 def show(label: str, r: dict) -> None:
     print(f"{label}: wall {r['wall']:.1f} s for {r['calls']:,} judge requests; lower bound {r['lower']:.1f} s "
-          f"-> {r['ratio']:.2f}x; CPU {r['cpu']:.1f} s; {r['calls_per_report']:.1f} calls per report; peak RSS {r['rss_mib']:,.0f} MiB; "
+          f"-> {r['ratio']:.2f}x; CPU {r['cpu']:.1f} s; {r['calls_per_report']:.1f} calls per report; "
+          f"peak RSS {r['rss_mib']:,.0f} MiB; "
           f"DuckDB {r['duckdb_mb']:.1f} MB, Dagster history {r['dagster_mb']:.1f} MB", flush=True)
 
 
@@ -145,7 +146,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=10)
     parser.add_argument("--systems", type=int, default=10)
-    parser.add_argument("--words", type=int, default=0, help="lengthen each report to about this many words (0: the demo's ~550)")
+    parser.add_argument("--words", type=int, default=0,
+                        help="lengthen each report to about this many words (0: as the demo's, ~420)")
     parser.add_argument("--pages", type=int, default=15, help="extra noise pages per task (the demo has 5)")
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the judge takes to answer")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8])

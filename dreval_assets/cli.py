@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in PUBLISHING_COMMANDS and settings.db_path.exists() and (
                 args.command not in ("run", "demo") or not copy.exists()):
             publish(Store(settings.db_path))
-        compact_if_bloated(Store(settings.db_path), compaction)  # replaced rows' space given back
+        compact_if_bloated(Store(settings.db_path, lock_wait_s=0), compaction)  # replaced rows' space given back
         return code
     except (CliError, ConfigError, SelectionError, InvalidKeyError, KeyError, FileNotFoundError,
             DatabaseLocked) as exc:

@@ -19,7 +19,8 @@ def quiet(*argv: str) -> None:
 
 
 def shards(home: Path) -> set[str]:
-    return {p.stem for p in (home / "dagster" / "history" / "runs").glob("*.db") if p.name not in ("index.db", ".db")}  # ".db": runless events
+    runs = home / "dagster" / "history" / "runs"  # ".db" holds runless events
+    return {p.stem for p in runs.glob("*.db") if p.name not in ("index.db", ".db")}
 
 
 def test_repeated_runs_keep_the_newest_materialisations_and_prune_the_rest(home, monkeypatch):

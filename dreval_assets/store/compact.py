@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import ConfigError
-from .db import Store, keep_private
+from .db import DatabaseLocked, Store, keep_private
 from .publish import published_path
 
 COMPACT_RATIO_ENV = "DREVAL_COMPACT_RATIO"
@@ -41,7 +41,10 @@ def compact_if_bloated(store: Store, ratio: float) -> tuple[int, int] | None:
     before = store.db_path.stat().st_size
     if before <= ratio * copy.stat().st_size:
         return None
-    return before, compact(store)
+    try:
+        return before, compact(store)
+    except DatabaseLocked:  # another process works on it: the next command compacts
+        return None
 
 
 def compact(store: Store) -> int:
