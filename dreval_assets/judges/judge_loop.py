@@ -73,10 +73,17 @@ class JudgeLoop:
 
 @dataclass
 class Endpoint:
-    """What every judge of one endpoint shares: the client, and the limits on what it sends."""
-    client: Any  # instructor-patched AsyncOpenAI
+    """What every judge of one endpoint shares: its clients, and the limits on what it sends. Requests
+    take the clients in turn: httpcore scans every connection of its pool for each request it places
+    (a readability check each), so one pool of 64 connections cost more CPU than the answers' parsing."""
+    clients: list[Any]  # instructor-patched AsyncOpenAI, each with a small connection pool
     semaphore: asyncio.Semaphore
     limiter: Any  # RateLimiter
+    turn: int = 0
+
+    def client(self) -> Any:
+        self.turn = (self.turn + 1) % len(self.clients)
+        return self.clients[self.turn]
 
 
 JUDGE_LOOP = JudgeLoop()

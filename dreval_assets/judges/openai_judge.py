@@ -50,6 +50,7 @@ MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first l
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
                             r"model|mmproj", re.I)
+SLOTS_PER_CLIENT = 8  # concurrent requests per HTTP client (connection pool) of an endpoint
 PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
 TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
@@ -194,7 +195,7 @@ class _Batch:
         return _CallOutcome(outcome.answer, cache_hit=True)
 
     async def _call(self, p: _Prepared) -> _CallOutcome:
-        outcome = await self.judge._call(p, self.endpoint.client, self.endpoint.semaphore, self.endpoint.limiter)
+        outcome = await self.judge._call(p, self.endpoint.client(), self.endpoint.semaphore, self.endpoint.limiter)
         if outcome.answer is not None:
             self.write(CacheEntry(
                 p.cache_key, self.judge.judge_id, p.model, p.request.template, p.template_hash,
@@ -258,13 +259,19 @@ class OpenAIJudge:
                c.tokens_per_minute)
 
         def make() -> Endpoint:
-            # keep-alive for every slot: a connection closed after each answer would be opened again
-            limits = httpx.Limits(max_connections=max(100, c.concurrency), max_keepalive_connections=c.concurrency)
-            client = openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
-                                        timeout=c.timeout_s, http_client=httpx.AsyncClient(
-                                            limits=limits, event_hooks={"response": [_refuse_malformed]}))
-            return Endpoint(instructor.from_openai(client, mode=INSTRUCTOR_MODES[c.mode]),
-                            asyncio.Semaphore(c.concurrency), RateLimiter(c.requests_per_minute, c.tokens_per_minute))
+            # keep-alive for every slot (a connection closed after each answer would be opened again), in
+            # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
+            n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=2 * SLOTS_PER_CLIENT)
+
+            def client() -> Any:
+                plain = openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
+                                           timeout=c.timeout_s, http_client=httpx.AsyncClient(
+                                               limits=limits, event_hooks={"response": [_refuse_malformed]}))
+                return instructor.from_openai(plain, mode=INSTRUCTOR_MODES[c.mode])
+
+            return Endpoint([client() for _ in range(n_clients)], asyncio.Semaphore(c.concurrency),
+                            RateLimiter(c.requests_per_minute, c.tokens_per_minute))
 
         return JUDGE_LOOP.shared(key, make)
 
