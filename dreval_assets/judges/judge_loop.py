@@ -1,9 +1,9 @@
-"""One event loop for every judge of the process, and per endpoint one HTTP client, one concurrency
+"""One event loop for every judge of the process, and per endpoint its HTTP clients, one concurrency
 limit and one rate limiter, kept for the process's life.
 
 A run's steps each make their own judge, and a step may ask from several threads (report judgments of
-all templates at once): sharing the loop keeps connections alive between batches (no new client, TLS
-handshake and connection pool per `judge_many`), and sharing the limits makes `DREVAL_JUDGE_CONCURRENCY`
+all templates at once): sharing the loop keeps connections alive between batches (no new clients, TLS
+handshakes and connection pools per `judge_many`), and sharing the limits makes `DREVAL_JUDGE_CONCURRENCY`
 the number of requests in flight to an endpoint, however many batches ask at once."""
 from __future__ import annotations
 

@@ -253,7 +253,7 @@ class OpenAIJudge:
         return [self._judgment(p, o) for p, o in outcomes]
 
     def _endpoint(self) -> Endpoint:
-        """The client and limits every judge of this endpoint shares in this process."""
+        """The clients and limits every judge of this endpoint shares in this process."""
         c = self.config
         key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
                c.tokens_per_minute)
