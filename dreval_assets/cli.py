@@ -18,6 +18,7 @@ from .core.keys import InvalidKeyError, slugify, validate_key
 from .benchmarks.suites import SUITES
 from .presentation.leaderboard_view import FORMATS, render, wide_leaderboard
 from .store.db import DatabaseLocked, Store
+from .store.compact import compact_if_bloated, compact_ratio_setting
 from .store.publish import publish, published_path
 from .store.registry import SystemEntry, load_systems, register_system, register_tasks
 
@@ -52,12 +53,14 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr, flush=True)
         if args.command in JUDGING_COMMANDS:
             settings.check_judge_is_the_homes()
+        compaction = compact_ratio_setting() if args.command in PUBLISHING_COMMANDS else 0  # checked before work
         code = args.handler(args, settings)
         copy = published_path(settings.db_path)
         # a run's leaderboard job publishes (asset published_results); other changes are published here
         if args.command in PUBLISHING_COMMANDS and settings.db_path.exists() and (
                 args.command not in ("run", "demo") or not copy.exists()):
             publish(Store(settings.db_path))
+        compact_if_bloated(Store(settings.db_path, lock_wait_s=0), compaction)  # replaced rows' space given back
         return code
     except (CliError, ConfigError, SelectionError, InvalidKeyError, KeyError, FileNotFoundError,
             DatabaseLocked) as exc:
@@ -435,6 +438,9 @@ def cmd_run(args, settings: Settings) -> int:
     from .judges.meter import METER
     from .progress import RunProgress
 
+    from .defs.retention import keep_runs_setting, prune_run_history
+
+    keep_runs = keep_runs_setting()  # a bad value fails before the run
     instance = open_instance(settings)
     sync_partitions(instance, store)
     judged_before = METER.read()
@@ -442,6 +448,7 @@ def cmd_run(args, settings: Settings) -> int:
         defs = build_definitions(replace(settings, refetch_failed=refetch))
         with RunProgress() as progress:
             outcomes = execute(defs, instance, the_plan, store=store, progress=progress)
+    prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded
     stopped = [o for o in outcomes if o.interrupted]
     if stopped:
         raise RunInterrupted(f"interrupted: run {stopped[0].run_id[:8]} ({stopped[0].job}) cancelled; the judge "

@@ -47,3 +47,26 @@ def test_a_system_or_task_that_is_no_partition_is_refused_not_dropped():
         evaluation_blocks({"epsilon": ["t1"]}, SYSTEMS, TASKS)
     with pytest.raises(ValueError, match="t9"):
         evaluation_blocks({"alpha": ["t1", "t9"]}, SYSTEMS, TASKS)
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 4, 6, 7, 19, 20, 100])
+def test_a_block_over_the_run_size_is_cut_into_slices_that_cover_it_exactly(limit):
+    per_system = {system: list(TASKS) for system in SYSTEMS}
+    per_system["delta"] = ["t2", "t3"]  # a second block
+    blocks = evaluation_blocks(per_system, SYSTEMS, TASKS, max_partitions=limit)
+    assert sorted(covered(blocks)) == planned(per_system)  # every planned pair once, nothing else
+    assert all(len(covered([block])) <= limit for block in blocks)
+    if limit >= 15:
+        assert len(blocks) == 2  # nothing to cut: the blocks as without a limit
+    assert blocks == sorted(blocks, key=lambda b: (SYSTEMS.index(b[0]), TASKS.index(b[2])))
+
+
+def test_the_run_size_setting_is_checked(monkeypatch):
+    from dreval_assets.errors import ConfigError
+    from dreval_assets.operations.planner import DEFAULT_RUN_PARTITIONS, run_partitions_setting
+
+    monkeypatch.delenv("DREVAL_RUN_PARTITIONS", raising=False)
+    assert run_partitions_setting() == DEFAULT_RUN_PARTITIONS
+    monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "0")
+    with pytest.raises(ConfigError, match="DREVAL_RUN_PARTITIONS"):
+        run_partitions_setting()

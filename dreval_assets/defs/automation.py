@@ -34,7 +34,7 @@ from .orphans import PID_TAG
 from .partitions import system_task_key
 from .registry_events import observations, report_observations, report_registry_changes
 from ..operations.planner import (INPUT_FILE_REASONS, Selection, contiguous_ranges, evaluation_blocks, plan,
-                                  report_input_versions)
+                                  report_input_versions, run_partitions_setting)
 from .resources import DrevalResource
 
 SENSOR_INTERVAL_S = 30
@@ -120,7 +120,8 @@ def registry_sensor(context: SensorEvaluationContext, dreval: DrevalResource):
         requests += [_ranged("evaluate_job", str(system_task_key(first_system, first)),
                              str(system_task_key(last_system, last)), changes.newest, sorted(ready),
                              sorted(edited_versions.items()))  # a second edit is a new run, not a repeat
-                     for first_system, last_system, first, last in evaluation_blocks(targets, systems, order)]
+                     for first_system, last_system, first, last in evaluation_blocks(
+                         targets, systems, order, run_partitions_setting())]
         evaluating += [(system, task) for system, task_keys in targets.items() for task in task_keys]
 
     # the leaderboard once every evaluation requested has materialised anew (a failed run leaves it pending)

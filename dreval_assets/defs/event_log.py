@@ -185,6 +185,19 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
             if not updated.rowcount:
                 conn.execute(AssetKeyTable.insert().values(asset_key=asset_key, **values))
 
+    def delete_events(self, run_id: str) -> None:
+        """A deleted run's shard goes too (deleting its rows would leave the file its size)."""
+        super().delete_events(run_id)
+        with self._db_lock:
+            engine = self._engines.pop(run_id, None)
+            if engine is not None:
+                engine.dispose()
+            self._initialized_dbs.discard(run_id)
+            path = self.path_for_shard(run_id)
+            for leftover in (path, f"{path}-wal", f"{path}-shm"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
+
     def dispose(self) -> None:
         for engine in self._engines.values():
             engine.dispose()

@@ -21,7 +21,7 @@ from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobO
 from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
-from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks
+from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
@@ -160,7 +160,8 @@ def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
         n = sum(1 for task in task_order[place[first]:place[last] + 1] if task in due_tasks)
         found.append(Launch("tasks_job", first, last, f"tasks {first}..{last}", n))
     system_order = list(instance.get_dynamic_partitions("system"))
-    for first_system, last_system, first, last in evaluation_blocks(the_plan.per_system, system_order, task_order):
+    blocks = evaluation_blocks(the_plan.per_system, system_order, task_order, run_partitions_setting())
+    for first_system, last_system, first, last in blocks:
         systems = first_system if first_system == last_system else f"{first_system}..{last_system}"
         in_systems = system_order[system_order.index(first_system):system_order.index(last_system) + 1]
         in_tasks = set(task_order[place[first]:place[last] + 1])

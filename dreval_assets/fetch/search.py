@@ -86,6 +86,10 @@ class SandboxSearch:
     name = "sandbox"
     reads_web = False
 
+    def __init__(self) -> None:
+        # each page's words, read once per search object (a run's step), not once per claim
+        self._page_words: dict[str, frozenset[str]] = {}
+
     def search(self, claim: str, corpus: Sequence[SandboxPage], limit: int = 1) -> list[SandboxPage]:
         words = {w.casefold() for w in _WORD_RE.findall(claim) if len(w) > 2}
         if not words:
@@ -93,7 +97,7 @@ class SandboxSearch:
         scored = []
         for order, page in enumerate(corpus):
             if page.text.strip():
-                share = len(words & {w.casefold() for w in _WORD_RE.findall(page.text)}) / len(words)
+                share = len(words & self._words_of(page.text)) / len(words)
                 if share >= MIN_OVERLAP:
                     scored.append((-share, order, page))
         return [page for _, _, page in sorted(scored, key=lambda s: (s[0], s[1]))[:limit]]
@@ -101,6 +105,12 @@ class SandboxSearch:
     def search_many(self, claims: Sequence[str], corpora: Sequence[Sequence[SandboxPage]]) -> list[SearchOutcome]:
         return [SearchOutcome([FoundPage(p.url, p.title, p.text) for p in self.search(claim, corpus)])
                 for claim, corpus in zip(claims, corpora, strict=True)]
+
+    def _words_of(self, text: str) -> frozenset[str]:
+        words = self._page_words.get(text)
+        if words is None:
+            words = self._page_words[text] = frozenset(w.casefold() for w in _WORD_RE.findall(text))
+        return words
 
 
 class SearchCache(Protocol):

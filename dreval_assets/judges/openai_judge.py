@@ -6,12 +6,15 @@ import asyncio
 import hashlib
 import json
 import logging
+import queue
 import re
+import threading
 import time
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Mapping, Sequence
 
 import httpx
@@ -30,6 +33,7 @@ from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import retry_after_seconds, wait_before_retry
+from .judge_loop import JUDGE_LOOP, Endpoint
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
@@ -46,7 +50,8 @@ MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first l
 CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
                             r"model|mmproj", re.I)
-LEDGER_BATCH, LEDGER_SECONDS = 16, 5.0  # ledger rows are written when this many wait, or this old
+SLOTS_PER_CLIENT = 8  # concurrent requests per HTTP client (connection pool) of an endpoint
+PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
 TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
@@ -109,26 +114,105 @@ class _FinalError(Exception):
         self.na_reason = na_reason
 
 
-class _LedgerBuffer:
-    """Ledger rows written as calls end, in small batches (at most `LEDGER_BATCH` rows or
-    `LEDGER_SECONDS` old), so a step killed after twenty minutes leaves those minutes' calls in the
-    ledger; the rest when the batch of requests ends, however it ends."""
+class _RowWriter:
+    """Answers (the call cache) and ledger rows written as calls end, by one thread per database: what
+    arrived while it wrote goes in its next statement (a group commit), so a killed step keeps every
+    answer but those of the write in progress, and the event loop never waits for DuckDB."""
 
-    def __init__(self, calls: JudgeCallStore | None) -> None:
-        self.calls, self.rows, self.since = calls, [], time.monotonic()
+    def __init__(self, calls: JudgeCallStore) -> None:
+        self.calls, self.queue, self.error = calls, queue.SimpleQueue(), None
+        threading.Thread(target=self._run, name="dreval-judge-writer", daemon=True).start()
 
-    def add(self, row: LedgerRow) -> None:
-        self.rows.append(row)
-        if len(self.rows) >= LEDGER_BATCH or time.monotonic() - self.since >= LEDGER_SECONDS:
-            self.flush()
+    def put(self, item: CacheEntry | LedgerRow) -> None:
+        self.queue.put(item)
 
     def flush(self) -> None:
-        if self.calls and self.rows:
-            self.calls.record(self.rows)
-        self.rows, self.since = [], time.monotonic()
+        """Wait until everything put so far is written; a failed write is raised here, in the step."""
+        written = threading.Event()
+        self.queue.put(written)
+        written.wait()
+        error, self.error = self.error, None
+        if error is not None:
+            raise error
+
+    def _run(self) -> None:
+        while True:
+            items = [self.queue.get()]
+            while not self.queue.empty():
+                items.append(self.queue.get())
+            answers = [i for i in items if isinstance(i, CacheEntry)]
+            rows = [i for i in items if isinstance(i, LedgerRow)]
+            try:
+                if answers:
+                    self.calls.remember_many(answers)  # before the ledger rows that say they were answered
+                if rows:
+                    self.calls.record(rows)
+            except Exception as exc:  # noqa: BLE001 - handed to the step at its next flush
+                self.error = exc
+            for item in items:
+                if isinstance(item, threading.Event):
+                    item.set()
+
+
+class _Batch:
+    """One `judge_many` on the shared loop: its requests arrive chunk by chunk as they are prepared and
+    are sent at once; an identical request already in flight is answered by that one."""
+
+    def __init__(self, judge: "OpenAIJudge", endpoint: Endpoint) -> None:
+        self.judge, self.endpoint = judge, endpoint
+        calls = judge.calls
+        self.writer = JUDGE_LOOP.shared(("writer", str(calls.store.db_path)), lambda: _RowWriter(calls)) \
+            if calls else None
+        self.in_flight: dict[str, asyncio.Task] = {}
+
+    def write(self, item: CacheEntry | LedgerRow) -> None:
+        if self.writer is not None:
+            self.writer.put(item)
+
+    async def judge_chunk(self, prepared: list[_Prepared], hits: Mapping[str, Any]) -> list[_CallOutcome]:
+        return list(await asyncio.gather(*(self._judge_one(p, hits) for p in prepared)))
+
+    async def _judge_one(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
+        outcome = await self._answer(p, hits)
+        row = self.judge._account(p, outcome)
+        self.write(row)  # as each call ends
+        METER.ended(cache_hit=row.cache_hit, failed=outcome.answer is None, tokens_in=row.tokens_in,
+                    tokens_out=row.tokens_out, cost=row.cost)
+        return outcome
+
+    async def _answer(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
+        if p.cache_key in hits:
+            return _from_cache(p, hits[p.cache_key].answer_json)
+        if p.too_long:  # never sent to fail
+            return _CallOutcome(None, na_reason="pipeline_failure", error=p.too_long)
+        first = p.cache_key not in self.in_flight
+        if first:
+            self.in_flight[p.cache_key] = asyncio.ensure_future(self._call(p))
+        outcome = await self.in_flight[p.cache_key]
+        if first or outcome.answer is None:
+            return outcome
+        # an identical request in this batch already paid for the answer
+        return _CallOutcome(outcome.answer, cache_hit=True)
+
+    async def _call(self, p: _Prepared) -> _CallOutcome:
+        outcome = await self.judge._call(p, self.endpoint.client(), self.endpoint.semaphore, self.endpoint.limiter)
+        if outcome.answer is not None:
+            self.write(CacheEntry(
+                p.cache_key, self.judge.judge_id, p.model, p.request.template, p.template_hash,
+                outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
+        return outcome
+
+    async def close(self, interrupted: bool) -> None:
+        """Interrupted: stop the requests still in flight (the loop outlives this batch)."""
+        if interrupted:
+            for task in self.in_flight.values():
+                task.cancel()
+            await asyncio.gather(*self.in_flight.values(), return_exceptions=True)
 
 
 class OpenAIJudge:
+    parallel_batches = True  # judge_many may be called from several threads at once (judges/parallel.py)
+
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
         self.judge_id = config.model
@@ -140,10 +224,56 @@ class OpenAIJudge:
 
     # -- public -----------------------------------------------------------------------
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
+        """Prepared chunk by chunk on the calling thread, each chunk sent on the shared loop as soon as it
+        is ready, so the first request leaves while the rest are prepared. Safe to call from several
+        threads at once: they share the endpoint's concurrency."""
         if not requests:
             return []
         self.context_tokens()
-        return asyncio.run(self._judge_all(list(requests)))
+        batch = _Batch(self, self._endpoint())
+        session = self.calls.store.session() if self.calls else nullcontext()
+        chunks: list[tuple[list[_Prepared], Any]] = []
+        METER.expect(len(requests))
+        with session:
+            interrupted = True
+            try:
+                for start in range(0, len(requests), PREPARE_CHUNK):
+                    prepared = [self._prepare(r) for r in requests[start:start + PREPARE_CHUNK]]
+                    hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
+                    chunks.append((prepared, JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))))
+                outcomes = [(p, o) for prepared, future in chunks for p, o in zip(prepared, future.result())]
+                interrupted = False
+            finally:
+                if interrupted:
+                    for _, future in chunks:
+                        future.cancel()
+                JUDGE_LOOP.run(batch.close(interrupted))
+                if batch.writer is not None:
+                    batch.writer.flush()  # this batch's answers and ledger rows are in the database
+        return [self._judgment(p, o) for p, o in outcomes]
+
+    def _endpoint(self) -> Endpoint:
+        """The clients and limits every judge of this endpoint shares in this process."""
+        c = self.config
+        key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
+               c.tokens_per_minute)
+
+        def make() -> Endpoint:
+            # keep-alive for every slot (a connection closed after each answer would be opened again), in
+            # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
+            n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=2 * SLOTS_PER_CLIENT)
+
+            def client() -> Any:
+                plain = openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
+                                           timeout=c.timeout_s, http_client=httpx.AsyncClient(
+                                               limits=limits, event_hooks={"response": [_refuse_malformed]}))
+                return instructor.from_openai(plain, mode=INSTRUCTOR_MODES[c.mode])
+
+            return Endpoint([client() for _ in range(n_clients)], asyncio.Semaphore(c.concurrency),
+                            RateLimiter(c.requests_per_minute, c.tokens_per_minute))
+
+        return JUDGE_LOOP.shared(key, make)
 
     def context_tokens(self) -> int | None:
         """The model's context window (asked once), for callers that size their requests to fit it."""
@@ -197,7 +327,7 @@ class OpenAIJudge:
         identity = {
             "model": model, "template_hash": template_hash, "messages": [{"role": "user", "content": text}],
             "params": {"temperature": temperature, "seed": self.config.seed, "mode": self.config.mode},
-            "schema": request.response_model.model_json_schema(),
+            "schema": _schema(request.response_model),
         }  # not max_tokens: an answer that fits a smaller budget stays valid under a larger one
         if request.images:  # an image is its content hash in the key (not its bytes, nor its name)
             identity["images"] = [image.sha256 for image in request.images]
@@ -213,50 +343,6 @@ class OpenAIJudge:
         elif room is not None:
             prepared.max_tokens = min(max_tokens, room)  # the answer may take what the prompt leaves
         return prepared
-
-    async def _judge_all(self, requests: list[JudgmentRequest]) -> list[Judgment]:
-        prepared = [self._prepare(r) for r in requests]
-        session = self.calls.store.session() if self.calls else nullcontext()
-        with session:
-            hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
-            client = openai.AsyncOpenAI(base_url=self.config.base_url, api_key=self.config.api_key or "unset",
-                                        max_retries=0, timeout=self.config.timeout_s,
-                                        http_client=httpx.AsyncClient(event_hooks={"response": [_refuse_malformed]}))
-            patched = instructor.from_openai(client, mode=INSTRUCTOR_MODES[self.config.mode])
-            semaphore = asyncio.Semaphore(self.config.concurrency)
-            limiter = RateLimiter(self.config.requests_per_minute, self.config.tokens_per_minute)
-            in_flight: dict[str, asyncio.Task] = {}
-            ledger = _LedgerBuffer(self.calls)
-            METER.expect(len(prepared))
-
-            async def judge_one(p: _Prepared) -> _CallOutcome:
-                outcome = await answer(p)
-                row = self._account(p, outcome)
-                ledger.add(row)  # as each call ends: a killed step loses at most a batch
-                METER.ended(cache_hit=row.cache_hit, failed=outcome.answer is None, tokens_in=row.tokens_in,
-                            tokens_out=row.tokens_out, cost=row.cost)
-                return outcome
-
-            async def answer(p: _Prepared) -> _CallOutcome:
-                if p.cache_key in hits:
-                    return _from_cache(p, hits[p.cache_key].answer_json)
-                if p.too_long:  # never sent to fail
-                    return _CallOutcome(None, na_reason="pipeline_failure", error=p.too_long)
-                first = p.cache_key not in in_flight
-                if first:
-                    in_flight[p.cache_key] = asyncio.ensure_future(self._call(p, patched, semaphore, limiter))
-                outcome = await in_flight[p.cache_key]
-                if first or outcome.answer is None:
-                    return outcome
-                # an identical request in this batch already paid for the answer
-                return _CallOutcome(outcome.answer, cache_hit=True)
-
-            try:
-                outcomes = await asyncio.gather(*(judge_one(p) for p in prepared))
-            finally:
-                ledger.flush()
-                await client.close()
-        return [self._judgment(p, o) for p, o in zip(prepared, outcomes)]
 
     async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
         outcome = _CallOutcome(answer=None)
@@ -276,10 +362,6 @@ class OpenAIJudge:
                     outcome.trail[-1] = "cut by the deadline"
         outcome.latency_s = time.perf_counter() - started - outcome.rate_wait_s
         outcome.wait_s += outcome.rate_wait_s
-        if outcome.answer is not None and self.calls:
-            self.calls.remember(CacheEntry(
-                p.cache_key, self.judge_id, p.model, p.request.template, p.template_hash,
-                outcome.answer.model_dump_json(), outcome.tokens_in, outcome.tokens_out))
         return outcome
 
     async def _attempts(self, p: _Prepared, patched, limiter: RateLimiter, outcome: _CallOutcome,
@@ -444,6 +526,12 @@ class OpenAIJudge:
         return Judgment(answer=o.answer, provenance=provenance,
                         na_reason=None if o.answer is not None else (o.na_reason or "pipeline_failure"),
                         error=o.error)
+
+
+@lru_cache(maxsize=None)
+def _schema(response_model: type[BaseModel]) -> dict[str, Any]:
+    """A response model's JSON schema, computed once per model (pydantic builds it anew on every call)."""
+    return response_model.model_json_schema()
 
 
 def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -12,7 +13,7 @@ from typing import Mapping, Sequence
 
 from ..benchmarks.policies import shapes_suites
 from ..config import POLICY_SETTINGS, Settings
-from ..errors import SelectionError
+from ..errors import ConfigError, SelectionError
 from ..stages.parse import PARSER_VERSION
 from ..stages.report_images import changed_image_partitions
 from ..stages.reports import report_input_version, report_source_hash, trace_source_hash
@@ -34,6 +35,8 @@ class Selection:
 
 
 # Why a partition is due (the first that applies, in this order).
+RUN_PARTITIONS_ENV = "DREVAL_RUN_PARTITIONS"
+DEFAULT_RUN_PARTITIONS = 500  # ~1 MB of a run's memory per partition (bench/bench_scale.py)
 FORCED = "forced"
 NEW = "new"
 TASK_CHANGED = "task changed"
@@ -346,12 +349,25 @@ def contiguous_ranges(wanted: Sequence[str], order: Sequence[str]) -> list[tuple
     return ranges
 
 
+def run_partitions_setting() -> int:
+    """`DREVAL_RUN_PARTITIONS`: the most system x task partitions one evaluation run holds."""
+    value = os.environ.get(RUN_PARTITIONS_ENV, "").strip()
+    if not value:
+        return DEFAULT_RUN_PARTITIONS
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{RUN_PARTITIONS_ENV}={value!r}: the most system x task partitions of one run (>= 1)")
+    return int(value)
+
+
 def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Sequence[str],
-                      task_order: Sequence[str]) -> list[tuple[str, str, str, str]]:
+                      task_order: Sequence[str], max_partitions: int | None = None) -> list[tuple[str, str, str, str]]:
     """(first system, last system, first task, last task) blocks covering exactly the pairs of
     `per_system`, each one run: Dagster reads a system x task range as the product of a system range
     and a task range, so systems due on the same tasks and adjacent in `system_order` share runs (as
-    Dagster's own single-run backfill would), which spreads each run's fixed cost over more partitions."""
+    Dagster's own single-run backfill would), which spreads each run's fixed cost over more partitions.
+    A block over `max_partitions` is cut into slices of at most that many (task ranges, then system
+    ranges), each its own run: a run's memory is bounded by the setting, not by the size of the home,
+    and a failed slice fails only its own partitions."""
     place = {system: i for i, system in enumerate(system_order)}
     task_place = {task: i for i, task in enumerate(task_order)}
     unknown = sorted({s for s, tasks in per_system.items() if tasks and s not in place}
@@ -366,4 +382,24 @@ def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Seq
     for tasks, systems in by_tasks.items():
         for first_system, last_system in contiguous_ranges(systems, system_order):
             blocks += [(first_system, last_system, first, last) for first, last in contiguous_ranges(tasks, task_order)]
+    if max_partitions:
+        blocks = [piece for block in blocks
+                  for piece in _slices(block, max_partitions, system_order, task_order, place, task_place)]
     return sorted(blocks, key=lambda b: (place[b[0]], task_place[b[2]]))
+
+
+def _slices(block: tuple[str, str, str, str], limit: int, system_order: Sequence[str], task_order: Sequence[str],
+            place: Mapping[str, int], task_place: Mapping[str, int]) -> list[tuple[str, str, str, str]]:
+    """The block cut into system x task ranges of at most `limit` partitions (all its pairs are due)."""
+    first_system, last_system, first, last = block
+    systems = system_order[place[first_system]:place[last_system] + 1]
+    tasks = task_order[task_place[first]:task_place[last] + 1]
+    if len(systems) * len(tasks) <= limit:
+        return [block]
+    pieces = []
+    for start in range(0, len(systems), limit):
+        group = systems[start:start + limit]
+        step = max(1, limit // len(group))
+        pieces += [(group[0], group[-1], tasks[i], tasks[min(i + step, len(tasks)) - 1])
+                   for i in range(0, len(tasks), step)]
+    return pieces

@@ -8,6 +8,7 @@ benchmark's own report judgments, given one `JudgmentContext`."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Mapping, Sequence
 
 import polars as pl
@@ -19,6 +20,7 @@ from ..benchmarks.rubric import rubric_answer_rows
 from ..benchmarks.suites import suite_names
 from ..core.models import ContradictionCount, RubricScores
 from ..judges.base import Judge, JudgmentRequest
+from ..judges.parallel import each
 from ..judges.prompts import load_template
 from .frames import frame, rows_by_partition
 from .task_rubrics import checklists as task_checklists
@@ -104,8 +106,9 @@ def judge_reports(ctx: JudgmentContext) -> pl.DataFrame:
     """Every report-level judgment of these partitions: the shared ones (at the temperature of each task's
     benchmark), then each benchmark's (at its own judge's temperature)."""
     shared = judge_for_tasks(ctx.judge, ctx.tasks.iter_rows(named=True))
-    return pl.concat([
-        judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, shared, ctx.labels, ctx.tasks),
-        judge_rubrics(ctx.keys, ctx.reports, ctx.tasks, shared, ctx.extra_suites, ctx.labels),
-        *(judgment(replace(ctx, judge=judge_for(ctx.judge, benchmark.name)))
-          for benchmark in BENCHMARKS.values() for judgment in benchmark.report_judgments)])
+    pieces = [lambda: judge_checklists(ctx.keys, ctx.reports, ctx.rubrics, shared, ctx.labels, ctx.tasks),
+              lambda: judge_rubrics(ctx.keys, ctx.reports, ctx.tasks, shared, ctx.extra_suites, ctx.labels)]
+    for benchmark in BENCHMARKS.values():
+        own = replace(ctx, judge=judge_for(ctx.judge, benchmark.name))
+        pieces += [partial(judgment, own) for judgment in benchmark.report_judgments]
+    return pl.concat(each(ctx.judge, pieces))  # all templates in one pool: no waves

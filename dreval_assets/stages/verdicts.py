@@ -110,6 +110,7 @@ def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidenc
     corpora: list[list[SandboxPage]] = []
     attachment_pairs: dict[tuple[str, str, str], list[_Pair]] = {}
     order: list[tuple[tuple[str, str, str], str]] = []
+    attachment_search = SandboxSearch()  # one for all claims: each attachment's words are read once
     for claim in claims.filter(pl.col("kind") != "figure_caption").iter_rows(named=True):
         key = (claim["system"], claim["task"], claim["claim_id"])
         if claim["task"] not in sandbox_evidence:
@@ -122,7 +123,7 @@ def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidenc
             searched.append((key, claim["text"]))
             corpora.append(web)
         attachment_pairs[key] = [_Pair(*key, claim["text"], _Source(p.url, p.title, p.text), "attachment")
-                                 for p in SandboxSearch().search(claim["text"], attachments)]
+                                 for p in attachment_search.search(claim["text"], attachments)]
     outcomes: dict[tuple[str, str, str], SearchOutcome] = dict(zip(
         [key for key, _ in searched], search.search_many([text for _, text in searched], corpora) if searched else []))
     rows: list[dict] = []

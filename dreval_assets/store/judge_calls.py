@@ -67,6 +67,11 @@ LEDGER_SCHEMA: dict[str, pl.DataType] = {
     "image_tokens": pl.Int64, "wait_s": pl.Float64}
 
 
+CACHE_SCHEMA: dict[str, pl.DataType] = {
+    "cache_key": pl.String, "judge_id": pl.String, "model": pl.String, "template": pl.String,
+    "template_hash": pl.String, "answer": pl.String, "tokens_in": pl.Int64, "tokens_out": pl.Int64}
+
+
 class JudgeCallStore:
     def __init__(self, store: Store):
         self.store = store
@@ -83,6 +88,16 @@ class JudgeCallStore:
                 "INSERT INTO judge_cache (cache_key, judge_id, model, template, template_hash, answer, "
                 "tokens_in, tokens_out) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 list(astuple(entry)))
+
+    def remember_many(self, entries: Sequence[CacheEntry]) -> None:
+        """Store validated answers in one statement (the judge writes them as they arrive, batched by time)."""
+        unique = list({entry.cache_key: entry for entry in entries}.values())
+        if not unique:
+            return
+        _dreval_answers = pl.DataFrame([astuple(e) for e in unique], schema=CACHE_SCHEMA, orient="row")  # noqa: F841
+        with self.store.connect() as con:
+            con.execute("INSERT INTO judge_cache (cache_key, judge_id, model, template, template_hash, answer, "
+                        "tokens_in, tokens_out) SELECT * FROM _dreval_answers ON CONFLICT DO NOTHING")
 
     def record(self, rows: Sequence[LedgerRow]) -> None:
         if not rows:

@@ -17,12 +17,14 @@ sequence runs that many times, each run with its own caption revisions and its o
 many did. The offline judge answers every run alike, so it is asked once."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
 import polars as pl
 
 from ...core.models import ContradictionCount, RubricScores
 from ...judges.base import Judgment, JudgmentRequest
+from ...judges.parallel import each
 from ...judges.prompts import load_template
 from ...stages.frames import frame, rows_by_partition
 from ..checklists import chunked_requests, judged_rows, numbered, unjudged_rows
@@ -46,7 +48,8 @@ def judge_runs(ctx: JudgmentContext) -> int:
 def tvir_judgments(ctx: JudgmentContext) -> pl.DataFrame:
     """Every TVIR report judgment of these partitions (see the module doc)."""
     runs = judge_runs(ctx)
-    return frame("report_judgments", merge_runs([_one_run(ctx, run) for run in range(1, runs + 1)]))
+    return frame("report_judgments", merge_runs(each(ctx.judge, [partial(_one_run, ctx, run)
+                                                                for run in range(1, runs + 1)])))
 
 
 def _one_run(ctx: JudgmentContext, run: int) -> list[dict]:

@@ -1,0 +1,183 @@
+"""A run at full benchmark size: N tasks x M systems against a loopback judge with a fixed latency.
+
+    python bench/bench_scale.py --tasks 10 --systems 10 --latency 0.3 --concurrency 8 32 64
+
+Generates a synthetic benchmark in our generic layout from the bundled demo (its eight tasks in the six
+benchmarks' styles, repeated with their own queries and numbers; every report lengthened to about
+`--words` words by repeating its sections with other numbers, so figures, traces, checklists, sandbox
+pages and attachments feed every benchmark's metrics; `--pages` extra sandbox pages per task), imports
+it into a fresh home and runs `dreval run` in a child process against `tests/loopback_llm.py` answering
+after `--latency` seconds. Per concurrency it prints: wall time, the lower bound (judge requests x
+latency / concurrency: the endpoint as the only limit), their ratio, judge calls per report, the child's
+peak RSS, and the storage (working DuckDB file, Dagster history). With `--add-system` it then adds one
+more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from judge_answers import dreval_answer  # noqa: E402
+from loopback_llm import LoopbackLLM  # noqa: E402
+
+DEMO = ROOT / "dreval_assets" / "demo"
+REFERENCE_START = re.compile(r"^(#+\s*(references|sources|bibliography)\b|references:)", re.I)
+# a number of two or more digits that is not a citation marker, an anchor, a URL or a file name
+NUMBER = re.compile(r"(?<![\[\w/#.\-])(\d{2,})(?![\]\w])")
+CLI = "import sys; from dreval_assets.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def shifted(text: str, offset: int) -> str:
+    """The text with every number moved by `offset` (0: unchanged), so a copy asks the judge anew."""
+    return NUMBER.sub(lambda m: str(int(m.group(1)) + offset), text) if offset else text
+
+
+def lengthened(report: str, words: int, variant: int) -> str:
+    """The report's body repeated, each copy with other numbers, until about `words` words; the
+    reference list stays at the end, so every copy's markers resolve."""
+    lines = report.splitlines()
+    end = next((i for i, line in enumerate(lines) if REFERENCE_START.match(line.strip())), len(lines))
+    title, body, references = lines[:1], "\n".join(lines[1:end]), "\n".join(lines[end:])
+    copies, n = [shifted(body, variant)], len(report.split())
+    while n < words and body.strip():
+        copies.append(shifted(body, variant + 97 * len(copies)))
+        n += len(body.split())
+    return "\n".join([*title, *copies, references]) + "\n"
+
+
+def demo_systems() -> list[Path]:
+    return [p for parent in ("systems", "extra_systems") for p in sorted((DEMO / parent).iterdir()) if p.is_dir()]
+
+
+def generate(root: Path, n_tasks: int, n_systems: int, words: int, extra_pages: int) -> tuple[Path, str]:
+    """The benchmark under `root` (systems/ holds `n_systems`, extra/ one more); returns the extra's folder."""
+    for folder in ("attachments", "images", "references"):
+        shutil.copytree(DEMO / folder, root / folder)
+    base_tasks = [json.loads(line) for line in (DEMO / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    pages = [json.loads(line) for line in (DEMO / "sandbox.jsonl").read_text().splitlines() if line.strip()]
+    sentences = [s for p in pages for s in re.split(r"(?<=\.)\s+", p["text"]) if len(s) > 40]
+    tasks, sandbox = [], []
+    for i in range(n_tasks):
+        base = base_tasks[i % len(base_tasks)]
+        copy = i // len(base_tasks)
+        task = dict(base, id=f"{base['id']}-s{i}")
+        task["query"] = shifted(base["query"], copy) + (f" (Edition {copy}.)" if copy else "")
+        tasks.append((base["id"], copy, task))
+        for page in pages:
+            if page["task_id"] == base["id"]:
+                sandbox.append(dict(page, task_id=task["id"]))
+        for k in range(extra_pages):  # noise pages: other tasks' sentences, so a search has pages to read
+            text = " ".join(shifted(sentences[(i * 31 + k * 7 + j) % len(sentences)], k + 1) for j in range(12))
+            sandbox.append({"task_id": task["id"], "url": f"https://noise-{k}.example/t{i}/page", "title": f"Noise {k}",
+                            "role": "noise", "text": text})
+    (root / "tasks.jsonl").write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for _, _, t in tasks))
+    (root / "sandbox.jsonl").write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in sandbox))
+    bases = demo_systems()
+    for s in range(n_systems + 1):
+        base = bases[s % len(bases)]
+        folder = root / ("systems" if s < n_systems else "extra") / f"system-{s:03d}"
+        shutil.copytree(base / "images", folder / "images")
+        for base_id, copy, task in tasks:
+            variant = (s // len(bases)) * 13 + copy * 5
+            report = base / f"{base_id}.md"
+            (folder / f"{task['id']}.md").write_text(lengthened(report.read_text(), words, variant))
+            trace = base / f"{base_id}.trace.json"
+            if trace.exists():
+                (folder / f"{task['id']}.trace.json").write_text(shifted(trace.read_text(), variant))
+    return root / "extra" / f"system-{n_systems:03d}", f"system-{n_systems:03d}"
+
+
+def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds of one `dreval` command in a child process."""
+    started = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", CLI, "--home", str(home), *argv], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode:
+        raise SystemExit(f"dreval {' '.join(argv)} failed: {child.stderr.read().decode()[-3000:]}")
+    return time.perf_counter() - started, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+def size_mb(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_size / 1e6
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 1e6
+
+
+def judge_env(llm: LoopbackLLM, concurrency: int) -> dict[str, str]:
+    env = dict(os.environ, DREVAL_JUDGE="openai", DREVAL_JUDGE_MODEL="loopback-model", OPENAI_BASE_URL=llm.base_url,
+               OPENAI_API_KEY="bench", DREVAL_JUDGE_CONCURRENCY=str(concurrency), DREVAL_JUDGE_CONTEXT="131072")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency: int, latency: float,
+                 reports: int, *argv: str) -> dict:
+    calls_before = llm.n_calls
+    wall, rss_kib, cpu = dreval(home, env, "run", *argv)
+    calls = llm.n_calls - calls_before
+    llm.requests.clear()  # the stand-in keeps every request; the bench needs only the count
+    lower = calls * latency / concurrency
+    return {"wall": wall, "cpu": cpu, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
+            "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024,
+            "duckdb_mb": size_mb(home / "dreval.duckdb"), "dagster_mb": size_mb(home / "dagster")}
+
+
+def show(label: str, r: dict) -> None:
+    print(f"{label}: wall {r['wall']:.1f} s for {r['calls']:,} judge requests; lower bound {r['lower']:.1f} s "
+          f"-> {r['ratio']:.2f}x; CPU {r['cpu']:.1f} s; {r['calls_per_report']:.1f} calls per report; "
+          f"peak RSS {r['rss_mib']:,.0f} MiB; "
+          f"DuckDB {r['duckdb_mb']:.1f} MB, Dagster history {r['dagster_mb']:.1f} MB", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10)
+    parser.add_argument("--systems", type=int, default=10)
+    parser.add_argument("--words", type=int, default=0,
+                        help="lengthen each report to about this many words (0: as the demo's, ~420)")
+    parser.add_argument("--pages", type=int, default=15, help="extra noise pages per task (the demo has 5)")
+    parser.add_argument("--latency", type=float, default=0.3, help="seconds the judge takes to answer")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[8])
+    parser.add_argument("--add-system", action="store_true", help="then add one system and run again, then a no-op")
+    args = parser.parse_args()
+    print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
+    reports = args.tasks * args.systems
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "bench"
+        extra, extra_name = generate(root, args.tasks, args.systems, args.words, args.pages)
+        words = sum(len(p.read_text().split()) for p in (root / "systems").rglob("*.md")) / reports
+        print(f"{args.tasks} tasks x {args.systems} systems = {reports} reports of ~{words:,.0f} words; "
+              f"judge answers after {args.latency * 1000:.0f} ms", flush=True)
+        with LoopbackLLM(answer=dreval_answer, latency_s=args.latency) as llm:
+            for concurrency in args.concurrency:
+                home = Path(tmp) / f"home-{concurrency}"
+                env = judge_env(llm, concurrency)
+                dreval(home, env, "import", "generic", str(root))
+                show(f"concurrency {concurrency}", measured_run(llm, home, env, concurrency, args.latency, reports))
+            if args.add_system:
+                before = size_mb(home / "dreval.duckdb")
+                dreval(home, env, "add-system", extra_name, "--reports", str(extra))
+                # the lower bound at the last concurrency measured
+                added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name)
+                show(f"add one system ({args.tasks} partitions)", added)
+                print(f"  DuckDB file grew {before:.1f} -> {added['duckdb_mb']:.1f} MB "
+                      f"({(added['duckdb_mb'] / before - 1) * 100:+.0f} %) for {100 / args.systems:.0f} % more data")
+                noop, *_ = dreval(home, env, "run")
+                print(f"no-op run: {noop:.2f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

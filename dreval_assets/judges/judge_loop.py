@@ -1,0 +1,89 @@
+"""One event loop for every judge of the process, and per endpoint its HTTP clients, one concurrency
+limit and one rate limiter, kept for the process's life.
+
+A run's steps each make their own judge, and a step may ask from several threads (report judgments of
+all templates at once): sharing the loop keeps connections alive between batches (no new clients, TLS
+handshakes and connection pools per `judge_many`), and sharing the limits makes `DREVAL_JUDGE_CONCURRENCY`
+the number of requests in flight to an endpoint, however many batches ask at once."""
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable, Coroutine, Hashable, TypeVar
+
+T = TypeVar("T")
+STOP_WAIT_S = 10.0  # how long an interrupted caller waits for its batch to write what it received
+
+
+class JudgeLoop:
+    """An asyncio loop on a daemon thread; callers on any other thread hand it coroutines."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._shared: dict[Hashable, Any] = {}
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="dreval-judge-loop", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop())
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """The coroutine's result, waited for on the calling thread. Interrupted (Ctrl-C, a step's
+        interrupt), the coroutine is cancelled and given `STOP_WAIT_S` to finish its `finally`
+        (the ledger and cache rows it holds are written) before the interrupt goes on."""
+        ended = threading.Event()
+
+        async def guarded() -> T:
+            try:
+                return await coro
+            finally:
+                ended.set()
+
+        future = self.submit(guarded())
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            ended.wait(STOP_WAIT_S)
+            raise
+
+    def cancel_requests(self) -> None:
+        """Cancel every batch's requests on the loop (an interrupt of the threads that asked for them)."""
+        with self._lock:
+            loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
+
+    def shared(self, key: Hashable, make: Callable[[], T]) -> T:
+        """One object per key for the process (made on first use): an endpoint's client and limits."""
+        with self._lock:
+            if key not in self._shared:
+                self._shared[key] = make()
+            return self._shared[key]
+
+
+@dataclass
+class Endpoint:
+    """What every judge of one endpoint shares: its clients, and the limits on what it sends. Requests
+    take the clients in turn: httpcore scans every connection of its pool for each request it places
+    (a readability check each), so one pool of 64 connections cost more CPU than the answers' parsing."""
+    clients: list[Any]  # instructor-patched AsyncOpenAI, each with a small connection pool
+    semaphore: asyncio.Semaphore
+    limiter: Any  # RateLimiter
+    turn: int = 0
+
+    def client(self) -> Any:
+        self.turn = (self.turn + 1) % len(self.clients)
+        return self.clients[self.turn]
+
+
+JUDGE_LOOP = JudgeLoop()
