@@ -62,8 +62,8 @@ def suite_markdown(table: BoardTable, limit: int = SHOWN_METRICS) -> str:
                  "not comparable: our judge could not judge it; not applicable: the metric does not apply."]
     if table.rows.filter((pl.col("coverage_note").fill_null("") != "")
                          & (pl.col("status").fill_null("scored") != "not_applicable")).height:
-        notes.append(f"{MARK} scored on fewer tasks than another system: no rank; ranks go to the systems scored "
-                     "on every task.")
+        notes.append(f"{MARK} scored on fewer tasks than another system, or compared with systems our judge could "
+                     "not judge: no rank; ranks go to the systems scored on every task.")
     if hidden > 0:
         notes.append(f"{hidden} more metric(s): `dreval leaderboard --suite {table.suite}`.")
     return "\n".join(lines + notes)

@@ -215,8 +215,9 @@ def footnotes(table: BoardTable) -> list[str]:
     marked = table.rows.filter((pl.col("coverage_note").fill_null("") != "") & (status != "not_applicable"))
     if marked.height == 0:
         return lines
-    lines += [f"{MARK} scored on fewer tasks than another system: that mean is over other tasks than theirs "
-             "(coverage in brackets), so it has no rank; ranks go to the systems scored on every task, and "
+    lines += [f"{MARK} has a coverage note: scored on fewer tasks than another system (that mean is over other "
+             "tasks than theirs, coverage in brackets), or compared with systems our judge could not judge "
+             "on the same tasks; either way it has no rank. Ranks go to the systems scored on every task, and "
              "the `on N shared` column compares every system on the tasks all of them scored."]
     on_rank = marked.filter((pl.col("column") == table.ranked_by) & (status != "not_comparable"))
     lines += [f"  {r['system']} {r['column']}: {r['coverage_note']}" for r in on_rank.iter_rows(named=True)]
