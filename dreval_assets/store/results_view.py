@@ -19,7 +19,7 @@ class Results:
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
 
-    def query(self, sql: str, params: Sequence | None = None, read_only: bool = True) -> pl.DataFrame:
+    def query(self, sql: str, params: Sequence | None = None) -> pl.DataFrame:
         return _frame(self.con, sql, params)
 
 
@@ -30,30 +30,30 @@ def opened(path: Path) -> Iterator[Results]:
 
 
 def leaderboard(store: Results) -> pl.DataFrame:
-    return store.query("SELECT * FROM leaderboard", read_only=True)
+    return store.query("SELECT * FROM leaderboard")
 
 
 def partitions(store: Results) -> pl.DataFrame:
     """system, task, benchmark of every report, in order."""
     return store.query("SELECT r.system, r.task, t.benchmark FROM reports r LEFT JOIN tasks t USING (task) "
-                       "ORDER BY r.system, r.task", read_only=True)
+                       "ORDER BY r.system, r.task")
 
 
 def task(store: Results, task_key: str) -> dict | None:
     rows = store.query("SELECT task, benchmark, original_id, query, language, modality FROM tasks WHERE task = ?",
-                       [task_key], read_only=True)
+                       [task_key])
     return rows.row(0, named=True) if rows.height else None
 
 
 def report(store: Results, system: str, task_key: str) -> dict | None:
     rows = store.query("SELECT system, task, status, text, n_chars, na_reason, detail FROM reports "
-                       "WHERE system = ? AND task = ?", [system, task_key], read_only=True)
+                       "WHERE system = ? AND task = ?", [system, task_key])
     return rows.row(0, named=True) if rows.height else None
 
 
 def claims(store: Results, system: str, task_key: str) -> pl.DataFrame:
     return store.query("SELECT claim_id, kind, text, section, citation_indices, urls FROM report_claims "
-                       "WHERE system = ? AND task = ? ORDER BY claim_id", [system, task_key], read_only=True)
+                       "WHERE system = ? AND task = ? ORDER BY claim_id", [system, task_key])
 
 
 def verdicts(store: Results, system: str, task_key: str) -> pl.DataFrame:
@@ -65,31 +65,31 @@ def verdicts(store: Results, system: str, task_key: str) -> pl.DataFrame:
         "FROM claim_verdicts v LEFT JOIN (SELECT DISTINCT ON (url) url, title, sandbox_role, backend FROM fetched_references "
         "WHERE system = ? AND task = ?) f ON f.url = v.source "
         "WHERE v.system = ? AND v.task = ? ORDER BY v.claim_id, v.source",
-        [system, task_key, system, task_key], read_only=True)
+        [system, task_key, system, task_key])
 
 
 def metric_rows(store: Results, system: str, task_key: str | None = None) -> pl.DataFrame:
     where, params = ("system = ? AND task = ?", [system, task_key]) if task_key else ("system = ?", [system])
     return store.query(f"SELECT task, suite, metric, value, scale, n_items, na_reason, detail, policy, judge, "
                        f"judged_share FROM metric_scores WHERE {where} ORDER BY suite, metric, task",
-                       params, read_only=True)
+                       params)
 
 
 def judgments(store: Results, system: str, task_key: str) -> pl.DataFrame:
     return store.query("SELECT kind, item_id, item, credit, score, reason, na_reason, judge, template "
                        "FROM report_judgments WHERE system = ? AND task = ? ORDER BY kind, item_id",
-                       [system, task_key], read_only=True)
+                       [system, task_key])
 
 
 def figures(store: Results, system: str, task_key: str) -> pl.DataFrame:
     return store.query("SELECT i.figure, i.src, i.caption, i.kind, i.status, i.invalid_reason, i.na_reason, i.origin, "
                        "i.image_hash, i.width, i.height, i.sharpness, i.contrast, i.duplicate_of, b.mime "
                        "FROM report_images i LEFT JOIN (SELECT image_hash, mime FROM image_blobs) b USING (image_hash) "
-                       "WHERE i.system = ? AND i.task = ? ORDER BY i.figure", [system, task_key], read_only=True)
+                       "WHERE i.system = ? AND i.task = ? ORDER BY i.figure", [system, task_key])
 
 
 def image(store: Results, image_hash: str) -> tuple[str, bytes] | None:
-    rows = store.query("SELECT mime, data FROM image_blobs WHERE image_hash = ?", [image_hash], read_only=True)
+    rows = store.query("SELECT mime, data FROM image_blobs WHERE image_hash = ?", [image_hash])
     return (rows.item(0, "mime"), bytes(rows.item(0, "data"))) if rows.height else None
 
 
@@ -98,4 +98,10 @@ def spend(store: Results, system: str, task_key: str) -> pl.DataFrame:
     return store.query("SELECT template, count(*) AS calls, count(*) FILTER (WHERE cache_hit) AS cache_hits, "
                        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out, sum(cost) AS cost "
                        "FROM judge_ledger WHERE system = ? AND task = ? GROUP BY template ORDER BY template",
-                       [system, task_key], read_only=True)
+                       [system, task_key])
+
+
+def image_kinds(store: Results) -> pl.DataFrame:
+    """image_hash, mime of every image a report shows, once each."""
+    return store.query("SELECT DISTINCT i.image_hash, b.mime FROM report_images i JOIN image_blobs b "
+                       "USING (image_hash) ORDER BY 1")

@@ -118,9 +118,7 @@ class Site:
             for i, first in enumerate(systems):
                 for second in systems[i + 1:]:
                     yield urls.compare_path(task, first, second)
-        hashes = store.query("SELECT DISTINCT i.image_hash, b.mime FROM report_images i JOIN image_blobs b "
-                             "USING (image_hash) ORDER BY 1", read_only=True)
-        for image_hash, mime in hashes.iter_rows():
+        for image_hash, mime in reads.image_kinds(store).iter_rows():
             yield urls.image_path(image_hash, mime)
         for name in self.plots():
             yield urls.plot_path(name)
