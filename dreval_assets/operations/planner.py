@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -13,7 +12,8 @@ from typing import Mapping, Sequence
 
 from ..benchmarks.policies import shapes_suites
 from ..config import POLICY_SETTINGS, Settings
-from ..errors import ConfigError, SelectionError
+from ..environment import env_int
+from ..errors import SelectionError
 from ..stages.parse import PARSER_VERSION
 from ..stages.report_images import changed_image_partitions
 from ..stages.reports import report_input_version, report_source_hash, trace_source_hash
@@ -34,9 +34,10 @@ class Selection:
     refetch_failed: bool = False
 
 
-# Why a partition is due (the first that applies, in this order).
 RUN_PARTITIONS_ENV = "DREVAL_RUN_PARTITIONS"
 DEFAULT_RUN_PARTITIONS = 500  # ~1 MB of a run's memory per partition (bench/bench_scale.py)
+
+# Why a partition is due (the first that applies, in this order).
 FORCED = "forced"
 NEW = "new"
 TASK_CHANGED = "task changed"
@@ -351,12 +352,7 @@ def contiguous_ranges(wanted: Sequence[str], order: Sequence[str]) -> list[tuple
 
 def run_partitions_setting() -> int:
     """`DREVAL_RUN_PARTITIONS`: the most system x task partitions one evaluation run holds."""
-    value = os.environ.get(RUN_PARTITIONS_ENV, "").strip()
-    if not value:
-        return DEFAULT_RUN_PARTITIONS
-    if not value.isdigit() or int(value) < 1:
-        raise ConfigError(f"{RUN_PARTITIONS_ENV}={value!r}: the most system x task partitions of one run (>= 1)")
-    return int(value)
+    return env_int(RUN_PARTITIONS_ENV, DEFAULT_RUN_PARTITIONS, minimum=1)
 
 
 def evaluation_blocks(per_system: Mapping[str, Sequence[str]], system_order: Sequence[str],
