@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..environment import env_float
 from ..errors import ConfigError
 from .db import DatabaseLocked, Store, keep_private
 from .publish import published_path
@@ -22,13 +23,9 @@ DEFAULT_COMPACT_RATIO = 1.3
 
 
 def compact_ratio_setting() -> float:
-    value = os.environ.get(COMPACT_RATIO_ENV, "").strip()
-    try:
-        ratio = float(value) if value else DEFAULT_COMPACT_RATIO
-    except ValueError:
-        ratio = -1.0
+    ratio = env_float(COMPACT_RATIO_ENV, DEFAULT_COMPACT_RATIO)
     if ratio != 0 and ratio < 1:
-        raise ConfigError(f"{COMPACT_RATIO_ENV}={value!r}: rewrite the working file when it is this many times its "
+        raise ConfigError(f"{COMPACT_RATIO_ENV}={ratio!r}: rewrite the working file when it is this many times its "
                           "data (a number >= 1), or 0 never to")
     return ratio
 
