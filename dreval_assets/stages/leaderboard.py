@@ -195,8 +195,9 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
                     for s in compared if values[s]} if shared else {}
     # our judge could not judge some system on a task others were scored on: it must not decide a ranking
     blind = sorted(s for s in compared if set(limited.get(s, {})) & union)
+    scores = {s: aggregate(rule, list(rows.values())) for s, rows in rows_of.items() if rows}  # the number shown
     covering = [s for s in compared if union and union <= values[s].keys()]
-    ranks = {} if blind else _ranks(suite, metric, {s: aggregate(rule, list(rows_of[s].values())) for s in covering})
+    ranks = {} if blind else _ranks(suite, metric, {s: scores[s] for s in covering})
     rows = []
     for system, by_task in tasks.items():
         base = {"system": system, "suite": suite, "metric": metric, "judge": judge,
@@ -214,7 +215,7 @@ def _compare(key: Comparison, tasks: dict[str, dict[str, TaskValue]], scales: Ma
         ci = bootstrap_ci([v for v, _ in pairs], weights=None if rule != "micro" else [w for _, w in pairs])
         if ci and rule == "sum":  # a total is the mean times the tasks
             ci = (ci[0] * len(pairs), ci[1] * len(pairs))
-        score, valid = aggregate(rule, task_rows), validity(task_rows)
+        score, valid = scores[system], validity(task_rows)
         missing = {t: r.na_reason for t, r in rows_of[system].items() if r.value is None}
         own_limits = limited.get(system, {})
         status = ("not_comparable" if own_limits and system not in ranks
