@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 from typing import Any, Mapping
 
 from pydantic import BaseModel
@@ -25,6 +26,13 @@ SYNTAX = 1.2  # braces, quotes, commas and whitespace around the values
 FLOOR, CEILING = 128, 4096
 
 
+@lru_cache(maxsize=None)
+def model_schema(response_model: type[BaseModel]) -> dict[str, Any]:
+    """A response model's JSON schema, computed once per model (pydantic builds it anew on every call);
+    shared, so never changed by its readers."""
+    return response_model.model_json_schema()
+
+
 def answer_budget(response_model: type[BaseModel], variables: Mapping[str, Any], template: str,
                   asked: int | None = None, overrides: Mapping[str, int] | None = None) -> int:
     """The request's `max_tokens`: the override for its template (or `*`), else what the request
@@ -36,7 +44,7 @@ def answer_budget(response_model: type[BaseModel], variables: Mapping[str, Any],
         return overrides["*"]
     if asked is not None:
         return max(FLOOR, asked)
-    schema = response_model.model_json_schema()
+    schema = model_schema(response_model)
     items = max((len(v) for v in variables.values() if isinstance(v, (list, tuple))), default=LIST_ITEMS)
     return max(FLOOR, min(CEILING, int(SYNTAX * _tokens(schema, schema.get("$defs", {}), items or 1)) + 32))
 

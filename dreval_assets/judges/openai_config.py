@@ -47,6 +47,8 @@ class OpenAIJudgeConfig:
     vision_model: str | None = None  # the model for requests that show images (None: `model`)
     embedding_model: str | None = None  # the endpoint's model for /v1/embeddings (None: no embeddings)
     max_tokens: dict[str, int] = field(default_factory=dict)  # answer budgets by template (answer_budget.py)
+    # answers and ledger rows are written at most this often: a killed run loses at most this long's answers
+    write_interval_s: float = 1.0
 
     def temperature_for(self, requested: float | None) -> float:
         """The temperature sent: the user's override, else the request's (its benchmark's), else 0."""
@@ -69,6 +71,8 @@ class OpenAIJudgeConfig:
             raise ConfigError(f"DREVAL_JUDGE_TEMPERATURE={self.temperature}: choose a value from 0 to 2")
         if self.timeout_s <= 0 or self.deadline_s <= 0:
             raise ConfigError("DREVAL_JUDGE_TIMEOUT and DREVAL_JUDGE_DEADLINE must be > 0 seconds")
+        if not 0 <= self.write_interval_s <= 60:
+            raise ConfigError(f"DREVAL_JUDGE_WRITE_S={self.write_interval_s:g}: choose 0 to 60 seconds")
 
     @classmethod
     def from_env(cls, home: Path | None = None, model: str | None = None) -> "OpenAIJudgeConfig":
@@ -102,6 +106,7 @@ class OpenAIJudgeConfig:
             vision_model=judge.vision_model or None,
             embedding_model=judge.embedding_model or None,
             max_tokens=overrides_from_env(),
+            write_interval_s=env_float("DREVAL_JUDGE_WRITE_S", 1.0),
         )
 
 
