@@ -12,7 +12,9 @@ from dagster import (
     BackfillPolicy,
     DataVersionsByPartition,
     Output,
+    AssetOut,
     asset,
+    multi_asset,
     observable_source_asset,
 )
 
@@ -34,6 +36,7 @@ from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
+from ..judges.parallel import each
 from ..store.earlier_judges import scores_of_every_judge
 from ..store.imports import imported_reports
 from ..store.publish import publish
@@ -202,57 +205,70 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
                  "unreadable URLs without a reason, or readable ones without stored text")
 
 
-@asset(**PER_REPORT, group_name="evidence",
-       ins={"parsed_reports": AssetIn(partition_mapping=same_report),
-            "fetched_references": AssetIn(partition_mapping=same_report),
-            "tasks": AssetIn(partition_mapping=from_task), "task_rubrics": AssetIn(partition_mapping=from_task)},
-       check_specs=[_spec("verdict_labels_valid")])
-def claim_verdicts(context: AssetExecutionContext, dreval: DrevalResource, parsed_reports: dict[str, pl.DataFrame],
-                   fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame):
-    """Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the
-    sandbox where a suite looks beyond them)."""
-    store = dreval.store()
-    texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
-    judge = dreval.judge()
-    frame = judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
-                         batch_size=dreval.judge_batch_size, labels={"run_id": context.run.run_id, "asset": "claim_verdicts"},
-                         sandbox_evidence=with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites),
-                                                           task_rubrics, listed_only=True),
-                         search=dreval.searcher(), tasks=tasks["tasks"])
-    record_partitions(context, "claim_verdicts", {"claim_verdicts": frame}, store, judge.stats.metadata())
-    yield Output(frame, metadata={"judge": judge.judge_id})
-    yield _check("verdict_labels_valid", "claim_verdicts",
-                 checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
-                 "labels outside the five verdicts, or unknown without a reason")
+CLAIM_VERDICTS = ("Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the sandbox "
+                  "where a suite looks beyond them).")
+REPORT_JUDGMENTS = ("Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's "
+                    "own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...).")
+EVIDENCE_AND_JUDGMENTS = "claim_verdicts_and_report_judgments"  # the step that builds both
 
 
-@asset(**PER_REPORT, group_name="evidence",
-       ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
-            "task_rubrics": AssetIn(partition_mapping=from_task),
-            "parsed_reports": AssetIn(partition_mapping=same_report),
-            "fetched_references": AssetIn(partition_mapping=same_report),
-            "report_images": AssetIn(partition_mapping=same_report)},
-       check_specs=[_spec("credits_valid")])
-def report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
-                     tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
-                     parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
-                     report_images: pl.DataFrame):
-    """Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's
-    own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...)."""
-    judge = dreval.judge()
-    labels = {"run_id": context.run.run_id, "asset": "report_judgments"}
-    keys = _keys(context)
-    images = task_images(load_tasks(dreval.store(), sorted({task for _, task in keys})))
-    frame = judge_reports(JudgmentContext(keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites,
-                                          dreval.policy_map(), labels, parsed_reports["report_claims"],
-                                          cited_sources=CitedSources(parsed_reports["parsed_reports"],
-                                                                     fetched_references, dreval.store().texts),
-                                          figures=judgment_figures(dreval.store(), report_images),
-                                          task_images=images))
-    record_partitions(context, "report_judgments", {"report_judgments": frame}, dreval.store(), judge.stats.metadata())
-    yield Output(frame, metadata={"judge": judge.judge_id})
-    yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
-                 "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
+@multi_asset(name=EVIDENCE_AND_JUDGMENTS, partitions_def=system_task_partitions, backfill_policy=SINGLE_RUN,
+             can_subset=True,
+             outs={"claim_verdicts": AssetOut(io_manager_key=IO, group_name="evidence", is_required=False,
+                                              description=CLAIM_VERDICTS),
+                   "report_judgments": AssetOut(io_manager_key=IO, group_name="evidence", is_required=False,
+                                                description=REPORT_JUDGMENTS)},
+             ins={"reports": AssetIn(partition_mapping=same_report), "tasks": AssetIn(partition_mapping=from_task),
+                  "task_rubrics": AssetIn(partition_mapping=from_task),
+                  "parsed_reports": AssetIn(partition_mapping=same_report),
+                  "fetched_references": AssetIn(partition_mapping=same_report),
+                  "report_images": AssetIn(partition_mapping=same_report)},
+             check_specs=[_spec("verdict_labels_valid"), _spec("credits_valid")])
+def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
+                                        tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
+                                        parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
+                                        report_images: pl.DataFrame):
+    """The two judge-bound assets of a report, asked of the judge at once (one step): they are independent,
+    so the endpoint is never left waiting between them, and each one's last slow answers overlap the
+    other's requests. Either can be materialised alone."""
+    selected = context.selected_output_names
+    store, keys, run_id = dreval.store(), _keys(context), context.run.run_id
+    pieces = {}
+    if "claim_verdicts" in selected:
+        judge = dreval.judge()
+
+        def verdicts():
+            texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
+            sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics,
+                                       listed_only=True)
+            return judge, judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
+                                       batch_size=dreval.judge_batch_size,
+                                       labels={"run_id": run_id, "asset": "claim_verdicts"},
+                                       sandbox_evidence=sandbox, search=dreval.searcher(), tasks=tasks["tasks"])
+        pieces["claim_verdicts"] = verdicts
+    if "report_judgments" in selected:
+        judge = dreval.judge()
+
+        def judgments():
+            images = task_images(load_tasks(store, sorted({task for _, task in keys})))
+            return judge, judge_reports(JudgmentContext(
+                keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
+                {"run_id": run_id, "asset": "report_judgments"}, parsed_reports["report_claims"],
+                cited_sources=CitedSources(parsed_reports["parsed_reports"], fetched_references, store.texts),
+                figures=judgment_figures(store, report_images), task_images=images))
+        pieces["report_judgments"] = judgments
+    built = dict(zip(pieces, each(judge, list(pieces.values()))))  # in parallel when the judge can
+    for name, (judge, frame) in built.items():
+        record_partitions(context, name, {name: frame}, store, judge.stats.metadata())
+        yield Output(frame, output_name=name, metadata={"judge": judge.judge_id})
+    if "claim_verdicts" in built:
+        frame = built["claim_verdicts"][1]
+        yield _check("verdict_labels_valid", "claim_verdicts",
+                     checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
+                     "labels outside the five verdicts, or unknown without a reason")
+    if "report_judgments" in built:
+        yield _check("credits_valid", "report_judgments", checks.invalid_credits(built["report_judgments"][1]),
+                     "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
 
 
 @asset(**PER_REPORT, group_name="scores",
@@ -302,6 +318,7 @@ def published_results(context: AssetExecutionContext, dreval: DrevalResource) ->
 
 
 ALL_ASSETS = [registered_tasks, report_sources, tasks, task_rubrics, reports, trace_steps, parsed_reports, report_images,
-              fetched_references, claim_verdicts, report_judgments, metric_scores,
+              fetched_references, claim_verdicts_and_report_judgments, metric_scores,
               leaderboard, agreement, published_results]
-PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, report_images, fetched_references, claim_verdicts, report_judgments, metric_scores]
+PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, report_images, fetched_references,
+                     claim_verdicts_and_report_judgments, metric_scores]

@@ -35,9 +35,14 @@ def build_definitions(settings: Settings | None = None) -> Definitions:
 
 def _with_settings_version(asset, versions: dict[str, str]):
     """The settings that shape an asset's rows are its code version: change them and Dagster shows it stale."""
-    if not isinstance(asset, AssetsDefinition) or asset.key.path[-1] not in versions:
+    if not isinstance(asset, AssetsDefinition) or not any(key.path[-1] in versions for key in asset.keys):
         return asset
-    version = versions[asset.key.path[-1]]
-    # an asset with its own code version (the parser's) keeps it beside the settings'
-    return asset.map_asset_specs(lambda spec: spec.replace_attributes(
-        code_version=f"{spec.code_version}+{version}" if spec.code_version else version))
+
+    def versioned(spec):
+        version = versions.get(spec.key.path[-1])
+        if version is None:
+            return spec
+        # an asset with its own code version (the parser's) keeps it beside the settings'
+        return spec.replace_attributes(code_version=f"{spec.code_version}+{version}" if spec.code_version else version)
+
+    return asset.map_asset_specs(versioned)

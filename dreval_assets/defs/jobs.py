@@ -19,4 +19,14 @@ tasks_job, evaluate_job, leaderboard_job, publish_job = (
 
 
 def job_steps(job_name: str) -> list[str]:
-    return [asset.key.path[-1] for asset in JOB_ASSETS[job_name]]
+    """The job's assets by name, in order: progress counts each asset of a step that builds several."""
+    return [key.path[-1] for asset in JOB_ASSETS[job_name] for key in sorted(asset.keys)]
+
+
+# a step that builds several assets, by its op's name (other steps build the asset they are named after)
+STEP_ASSETS = {asset.op.name: [key.path[-1] for key in sorted(asset.keys)]
+               for assets in JOB_ASSETS.values() for asset in assets if len(asset.keys) > 1}
+
+
+def step_assets(step_key: str) -> list[str]:
+    return STEP_ASSETS.get(step_key, [step_key])

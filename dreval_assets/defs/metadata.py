@@ -9,6 +9,7 @@ from typing import Mapping
 import polars as pl
 from dagster import (
     AssetCheckResult,
+    AssetKey,
     AssetExecutionContext,
     MetadataValue,
     TableColumn,
@@ -71,26 +72,28 @@ def record_partitions(context: AssetExecutionContext, asset: str, frames: Mappin
         if i == 0:
             entries |= run_entries(context.run.run_id, asset, figures, spend, totals or {})
         per_key[key] = entries
-    attach(context, per_key)
+    attach(context, per_key, AssetKey(asset))
     context.log.info(f"{asset} run totals: " + ", ".join(
         f"{k}={v}" for k, v in {**run_totals(figures), **(totals or {})}.items()))
 
 
-def attach(context: AssetExecutionContext, per_key: Mapping[object, dict]) -> None:
-    """Add each partition's entries to its materialisation event.
+def attach(context: AssetExecutionContext, per_key: Mapping[object, dict], asset_key: AssetKey | None = None) -> None:
+    """Add each partition's entries to its materialisation event (of `asset_key`: one of a step's
+    several assets; default the step's one asset).
 
     The public `add_asset_metadata(partition_key=...)` lists every partition of the run to validate the
     key on each call (26 ms per call on the demo, quadratic in the run's size); our keys come from
     `context.partition_keys`, so they are added to the step's metadata accumulator directly (dagster
     1.13), falling back to the public call if that internal ever changes (tests pin the result)."""
+    asset_key = asset_key or context.asset_key
     step = getattr(context, "_step_execution_context", None)
     accumulator = getattr(step, "_metadata_accumulator", None)
     if accumulator is None or not hasattr(accumulator, "with_additional_asset_metadata"):
         for key, entries in per_key.items():
-            context.add_asset_metadata(entries, partition_key=key)
+            context.add_asset_metadata(entries, asset_key=asset_key, partition_key=key)
         return
     for key, entries in per_key.items():
-        accumulator = accumulator.with_additional_asset_metadata(asset_key=context.asset_key, partition_key=key,
+        accumulator = accumulator.with_additional_asset_metadata(asset_key=asset_key, partition_key=key,
                                                                  metadata=entries)
     step._metadata_accumulator = accumulator
 

@@ -25,7 +25,7 @@ from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
-from .jobs import job_steps
+from .jobs import job_steps, step_assets
 from .orphans import run_tags
 from .postgres import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import add_missing_partitions, system_task_key
@@ -242,15 +242,18 @@ class _RunWatch:
             return
         kind = event.event_type
         if kind == DagsterEventType.STEP_START:
-            self.progress.started(event.step_key)
+            for asset in step_assets(event.step_key):
+                self.progress.started(asset)
         elif kind == DagsterEventType.ASSET_MATERIALIZATION:
             self.progress.materialised(event.asset_key.path[-1])
         elif kind == DagsterEventType.STEP_SUCCESS:
-            self.progress.ended(event.step_key, ok=True)
+            for asset in step_assets(event.step_key):
+                self.progress.ended(asset, ok=True)
         elif kind == DagsterEventType.STEP_FAILURE:
             if _error_class(event.event_specific_data.error) in INTERRUPTS:
                 self._cancel()
-            self.progress.ended(event.step_key, ok=False)
+            for asset in step_assets(event.step_key):
+                self.progress.ended(asset, ok=False)
 
     def _cancel(self) -> None:
         if self.interrupted:
