@@ -35,11 +35,15 @@ def batch_request(claims: dict[str, str]) -> JudgmentRequest:
 
 
 
+WORKER = "auto"  # DREVAL_JUDGE_WORKER of the judges made here (tests/test_judge_worker.py runs some with "on")
+
+
 def make_judge(llm, calls, **overrides) -> OpenAIJudge:
     settings = dict(model="loopback-model", base_url=llm.base_url, api_key=SECRET, timeout_s=5,
                     backoff_base_s=0.01, max_attempts=4, validation_retries=1,
                     prices={"loopback-model": Price(1.0, 2.0)})
     settings.update(overrides)
+    settings.setdefault("worker", WORKER)
     return OpenAIJudge(OpenAIJudgeConfig(**settings), calls)
 
 

@@ -63,6 +63,15 @@ class JudgeLoop:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
 
+    def close_workers(self) -> None:
+        """End every endpoint's worker process and forget those endpoints (the next call starts anew)."""
+        with self._lock:
+            ended = {key: value for key, value in self._shared.items() if getattr(value, "worker", None) is not None}
+            for key in ended:
+                del self._shared[key]
+        for endpoint in ended.values():
+            endpoint.worker.close()
+
     def shared(self, key: Hashable, make: Callable[[], T]) -> T:
         """One object per key for the process (made on first use): an endpoint's client and limits."""
         with self._lock:
@@ -80,6 +89,7 @@ class Endpoint:
     semaphore: asyncio.Semaphore
     limiter: Any  # RateLimiter
     turn: int = 0
+    worker: Any = None  # a JudgeWorker: the calls are sent by its process, with its own clients and limits
 
     def client(self) -> Any:
         self.turn = (self.turn + 1) % len(self.clients)

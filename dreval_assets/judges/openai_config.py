@@ -11,6 +11,9 @@ from ..errors import ConfigError
 from ..home import MODES  # noqa: F401 (the judge's modes, named here too)
 from .answer_budget import overrides_from_env
 
+# DREVAL_JUDGE_WORKER=auto: the calls' client work in a process of its own from this concurrency (below it,
+# that work is small beside the endpoint's time and a second process would only add its start)
+AUTO_WORKER_FROM = 16
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 
@@ -49,6 +52,12 @@ class OpenAIJudgeConfig:
     max_tokens: dict[str, int] = field(default_factory=dict)  # answer budgets by template (answer_budget.py)
     # answers and ledger rows are written at most this often: a killed run loses at most this long's answers
     write_interval_s: float = 1.0
+    # the calls' HTTP side in a worker process (judges/judge_worker.py): on, off, or auto (from concurrency 16)
+    worker: str = "auto"
+
+    @property
+    def uses_worker(self) -> bool:
+        return self.worker == "on" or (self.worker == "auto" and self.concurrency >= AUTO_WORKER_FROM)
 
     def temperature_for(self, requested: float | None) -> float:
         """The temperature sent: the user's override, else the request's (its benchmark's), else 0."""
@@ -71,6 +80,8 @@ class OpenAIJudgeConfig:
             raise ConfigError(f"DREVAL_JUDGE_TEMPERATURE={self.temperature}: choose a value from 0 to 2")
         if self.timeout_s <= 0 or self.deadline_s <= 0:
             raise ConfigError("DREVAL_JUDGE_TIMEOUT and DREVAL_JUDGE_DEADLINE must be > 0 seconds")
+        if self.worker not in ("auto", "on", "off"):
+            raise ConfigError(f"DREVAL_JUDGE_WORKER={self.worker!r}: choose auto, on or off")
         if not 0 <= self.write_interval_s <= 60:
             raise ConfigError(f"DREVAL_JUDGE_WRITE_S={self.write_interval_s:g}: choose 0 to 60 seconds")
 
@@ -107,6 +118,7 @@ class OpenAIJudgeConfig:
             embedding_model=judge.embedding_model or None,
             max_tokens=overrides_from_env(),
             write_interval_s=env_float("DREVAL_JUDGE_WRITE_S", 1.0),
+            worker=env.get("DREVAL_JUDGE_WORKER", "").strip().lower() or "auto",
         )
 
 

@@ -34,6 +34,7 @@ from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import retry_after_seconds, wait_before_retry
 from .judge_loop import JUDGE_LOOP, Endpoint
+from .judge_worker import JudgeWorker
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
@@ -206,7 +207,11 @@ class _Batch:
         return _CallOutcome(outcome.answer, cache_hit=True)
 
     async def _call(self, p: _Prepared) -> _CallOutcome:
-        outcome = await self.judge._call(p, self.endpoint.client(), self.endpoint.semaphore, self.endpoint.limiter)
+        if self.endpoint.worker is not None:
+            outcome = await self.endpoint.worker.call(p)
+        else:
+            outcome = await self.judge._call(p, self.endpoint.client(), self.endpoint.semaphore,
+                                             self.endpoint.limiter)
         if outcome.answer is not None:
             self.write(CacheEntry(
                 p.cache_key, self.judge.judge_id, p.model, p.request.template, p.template_hash,
@@ -268,8 +273,13 @@ class OpenAIJudge:
         c = self.config
         key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
                c.tokens_per_minute)
+        if c.uses_worker:  # the worker retries and waits by its own copy of the settings
+            key += ("worker", c.seed, c.deadline_s, c.max_attempts, c.validation_retries, c.backoff_base_s,
+                    c.backoff_cap_s)
 
         def make() -> Endpoint:
+            if c.uses_worker:  # its process has the clients and the limits
+                return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None), worker=JudgeWorker(c))
             # keep-alive for every slot (a connection closed after each answer would be opened again), in
             # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
             n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)

@@ -1,0 +1,156 @@
+"""The HTTP side of an endpoint's judge calls in a process of its own, so the run's own work and the
+calls' client work (openai, instructor, httpx, pydantic: ~4 ms of CPU a request) use two cores instead
+of sharing one interpreter lock. At concurrency 32-64 that work is what kept the endpoint waiting.
+
+The run's process still prepares every request, reads and writes the cache and the ledger, and counts;
+the worker only sends, retries and validates, with the endpoint's clients, its concurrency limit and
+its rate limiter (so `DREVAL_JUDGE_CONCURRENCY` still bounds what is in flight), and hands back each
+call's outcome. Used when `DREVAL_JUDGE_WORKER` says so (`auto`: from concurrency 16). The worker ignores
+Ctrl-C (it reaches the whole process group): the run cancels its requests by message, and the worker
+ends when the run's process does (its pipe closes)."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import multiprocessing
+import signal
+import threading
+from dataclasses import replace
+from typing import Any
+
+ENDED = "the judge worker process ended (see the run's log for why); run again to ask what it did not answer"
+
+
+class WorkerEnded(RuntimeError):
+    """The worker process is gone: the batch fails; what was answered before is in the cache."""
+
+
+class JudgeWorker:
+    """The run's side: one worker process per endpoint, called from the shared judge loop."""
+
+    def __init__(self, config: Any) -> None:
+        context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child, config), name="dreval-judge-worker", daemon=True)
+        self._process.start()
+        child.close()
+        self._ids = itertools.count()
+        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
+        self._send_lock = threading.Lock()
+        threading.Thread(target=self._receive, name="dreval-judge-worker-reader", daemon=True).start()
+
+    async def call(self, prepared: Any) -> Any:
+        """The outcome of one prepared request, as `OpenAIJudge._call` gives it."""
+        loop = asyncio.get_running_loop()
+        call_id = next(self._ids)
+        future = loop.create_future()
+        self._waiting[call_id] = (loop, future)
+        try:
+            # what the worker needs: the rendered messages, not the variables they were rendered from
+            self._send(("call", call_id, replace(prepared, request=replace(prepared.request, variables={}))))
+            return await future
+        except asyncio.CancelledError:
+            try:
+                self._send(("cancel", call_id))
+            except WorkerEnded:
+                pass
+            raise
+        finally:
+            self._waiting.pop(call_id, None)
+
+    def close(self) -> None:
+        """End the worker (it also ends with the run's process)."""
+        try:
+            self._send(("stop",))  # it closes its end, which ends our reader (closing ours would not wake it)
+        except WorkerEnded:
+            pass
+        self._process.join(5)
+        if self._process.is_alive():
+            self._process.kill()
+        self._conn.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid
+
+    def _send(self, message: tuple) -> None:
+        try:
+            with self._send_lock:
+                self._conn.send(message)
+        except (OSError, EOFError, ValueError):  # a closed or broken pipe: the worker is gone
+            raise WorkerEnded(ENDED) from None
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                call_id, ok, value = self._conn.recv()
+            except (EOFError, OSError):  # the worker died: every waiting call fails, so nothing hangs
+                error = WorkerEnded(ENDED)
+                for loop, future in list(self._waiting.values()):
+                    loop.call_soon_threadsafe(_settle, future, False, error)
+                return
+            waiting = self._waiting.get(call_id)
+            if waiting is not None:
+                waiting[0].call_soon_threadsafe(_settle, waiting[1], ok, value)
+
+
+def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
+    if future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+def _serve(conn: Any, config: Any) -> None:
+    """The worker: requests read on this thread, called on an event loop of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from .judge_loop import JUDGE_LOOP
+    from .openai_judge import OpenAIJudge
+
+    judge = OpenAIJudge(replace(config, worker="off"), None)  # the worker calls the endpoint itself
+    loop = JUDGE_LOOP.loop()
+    endpoint = asyncio.run_coroutine_threadsafe(_make_endpoint(judge), loop).result()
+    send_lock = threading.Lock()
+    tasks: dict[int, asyncio.Task] = {}
+
+    def reply(call_id: int, ok: bool, value: Any) -> None:
+        with send_lock:
+            conn.send((call_id, ok, value))
+
+    async def run(call_id: int, prepared: Any) -> None:
+        try:
+            outcome = await judge._call(prepared, endpoint.client(), endpoint.semaphore, endpoint.limiter)
+            reply(call_id, True, outcome)
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, never lost in the worker
+            reply(call_id, False, RuntimeError(f"{type(exc).__name__}: {exc}"))
+        finally:
+            tasks.pop(call_id, None)
+
+    def start(call_id: int, prepared: Any) -> None:
+        tasks[call_id] = loop.create_task(run(call_id, prepared))
+
+    def cancel(call_id: int) -> None:
+        task = tasks.get(call_id)
+        if task is not None:
+            task.cancel()
+
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the run's process ended
+            return
+        if message[0] == "call":
+            loop.call_soon_threadsafe(start, message[1], message[2])
+        elif message[0] == "cancel":
+            loop.call_soon_threadsafe(cancel, message[1])
+        elif message[0] == "stop":
+            conn.close()
+            return
+
+
+async def _make_endpoint(judge: Any) -> Any:
+    return judge._endpoint()

@@ -1,0 +1,132 @@
+"""The judge's calls sent by a worker process (judges/judge_worker.py): the same judgments, cache keys,
+ledger and failure buckets as when the run's process sends them, the concurrency limit kept, an
+interrupt that stops the worker's requests, and a worker that dies failing its batch with a clear error."""
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import test_openai_judge as judge_tests
+from judge_answers import dreval_answer
+from loopback_llm import LoopbackLLM, status
+from test_openai_judge import claim_request, ledger, make_judge
+
+from dreval_assets.config import ConfigError
+from dreval_assets.judges.judge_loop import JUDGE_LOOP
+from dreval_assets.judges.openai_config import OpenAIJudgeConfig
+
+
+@pytest.fixture(autouse=True)
+def workers_end():
+    yield
+    JUDGE_LOOP.close_workers()  # each test's endpoint has its own worker: none outlives its test
+
+
+def _claims(n: int, offset: int = 0):
+    return [claim_request(f"The ferry made crossing number {offset + i} in 2023.") for i in range(n)]
+
+
+def test_the_worker_answers_exactly_as_the_run_itself(calls, tmp_path):
+    from dreval_assets.store.db import Store
+    from dreval_assets.store.judge_calls import JudgeCallStore
+
+    other = Store(tmp_path / "other.duckdb")
+    other.ensure_schema()
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        inline = make_judge(llm, calls, worker="off").judge_many(_claims(40))
+        assert JUDGE_LOOP.shared(("probe",), lambda: None) is None
+        through_worker = make_judge(llm, JudgeCallStore(other), worker="on")
+        worked = through_worker.judge_many(_claims(40))
+        assert through_worker._endpoint().worker is not None
+    assert [j.answer for j in worked] == [j.answer for j in inline]
+    assert [j.provenance.cache_key for j in worked] == [j.provenance.cache_key for j in inline]
+    assert not any(j.provenance.cache_hit for j in worked)  # asked anew, in a database of its own
+    columns = "template, outcome, attempts, tokens_in, tokens_out, cost"
+    rows = sorted(ledger(calls, columns).rows())
+    assert rows and sorted(other.query(f"SELECT {columns} FROM judge_ledger").rows()) == rows
+
+
+def test_the_worker_keeps_the_concurrency_limit(llm, calls):
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def slow_answer(request, schema):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+        return dreval_answer(request, schema)
+
+    llm.answer = slow_answer
+    judgments = make_judge(llm, calls, concurrency=4, worker="on").judge_many(_claims(12))
+    assert all(j.answer is not None for j in judgments)
+    assert peak[0] == 4
+
+
+def test_auto_uses_a_worker_from_concurrency_16():
+    assert not OpenAIJudgeConfig(model="m", concurrency=8).uses_worker
+    assert OpenAIJudgeConfig(model="m", concurrency=16).uses_worker
+    assert not OpenAIJudgeConfig(model="m", concurrency=64, worker="off").uses_worker
+    assert OpenAIJudgeConfig(model="m", concurrency=1, worker="on").uses_worker
+    with pytest.raises(ConfigError, match="DREVAL_JUDGE_WORKER='sometimes'"):
+        OpenAIJudgeConfig(model="m", worker="sometimes")
+
+
+@pytest.mark.parametrize("test", [
+    judge_tests.test_429_honours_retry_after,
+    judge_tests.test_persistent_failure_is_na_provider_failure_and_never_cached,
+    judge_tests.test_a_hanging_endpoint_hits_the_judgment_deadline,
+    judge_tests.test_an_answer_that_never_validates_is_a_pipeline_failure_that_says_why,
+    judge_tests.test_an_interrupted_run_resumes_from_the_cache,
+    judge_tests.test_the_api_key_never_reaches_storage_or_errors,
+], ids=lambda test: test.__name__.removeprefix("test_"))
+def test_failures_through_the_worker_are_bucketed_as_without_it(test, llm, calls, monkeypatch):
+    """The retry layer, deadlines and buckets run in the worker: the judge's own tests hold there too."""
+    monkeypatch.setattr(judge_tests, "WORKER", "on")
+    test(llm, calls)
+
+
+def test_an_interrupt_stops_the_workers_requests(llm, calls):
+    llm.latency_s = 0.3
+    judge = make_judge(llm, calls, concurrency=2, worker="on")
+    outcome: dict = {}
+
+    def run():
+        try:
+            judge.judge_many(_claims(30))
+        except BaseException as exc:  # noqa: BLE001 - the test reads what ended the batch
+            outcome["error"] = exc
+
+    asking = threading.Thread(target=run)
+    asking.start()
+    deadline = time.monotonic() + 30
+    while llm.n_calls < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    asked_before = llm.n_calls
+    JUDGE_LOOP.cancel_requests()  # what an interrupt of the asking threads does (judges/parallel.each)
+    asking.join(30)
+    assert not asking.is_alive() and "error" in outcome
+    stopped_at = llm.n_calls
+    time.sleep(1.0)  # a request the worker still held would reach the server meanwhile
+    assert llm.n_calls <= stopped_at + 2 < 30
+    answered = calls.store.query("SELECT count(*) FROM judge_cache").item()
+    assert answered >= asked_before - 2  # what was answered before the interrupt is kept (2 were in flight)
+
+
+def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
+    llm.latency_s = 0.2
+    judge = make_judge(llm, calls, concurrency=2, worker="on")
+    judge.judge_many(_claims(1))  # the worker is up
+    pid = judge._endpoint().worker.pid
+    killer = threading.Timer(0.5, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="the judge worker process ended"):
+        judge.judge_many(_claims(40, offset=100))
+    assert time.monotonic() - started < 10  # failed, not hung
+    killer.join()
