@@ -279,3 +279,29 @@ def test_a_run_launched_from_the_ui_ends_with_the_leaderboard_and_results_copy(d
     assert publish_step_after({"leaderboard"}) == "publish_job"
     assert publish_step_after({"leaderboard", "agreement", "published_results"}) is None
     assert publish_step_after({"reports", "parsed_reports"}) is None
+
+
+def test_either_judge_bound_asset_can_be_materialised_alone_from_the_ui(daemon):
+    """claim_verdicts and report_judgments are one step (asked of the judge at once); the UI can still
+    materialise one of them: only it runs, and its checks with it."""
+    from dagster import AssetKey, DagsterEventType
+
+    from dreval_assets.defs.partitions import system_task_key
+
+    demo_batch(daemon.home / "inbox" / "batch-1")
+    for _ in range(3):
+        daemon.carry_out(daemon.tick())
+    partition = str(system_task_key("careful-scholar", "tvir.100001"))
+    for asset, check in (("report_judgments", "credits_valid"), ("claim_verdicts", "verdict_labels_valid")):
+        run = daemon.defs.resolve_implicit_global_asset_job_def().get_subset(
+            asset_selection={AssetKey(asset)}).execute_in_process(
+            instance=daemon.instance, partition_key=partition, run_config=QUIET_LOGS)
+        assert run.success
+        materialised = {e.asset_key.path[-1] for e in run.get_asset_materialization_events()}
+        assert materialised == {asset}
+        checked = [r.event_log_entry.dagster_event.event_specific_data.check_name
+                   for r in daemon.instance.get_records_for_run(
+                       run.run_id, of_type=DagsterEventType.ASSET_CHECK_EVALUATION).records]
+        assert checked == [check]
+        metadata = run.get_asset_materialization_events()[0].materialization.metadata
+        assert metadata["judge"].value and "view" in metadata

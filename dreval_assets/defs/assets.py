@@ -1,5 +1,6 @@
 """The asset graph of DESIGN.md. Bodies are thin: they call the Dagster-free stages."""
 
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -9,10 +10,10 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
+    AssetOut,
     BackfillPolicy,
     DataVersionsByPartition,
     Output,
-    AssetOut,
     asset,
     multi_asset,
     observable_source_asset,
@@ -233,31 +234,18 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     other's requests. Either can be materialised alone."""
     selected = context.selected_output_names
     store, keys, run_id = dreval.store(), _keys(context), context.run.run_id
-    pieces = {}
+    pieces = {}  # asset name: (its judge, what builds its frame)
     if "claim_verdicts" in selected:
         judge = dreval.judge()
-
-        def verdicts():
-            texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
-            sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics,
-                                       listed_only=True)
-            return judge, judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
-                                       batch_size=dreval.judge_batch_size,
-                                       labels={"run_id": run_id, "asset": "claim_verdicts"},
-                                       sandbox_evidence=sandbox, search=dreval.searcher(), tasks=tasks["tasks"])
-        pieces["claim_verdicts"] = verdicts
+        pieces["claim_verdicts"] = (judge, partial(
+            _claim_verdicts, dreval, judge, run_id, parsed_reports, fetched_references, tasks, task_rubrics))
     if "report_judgments" in selected:
         judge = dreval.judge()
-
-        def judgments():
-            images = task_images(load_tasks(store, sorted({task for _, task in keys})))
-            return judge, judge_reports(JudgmentContext(
-                keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
-                {"run_id": run_id, "asset": "report_judgments"}, parsed_reports["report_claims"],
-                cited_sources=CitedSources(parsed_reports["parsed_reports"], fetched_references, store.texts),
-                figures=judgment_figures(store, report_images), task_images=images))
-        pieces["report_judgments"] = judgments
-    built = dict(zip(pieces, each(judge, list(pieces.values()))))  # in parallel when the judge can
+        pieces["report_judgments"] = (judge, partial(
+            _report_judgments, dreval, judge, run_id, keys, reports, tasks, task_rubrics, parsed_reports,
+            fetched_references, report_images))
+    frames = each(judge, [build for _, build in pieces.values()])  # at once when the judge can
+    built = {name: (judge, frame) for (name, (judge, _)), frame in zip(pieces.items(), frames)}
     for name, (judge, frame) in built.items():
         record_partitions(context, name, {name: frame}, store, judge.stats.metadata())
         yield Output(frame, output_name=name, metadata={"judge": judge.judge_id})
@@ -269,6 +257,30 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     if "report_judgments" in built:
         yield _check("credits_valid", "report_judgments", checks.invalid_credits(built["report_judgments"][1]),
                      "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
+
+
+def _claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed_reports: dict[str, pl.DataFrame],
+                    fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame],
+                    task_rubrics: pl.DataFrame) -> pl.DataFrame:
+    store = dreval.store()
+    texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
+    sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics, listed_only=True)
+    return judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
+                        batch_size=dreval.judge_batch_size, labels={"run_id": run_id, "asset": "claim_verdicts"},
+                        sandbox_evidence=sandbox, search=dreval.searcher(), tasks=tasks["tasks"])
+
+
+def _report_judgments(dreval: DrevalResource, judge, run_id: str, keys: list[tuple[str, str]], reports: pl.DataFrame,
+                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
+                      parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
+                      report_images: pl.DataFrame) -> pl.DataFrame:
+    store = dreval.store()
+    images = task_images(load_tasks(store, sorted({task for _, task in keys})))
+    return judge_reports(JudgmentContext(
+        keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
+        {"run_id": run_id, "asset": "report_judgments"}, parsed_reports["report_claims"],
+        cited_sources=CitedSources(parsed_reports["parsed_reports"], fetched_references, store.texts),
+        figures=judgment_figures(store, report_images), task_images=images))
 
 
 @asset(**PER_REPORT, group_name="scores",
