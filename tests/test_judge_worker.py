@@ -12,7 +12,7 @@ import pytest
 
 import test_openai_judge as judge_tests
 from judge_answers import dreval_answer
-from loopback_llm import LoopbackLLM, status
+from loopback_llm import LoopbackLLM
 from test_openai_judge import claim_request, ledger, make_judge
 
 from dreval_assets.config import ConfigError
@@ -38,7 +38,6 @@ def test_the_worker_answers_exactly_as_the_run_itself(calls, tmp_path):
     other.ensure_schema()
     with LoopbackLLM(answer=dreval_answer) as llm:
         inline = make_judge(llm, calls, worker="off").judge_many(_claims(40))
-        assert JUDGE_LOOP.shared(("probe",), lambda: None) is None
         through_worker = make_judge(llm, JudgeCallStore(other), worker="on")
         worked = through_worker.judge_many(_claims(40))
         assert through_worker._endpoint().worker is not None
@@ -48,24 +47,6 @@ def test_the_worker_answers_exactly_as_the_run_itself(calls, tmp_path):
     columns = "template, outcome, attempts, tokens_in, tokens_out, cost"
     rows = sorted(ledger(calls, columns).rows())
     assert rows and sorted(other.query(f"SELECT {columns} FROM judge_ledger").rows()) == rows
-
-
-def test_the_worker_keeps_the_concurrency_limit(llm, calls):
-    in_flight, peak, lock = [0], [0], threading.Lock()
-
-    def slow_answer(request, schema):
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.2)
-        with lock:
-            in_flight[0] -= 1
-        return dreval_answer(request, schema)
-
-    llm.answer = slow_answer
-    judgments = make_judge(llm, calls, concurrency=4, worker="on").judge_many(_claims(12))
-    assert all(j.answer is not None for j in judgments)
-    assert peak[0] == 4
 
 
 def test_auto_uses_a_worker_from_concurrency_16():
@@ -78,6 +59,7 @@ def test_auto_uses_a_worker_from_concurrency_16():
 
 
 @pytest.mark.parametrize("test", [
+    judge_tests.test_concurrency_limit_is_respected_and_used,
     judge_tests.test_429_honours_retry_after,
     judge_tests.test_persistent_failure_is_na_provider_failure_and_never_cached,
     judge_tests.test_a_hanging_endpoint_hits_the_judgment_deadline,
@@ -85,8 +67,8 @@ def test_auto_uses_a_worker_from_concurrency_16():
     judge_tests.test_an_interrupted_run_resumes_from_the_cache,
     judge_tests.test_the_api_key_never_reaches_storage_or_errors,
 ], ids=lambda test: test.__name__.removeprefix("test_"))
-def test_failures_through_the_worker_are_bucketed_as_without_it(test, llm, calls, monkeypatch):
-    """The retry layer, deadlines and buckets run in the worker: the judge's own tests hold there too."""
+def test_the_judges_own_tests_hold_through_the_worker(test, llm, calls, monkeypatch):
+    """The concurrency limit, retry layer, deadlines and failure buckets run in the worker."""
     monkeypatch.setattr(judge_tests, "WORKER", "on")
     test(llm, calls)
 

@@ -34,6 +34,10 @@ def check_judge(kind: str, store: Store | None = None, home: Path | None = None)
 
     config = OpenAIJudgeConfig.from_env(home)
     check_judge_endpoint(config, JudgeCallStore(store) if store else None)
+    if config.uses_worker:  # its worker process starts now, while the run is planned, not at the first batch
+        from .openai_judge import OpenAIJudge
+
+        OpenAIJudge(config)._endpoint()
     window = discover(config.base_url, config.model, config.api_key)
     context = f"context {window.tokens} tokens ({window.source})" if window.tokens else f"context {window.source}"
     where = redact_url(config.base_url) if config.base_url else "the OpenAI API"
