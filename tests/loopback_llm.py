@@ -535,20 +535,28 @@ class LoopbackLLM:
         return 200, payload, {}, (tokens, 0)
 
     def _handle(self, request: dict) -> tuple[int, Any, dict, tuple[int, int] | None]:
-        """Return (status, payload, extra headers, usage-to-record-if-sent)."""
+        """Return (status, payload, extra headers, usage-to-record-if-sent), `latency_s` after the request
+        arrived: the answer is computed within that time (an endpoint answering after 300 ms does so
+        whatever its own work), unless computing it, or a delay fault, takes longer."""
+        received = time.monotonic()
+        delayed = [0.0]  # a delay fault's seconds come on top of the latency
+        answered = self._respond(request, delayed)
+        self._sleep(self.latency_s - (time.monotonic() - received - delayed[0]))
+        return answered
+
+    def _respond(self, request: dict, delayed: list[float]) -> tuple[int, Any, dict, tuple[int, int] | None]:
         request["_images"] = _image_records(request)
         with self._lock:
             self.requests.append(request)
             n = len(self.requests)
             fault = self._faults.popleft() if self._faults else None
 
-        self._sleep(self.latency_s)
-
         if isinstance(fault, StatusFault):
             payload = fault.body if fault.body is not None else _error_body(fault.code)
             return fault.code, payload, dict(fault.headers), None
         if isinstance(fault, DelayFault):
             self._sleep(fault.seconds)
+            delayed[0] = fault.seconds
             if self._stopping.is_set():
                 return 503, _error_body(503, "loopback server stopping"), {}, None
 
