@@ -186,6 +186,7 @@ class _Batch:
 
     async def _judge_one(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
         outcome = await self._answer(p, hits)
+        p.messages = []  # sent: the rendered prompt (and its images) need not wait for the batch's end
         row = self.judge._account(p, outcome)
         self.write(row)  # as each call ends
         METER.ended(cache_hit=row.cache_hit, failed=outcome.answer is None, tokens_in=row.tokens_in,
@@ -241,8 +242,9 @@ class OpenAIJudge:
     # -- public -----------------------------------------------------------------------
     def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
         """Prepared chunk by chunk on the calling thread, each chunk sent on the shared loop as soon as it
-        is ready, so the first request leaves while the rest are prepared. Safe to call from several
-        threads at once: they share the endpoint's concurrency."""
+        is ready, so the first request leaves while the rest are prepared, and never more than about twice
+        the concurrency prepared ahead of the answers (a run's prompts are not all held at once). Safe to
+        call from several threads at once: they share the endpoint's concurrency."""
         if not requests:
             return []
         self.context_tokens()
@@ -253,7 +255,10 @@ class OpenAIJudge:
         with session:
             interrupted = True
             try:
+                ahead = max(2, -(-2 * self.config.concurrency // PREPARE_CHUNK))
                 for start in range(0, len(requests), PREPARE_CHUNK):
+                    if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
+                        chunks[-ahead][1].result()
                     prepared = [self._prepare(r) for r in requests[start:start + PREPARE_CHUNK]]
                     hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
                     chunks.append((prepared, JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))))
