@@ -16,7 +16,9 @@ import multiprocessing
 import signal
 import threading
 from dataclasses import replace
-from typing import Any
+from typing import Any, Awaitable, Callable
+
+from .judge_loop import JUDGE_LOOP
 
 ENDED = "the judge worker process ended (see the run's log for why); run again to ask what it did not answer"
 
@@ -28,10 +30,11 @@ class WorkerEnded(RuntimeError):
 class JudgeWorker:
     """The run's side: one worker process per endpoint, called from the shared judge loop."""
 
-    def __init__(self, config: Any) -> None:
+    def __init__(self, main: Callable[[Any, Any], None], config: Any) -> None:
+        """`main(conn, config)`: the worker's body, a module-level function that calls `serve`."""
         context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child, config), name="dreval-judge-worker", daemon=True)
+        self._process = context.Process(target=main, args=(child, config), name="dreval-judge-worker", daemon=True)
         self._process.start()
         child.close()
         self._ids = itertools.count()
@@ -103,15 +106,12 @@ def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-def _serve(conn: Any, config: Any) -> None:
-    """The worker: requests read on this thread, called on an event loop of its own."""
+def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]]) -> None:
+    """The worker: requests read on this thread, each called by `make_call()`'s function (made once, on
+    the worker's event loop) and answered with its outcome."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from .judge_loop import JUDGE_LOOP
-    from .openai_judge import OpenAIJudge
-
-    judge = OpenAIJudge(replace(config, worker="off"), None)  # the worker calls the endpoint itself
     loop = JUDGE_LOOP.loop()
-    endpoint = asyncio.run_coroutine_threadsafe(_make_endpoint(judge), loop).result()
+    call = asyncio.run_coroutine_threadsafe(_made(make_call), loop).result()
     send_lock = threading.Lock()
     tasks: dict[int, asyncio.Task] = {}
 
@@ -121,7 +121,7 @@ def _serve(conn: Any, config: Any) -> None:
 
     async def run(call_id: int, prepared: Any) -> None:
         try:
-            outcome = await judge._call(prepared, endpoint.client(), endpoint.semaphore, endpoint.limiter)
+            outcome = await call(prepared)
             reply(call_id, True, outcome)
         except asyncio.CancelledError:
             pass
@@ -152,5 +152,5 @@ def _serve(conn: Any, config: Any) -> None:
             return
 
 
-async def _make_endpoint(judge: Any) -> Any:
-    return judge._endpoint()
+async def _made(make_call: Callable[[], Any]) -> Any:
+    return make_call()

@@ -34,7 +34,7 @@ from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from ..core.backoff import retry_after_seconds, wait_before_retry
 from .judge_loop import JUDGE_LOOP, Endpoint
-from .judge_worker import JudgeWorker
+from .judge_worker import JudgeWorker, serve
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
@@ -284,7 +284,7 @@ class OpenAIJudge:
 
         def make() -> Endpoint:
             if c.uses_worker:  # its process has the clients and the limits
-                return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None), worker=JudgeWorker(c))
+                return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None), worker=JudgeWorker(_worker_main, c))
             # keep-alive for every slot (a connection closed after each answer would be opened again), in
             # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
             n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)
@@ -552,6 +552,16 @@ class OpenAIJudge:
         return Judgment(answer=o.answer, provenance=provenance,
                         na_reason=None if o.answer is not None else (o.na_reason or "pipeline_failure"),
                         error=o.error)
+
+
+def _worker_main(conn: Any, config: OpenAIJudgeConfig) -> None:
+    """A judge worker process's body (judges/judge_worker.py): this endpoint's calls, sent from here."""
+    def make_call():
+        judge = OpenAIJudge(replace(config, worker="off"), None)  # the worker calls the endpoint itself
+        endpoint = judge._endpoint()
+        return lambda p: judge._call(p, endpoint.client(), endpoint.semaphore, endpoint.limiter)
+
+    serve(conn, make_call)
 
 
 @lru_cache(maxsize=None)

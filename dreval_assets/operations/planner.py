@@ -35,7 +35,7 @@ class Selection:
 
 
 RUN_PARTITIONS_ENV = "DREVAL_RUN_PARTITIONS"
-DEFAULT_RUN_PARTITIONS = 500  # ~1 MB of a run's memory per partition (bench/bench_scale.py)
+DEFAULT_RUN_PARTITIONS = 250  # ~1.2-1.7 MB of a run's memory per partition of ~2,700-word reports (bench_scale)
 
 # Why a partition is due (the first that applies, in this order).
 FORCED = "forced"
