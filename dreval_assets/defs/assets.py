@@ -208,8 +208,9 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
 
 CLAIM_VERDICTS = ("Per claim x source: the judge's verdict, evidence and provenance (cited sources, and the sandbox "
                   "where a suite looks beyond them).")
-REPORT_JUDGMENTS = ("Report-level judgments: checklist credits, fixed-rubric scores, then each registered benchmark's "
-                    "own (pairwise criteria, fused channels, adaptive-rubric criteria, reference-relative criteria, ...).")
+REPORT_JUDGMENTS = ("Report-level judgments: checklist credits, fixed-rubric scores, then each registered "
+                    "benchmark's own (pairwise criteria, fused channels, adaptive-rubric criteria, "
+                    "reference-relative criteria, ...).")
 EVIDENCE_AND_JUDGMENTS = "claim_verdicts_and_report_judgments"  # the step that builds both
 
 

@@ -283,8 +283,9 @@ class OpenAIJudge:
                     c.backoff_cap_s)
 
         def make() -> Endpoint:
-            if c.uses_worker:  # its process has the clients and the limits
-                return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None), worker=JudgeWorker(_worker_main, c))
+            if c.uses_worker:  # its process has the clients and the limits (these two stay unused)
+                return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None),
+                                worker=JudgeWorker(_worker_main, c))
             # keep-alive for every slot (a connection closed after each answer would be opened again), in
             # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
             n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)
