@@ -288,6 +288,11 @@ def test_either_judge_bound_asset_can_be_materialised_alone_from_the_ui(daemon):
 
     from dreval_assets.defs.partitions import system_task_key
 
+    graph = daemon.defs.resolve_asset_graph()  # one step, each asset's own lineage (as when they were two)
+    assert {k.path[-1] for k in graph.get(AssetKey("claim_verdicts")).parent_keys} == {
+        "parsed_reports", "fetched_references", "tasks", "task_rubrics"}
+    assert {k.path[-1] for k in graph.get(AssetKey("report_judgments")).parent_keys} == {
+        "reports", "parsed_reports", "fetched_references", "tasks", "task_rubrics", "report_images"}
     demo_batch(daemon.home / "inbox" / "batch-1")
     for _ in range(3):
         daemon.carry_out(daemon.tick())

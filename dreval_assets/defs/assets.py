@@ -10,6 +10,7 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetIn,
+    AssetKey,
     AssetOut,
     BackfillPolicy,
     DataVersionsByPartition,
@@ -225,6 +226,12 @@ EVIDENCE_AND_JUDGMENTS = "claim_verdicts_and_report_judgments"  # the step that 
                   "parsed_reports": AssetIn(partition_mapping=same_report),
                   "fetched_references": AssetIn(partition_mapping=same_report),
                   "report_images": AssetIn(partition_mapping=same_report)},
+             # each asset's own inputs, so lineage and staleness stay as they were when they were two steps
+             internal_asset_deps={
+                 "claim_verdicts": {AssetKey(name) for name in ("parsed_reports", "fetched_references", "tasks",
+                                                                "task_rubrics")},
+                 "report_judgments": {AssetKey(name) for name in ("reports", "tasks", "task_rubrics", "parsed_reports",
+                                                                  "fetched_references", "report_images")}},
              check_specs=[_spec("verdict_labels_valid"), _spec("credits_valid")])
 def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: DrevalResource, reports: pl.DataFrame,
                                         tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
