@@ -18,14 +18,18 @@ tasks_job, evaluate_job, leaderboard_job, publish_job = (
     define_asset_job(name, AssetSelection.assets(*assets)) for name, assets in JOB_ASSETS.items())
 
 
+def _names(asset) -> list[str]:
+    return [key.path[-1] for key in sorted(asset.keys)]
+
+
 def job_steps(job_name: str) -> list[str]:
     """The job's assets by name, in order: progress counts each asset of a step that builds several."""
-    return [key.path[-1] for asset in JOB_ASSETS[job_name] for key in sorted(asset.keys)]
+    return [name for asset in JOB_ASSETS[job_name] for name in _names(asset)]
 
 
 # a step that builds several assets, by its op's name (other steps build the asset they are named after)
-STEP_ASSETS = {asset.op.name: [key.path[-1] for key in sorted(asset.keys)]
-               for assets in JOB_ASSETS.values() for asset in assets if len(asset.keys) > 1}
+STEP_ASSETS = {asset.op.name: _names(asset) for assets in JOB_ASSETS.values() for asset in assets
+               if len(asset.keys) > 1}
 
 
 def step_assets(step_key: str) -> list[str]:
