@@ -5,6 +5,7 @@ policies and suites)."""
 from __future__ import annotations
 
 import os
+import re
 
 from .errors import ConfigError
 
@@ -58,3 +59,18 @@ def env_float(name: str, default: float) -> float:
         return float(value)
     except ValueError as exc:
         raise ConfigError(f"{name}={value!r} is not a number") from exc
+
+
+DUCKDB_MEMORY_ENV = "DREVAL_DUCKDB_MEMORY"
+DEFAULT_DUCKDB_MEMORY = "128MB"
+_MEMORY = re.compile(r"\d+(\.\d+)?\s*(b|kb|mb|gb|tb|kib|mib|gib|tib)", re.IGNORECASE)
+
+
+def duckdb_memory() -> str:
+    """DREVAL_DUCKDB_MEMORY: what DuckDB may hold in memory per database file (its `memory_limit`, e.g.
+    `128MB`, `2GB`); beyond it, it writes to disk. DuckDB's own default is 80 % of the machine's memory,
+    which a run's copies of the database (publishing, compaction) would fill for speed they barely need."""
+    value = os.environ.get(DUCKDB_MEMORY_ENV, "").strip() or DEFAULT_DUCKDB_MEMORY
+    if not _MEMORY.fullmatch(value):
+        raise ConfigError(f"{DUCKDB_MEMORY_ENV}={value!r}: a size such as 512MB or 2GB")
+    return value

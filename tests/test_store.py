@@ -142,3 +142,43 @@ def test_lock_held_too_long_raises(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def reported_limit(size: str) -> str:
+    with duckdb.connect() as con:  # how DuckDB states a limit it was given
+        con.execute(f"SET memory_limit = '{size}'")
+        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+
+def test_every_connection_holds_duckdb_to_the_memory_setting(tmp_path, monkeypatch):
+    monkeypatch.setenv("DREVAL_DUCKDB_MEMORY", "64MB")
+    store = Store(tmp_path / "m.duckdb")
+    store.ensure_schema()
+    assert store.query("SELECT current_setting('memory_limit') AS m").item() == reported_limit("64MB")
+    with store.session():  # the setting is the database's: a plain connection beside ours still opens
+        with duckdb.connect(str(store.db_path)) as plain:
+            assert plain.execute("SELECT current_setting('memory_limit')").fetchone()[0] == reported_limit("64MB")
+    monkeypatch.delenv("DREVAL_DUCKDB_MEMORY")
+    assert Store(tmp_path / "m.duckdb").query("SELECT current_setting('memory_limit') AS m").item() == \
+        reported_limit("128MB")  # the default, not DuckDB's 80 % of the machine
+
+
+@pytest.mark.parametrize("value", ["lots", "256", "-1GB", "1 GB of RAM"])
+def test_a_malformed_memory_setting_is_refused_naming_it(tmp_path, monkeypatch, value):
+    from dreval_assets.errors import ConfigError
+
+    monkeypatch.setenv("DREVAL_DUCKDB_MEMORY", value)
+    with pytest.raises(ConfigError, match="DREVAL_DUCKDB_MEMORY"):
+        Store(tmp_path / "m.duckdb")
+
+
+def test_the_published_copy_is_whole_when_the_data_exceeds_the_memory_setting(tmp_path, monkeypatch):
+    from dreval_assets.store.publish import publish
+
+    monkeypatch.setenv("DREVAL_DUCKDB_MEMORY", "32MB")
+    store = Store(tmp_path / "w.duckdb")
+    store.execute("CREATE TABLE pages AS SELECT range AS id, repeat(md5(range::VARCHAR), 40) AS text "
+                  "FROM range(60000)")  # ~77 MB of text: more than DuckDB may hold at once
+    copy = publish(store)
+    with duckdb.connect(str(copy), read_only=True) as con:
+        assert con.execute("SELECT count(*), sum(length(text)) FROM pages").fetchone() == (60000, 60000 * 32 * 40)

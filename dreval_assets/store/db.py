@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 import duckdb
 import polars as pl
 
+from ..environment import duckdb_memory
 from .locations import lock_holder, published_path
 from .tables import ASSET_STORAGE, CONTENT_ADDRESSED
 
@@ -97,6 +98,7 @@ class Store:
         self.max_attempts = max_attempts  # conflicts between transactions of this process
         self.base_delay_s = base_delay_s
         self.lock_wait_s = lock_wait_setting() if lock_wait_s is None else lock_wait_s  # another process's turn
+        self.memory_limit = duckdb_memory()  # set on every connection (a setting of the whole database)
 
     # -- connections ------------------------------------------------------------------
     @contextmanager
@@ -128,6 +130,9 @@ class Store:
             attempt += 1
             try:
                 con = duckdb.connect(str(self.db_path), read_only=read_only, config=config or {})
+                if not (config or {}).get("lock_configuration"):  # a locked one has it in its config
+                    # set, not passed as a config: a later plain duckdb.connect in this process still opens
+                    con.execute(f"SET memory_limit = '{self.memory_limit}'")
                 if not read_only:
                     keep_private(self.db_path)  # a new file, or one an older dreval made world-readable
                 return con
@@ -362,7 +367,7 @@ class Store:
         `read_csv('/etc/passwd')`, `ATTACH` and extensions are refused; the configuration is locked,
         so the query cannot switch that back on. A query still running after `timeout_s` is
         interrupted (duckdb.InterruptException)."""
-        con = self._open_with_retry(read_only=True, config=CONFINED)
+        con = self._open_with_retry(read_only=True, config=CONFINED | {"memory_limit": self.memory_limit})
         timer = threading.Timer(timeout_s, con.interrupt) if timeout_s else None
         try:
             if timer:
