@@ -283,6 +283,7 @@ def test_a_step_longer_than_a_window_is_shown_whole_in_parts(calls):
     lines = [line for p in intrinsic for line in p.split("<<<TRACE", 1)[1].split("TRACE>>>", 1)[0].splitlines()
              if line.startswith("[3] ")]
     assert len(lines) > 2 and all(re.match(r"\[3\] \(\w+\) \(part \d+ of \d+\) ", line) for line in lines)
+    lines.sort(key=lambda line: int(re.search(r"\(part (\d+) of", line).group(1)))  # asked at once: any arrival order
     shown = " ".join(line.split(") ", 2)[2] for line in lines)
     assert all(re.search(f"{w}\\b", shown) for w in words) and shown.endswith("END-OF-PAGE")
     seen = judgments.filter(judgments["item_id"] == "miroeval_process.trace_seen")
