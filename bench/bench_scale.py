@@ -35,7 +35,8 @@ DEMO = ROOT / "dreval_assets" / "demo"
 REFERENCE_START = re.compile(r"^(#+\s*(references|sources|bibliography)\b|references:)", re.I)
 # a number of two or more digits that is not a citation marker, an anchor, a URL or a file name
 NUMBER = re.compile(r"(?<![\[\w/#.\-])(\d{2,})(?![\]\w])")
-CLI = "import sys; from dreval_assets.cli import main; sys.exit(main(sys.argv[1:]))"
+# the `dreval` command's own entry point (argv from sys.argv, as the installed script has it)
+CLI = "from dreval_assets.cli import console; console()"
 
 
 def shifted(text: str, offset: int) -> str:

@@ -187,3 +187,16 @@ def test_the_preflight_says_the_model_context_and_mode_it_found(ferry_home, monk
     preflight = next(r for r in llm.requests if r["messages"] == [{"role": "user", "content": PROMPT}])
     assert preflight["max_tokens"] == 16
     assert all(isinstance(r.get("max_tokens"), int) for r in llm.requests)  # every request is bounded
+
+
+def test_a_refused_preflight_leaves_no_judge_worker_behind(ferry_home, monkeypatch, capsys, llm):
+    import multiprocessing
+
+    openai_env(monkeypatch, llm.base_url)
+    monkeypatch.setenv("DREVAL_JUDGE_WORKER", "on")  # started before the check's request, so its imports overlap it
+    llm.fail_next(status(401))
+    before = set(multiprocessing.active_children())
+    assert main(["--home", str(ferry_home), "run"]) == 2
+    assert "refused the API key" in capsys.readouterr().err
+    assert set(multiprocessing.active_children()) - before == set()  # ended with the refusal
+    assert nothing_ran(ferry_home)

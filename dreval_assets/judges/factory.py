@@ -33,11 +33,17 @@ def check_judge(kind: str, store: Store | None = None, home: Path | None = None)
     from .preflight import check_judge_endpoint
 
     config = OpenAIJudgeConfig.from_env(home)
-    check_judge_endpoint(config, JudgeCallStore(store) if store else None)
-    if config.uses_worker:  # its worker process starts now, while the run is planned, not at the first batch
+    if config.uses_worker:  # its process starts first: its imports overlap the request, not the first batch
         from .openai_judge import OpenAIJudge
 
         OpenAIJudge(config)._endpoint()
+    try:
+        check_judge_endpoint(config, JudgeCallStore(store) if store else None)
+    except BaseException:
+        from .judge_loop import JUDGE_LOOP
+
+        JUDGE_LOOP.close_workers()  # nothing will run
+        raise
     window = discover(config.base_url, config.model, config.api_key)
     context = f"context {window.tokens} tokens ({window.source})" if window.tokens else f"context {window.source}"
     where = redact_url(config.base_url) if config.base_url else "the OpenAI API"

@@ -1,0 +1,48 @@
+"""The installed `dreval` command ends its process at once after `main` (cli.console): what it printed
+still arrives whole through a pipe, its exit status is main's, and the garbage collector runs at the
+command's threshold."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+
+from dreval_assets.cli import YOUNG_OBJECTS_BEFORE_GC
+
+
+def dreval_command() -> str:
+    found = shutil.which("dreval", path=str(Path(sys.executable).parent))
+    assert found, "the dreval console script is installed beside this Python"
+    return found
+
+
+def test_a_large_output_arrives_whole_through_a_pipe(tmp_path):
+    home = tmp_path / "home"
+    assert subprocess.run([dreval_command(), "--home", str(home), "init"], capture_output=True).returncode == 0
+    with duckdb.connect(str(home / "results.duckdb")) as con:  # what `dreval sql` reads
+        con.execute("CREATE TABLE numbers AS SELECT range AS n FROM range(30000)")
+    done = subprocess.run([dreval_command(), "--home", str(home), "sql", "--format", "csv",
+                           "SELECT n FROM numbers ORDER BY n"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "n" and lines[1:] == [str(n) for n in range(30000)]  # the last block was flushed
+
+
+def test_the_exit_status_and_the_error_line_are_mains(tmp_path):
+    done = subprocess.run([dreval_command(), "--home", str(tmp_path / "nowhere"), "sql", "SELECT 1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("dreval: error:")
+
+
+def test_console_sets_the_collectors_threshold_and_exits_with_mains_status():
+    probe = ("import gc, dreval_assets.cli as cli\n"
+             "cli.main = lambda: print(gc.get_threshold(), end='') or 3\n"
+             "cli.console()\n"
+             "print('never reached')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3
+    assert done.stdout == str((YOUNG_OBJECTS_BEFORE_GC, 10, 10))
