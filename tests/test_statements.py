@@ -2,6 +2,7 @@
 (our loopback server and its stand-in model) in chunks; only statements the report grounds are kept,
 always with their unit's citations."""
 import re
+import time
 import sys
 from pathlib import Path
 
@@ -113,7 +114,13 @@ def test_a_long_report_is_cut_into_chunks_and_every_unit_is_asked_once(llm, call
     judge = make_judge(llm, calls)
     batches = []
     judge_many = judge.judge_many
-    judge.judge_many = lambda requests: batches.append(len(requests)) or judge_many(requests)
+
+    def counted(requests):
+        requests = list(requests)  # a streaming judge is handed an iterator
+        batches.append(len(requests))
+        return judge_many(requests)
+
+    judge.judge_many = counted
     statements, summary = extract_statements(claims, judge, chunk_chars=1000)
     long_units = claims.filter(pl.col("system") == "sys-a")["claim_id"].to_list()
     expected_chunks = len(chunk_units([Unit(c, "sentence", t, "") for c, t in
@@ -305,3 +312,39 @@ def test_statement_text_keeps_words_only():
     assert statement_text("营收４００９亿元【2】（来源：https://a.example.cn/b）。") == "营收４００９亿元。"
     assert statement_text("The [2023] figure (in euros) held.") == "The [2023] figure (in euros) held."
 
+
+
+def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_parsed(llm, calls, monkeypatch):
+    from dreval_assets.core import report_parser
+    from dreval_assets.stages import parse as parse_stage
+    from dreval_assets.stages.parse import parse_with_statements, with_statements
+
+    reports = pl.DataFrame([{"system": f"s{i:02d}", "task": "t", "status": "ok", "detail": "",
+                             "text": REPORT.replace("41,200", f"{41_200 + i:,}")} for i in range(40)])
+    last = "41,239"
+    parse = report_parser.parse_report
+    asked_before_the_last: list[int] = []
+
+    def parse_slowly_at_the_end(text):
+        if last in text:  # the last report: parsed only once the judge has had earlier reports' chunks
+            deadline = time.monotonic() + 5
+            while llm.n_calls == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            asked_before_the_last.append(llm.n_calls)
+        return parse(text)
+
+    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse_slowly_at_the_end)
+    judge = make_judge(llm, calls, concurrency=4)
+    streamed = parse_with_statements(reports, judge, {("s39", "t")}, {"asset": "parsed_reports"}, [])
+    assert asked_before_the_last and asked_before_the_last[0] > 0
+    assert llm.n_calls == 39  # one chunk per report, but for the one whose statements a release ships
+
+    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse)
+    frames = parse_reports(reports)  # all parsed first, then asked (the answers now from the cache)
+    claims = frames["report_claims"].filter(pl.col("system") != "s39")
+    at_once = with_statements(frames, *extract_statements(claims, judge, {"asset": "parsed_reports"}))
+    assert llm.n_calls == 39
+    for name in ("parsed_reports", "report_claims"):
+        assert streamed[name].to_dicts() == at_once[name].to_dicts()  # same rows, same order
+    kept = streamed["parsed_reports"].filter(pl.col("system") == "s39").row(0, named=True)
+    assert kept["extraction"] == "sentences"

@@ -143,3 +143,33 @@ def test_miroeval_synthesis_prompts_as_published(llm):
     final = finalise(explained)
     assert final.weights == {"coverage": 0.4, "grounding": 0.6} and task_specific(final) == ["grounding"]
     assert [d.dynamic for d in final.dimensions] == [False, True]
+
+
+def test_a_benchmarks_task_artifacts_are_asked_at_once_and_come_out_as_one_after_another():
+    import threading
+    import time
+
+    class OverlapCounting(HeuristicJudge):
+        parallel_batches = True  # an endpoint's judge: independent batches may be asked together
+
+        def __init__(self):
+            super().__init__()
+            self.lock, self.active, self.peak = threading.Lock(), 0, 0
+
+        def judge_many(self, requests):
+            with self.lock:
+                self.active += 1
+                self.peak = max(self.peak, self.active)
+            time.sleep(0.2)  # an answer's latency: the other artifacts' batches start meanwhile
+            try:
+                return super().judge_many(requests)
+            finally:
+                with self.lock:
+                    self.active -= 1
+
+    tasks = tasks_table(benchmark="miroeval", query="How is desalination in the province doing?")
+    judge = OverlapCounting()
+    at_once = task_rubrics.generate_rubrics(tasks, {"t": {"brief.md": BRIEF}}, judge)
+    one_by_one = task_rubrics.generate_rubrics(tasks, {"t": {"brief.md": BRIEF}}, HeuristicJudge())
+    assert judge.peak >= 2
+    assert at_once.to_dicts() == one_by_one.to_dicts()  # same rows, same order

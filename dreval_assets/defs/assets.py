@@ -28,9 +28,8 @@ from ..benchmarks.judging import JudgmentContext
 from ..stages.judgments import judge_reports
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
-from ..stages.parse import (PARSER_VERSION, claims_outside, parse_reports, release_statement_keys,
-                            with_release_statements, with_statements)
-from ..stages.statements import extract_statements
+from ..stages.parse import (PARSER_VERSION, parse_reports, parse_with_statements, release_statement_keys,
+                            with_release_statements)
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.report_images import find_report_images, image_roots, judgment_figures
@@ -156,15 +155,14 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
     """Sections, references, figures, tables and claims from the deterministic parser; with
     `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences;
     a report whose release ships the benchmark's own statements has those, when its policy says so."""
-    frames = parse_reports(reports)
-    sentences = frames["report_claims"].height
     shipped = release_statement_keys(reports, dreval.policy_map())
     judge = None
     if dreval.extraction() == "llm":
-        judge = dreval.judge()
-        ours = claims_outside(frames["report_claims"], shipped)  # the release's statements are not re-extracted
-        frames = with_statements(frames, *extract_statements(ours, judge, {"asset": "parsed_reports"},
-                                                             partitions=_keys(context)))
+        judge = dreval.judge()  # the release's statements are not re-extracted
+        frames = parse_with_statements(reports, judge, shipped, {"asset": "parsed_reports"}, _keys(context))
+    else:
+        frames = parse_reports(reports)
+    sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
     frames = with_release_statements(frames, reports, shipped)
     record_partitions(context, "parsed_reports", frames, dreval.store(),
                       {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})})

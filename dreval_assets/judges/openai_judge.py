@@ -15,7 +15,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Any, Mapping, Sequence
+from itertools import chain, islice
+from typing import Any, Iterable, Mapping, Sequence
 
 import httpx
 import instructor
@@ -229,6 +230,7 @@ class _Batch:
 
 class OpenAIJudge:
     parallel_batches = True  # judge_many may be called from several threads at once (judges/parallel.py)
+    streams_requests = True  # judge_many takes an iterator, and sends what it has while the rest is made
 
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
@@ -240,26 +242,31 @@ class OpenAIJudge:
         self.embedding_model = config.embedding_model  # None: retrieval that would embed uses BM25, named so
 
     # -- public -----------------------------------------------------------------------
-    def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
+    def judge_many(self, requests: Iterable[JudgmentRequest]) -> list[Judgment]:
         """Prepared chunk by chunk on the calling thread, each chunk sent on the shared loop as soon as it
         is ready, so the first request leaves while the rest are prepared, and never more than about twice
         the concurrency prepared ahead of the answers (a run's prompts are not all held at once). Safe to
-        call from several threads at once: they share the endpoint's concurrency."""
-        if not requests:
+        call from several threads at once: they share the endpoint's concurrency.
+
+        `requests` may be an iterator (`streams_requests`): a caller that makes its requests as it reads
+        its input has the first ones answered while it reads the rest."""
+        pending = iter(requests)
+        first = list(islice(pending, PREPARE_CHUNK))
+        if not first:
             return []
         self.context_tokens()
         batch = _Batch(self, self._endpoint())
         session = self.calls.store.session() if self.calls else nullcontext()
         chunks: list[tuple[list[_Prepared], Any]] = []
-        METER.expect(len(requests))
         with session:
             interrupted = True
             try:
                 ahead = max(2, -(-2 * self.config.concurrency // PREPARE_CHUNK))
-                for start in range(0, len(requests), PREPARE_CHUNK):
+                for chunk in chain([first], iter(lambda: list(islice(pending, PREPARE_CHUNK)), [])):
+                    METER.expect(len(chunk))
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
                         chunks[-ahead][1].result()
-                    prepared = [self._prepare(r) for r in requests[start:start + PREPARE_CHUNK]]
+                    prepared = [self._prepare(r) for r in chunk]
                     hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
                     chunks.append((prepared, JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))))
                 outcomes = [(p, o) for prepared, future in chunks for p, o in zip(prepared, future.result())]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Iterator, Mapping
 
 import polars as pl
 
@@ -23,20 +23,36 @@ PARSER_VERSION = "parser-" + hashlib.sha256(
 
 
 def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    report_rows, claim_rows = [], []
-    for row in reports.iter_rows(named=True):
-        if row["status"] != "ok":
-            parsed = ParsedReport(warnings=[f"report not parsed: {row['status']} ({row['detail']})"])
-        else:
-            parsed = report_parser.parse_report(row["text"])
-        report_rows.append(_report_row(row["system"], row["task"], parsed))
-        claim_rows.extend(
-            {"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS),
-             "source_claim": claim.claim_id, "extraction": "sentences"}
-            for claim in parsed.claims
-        )
-    return {"parsed_reports": frame("parsed_reports", report_rows),
-            "report_claims": frame("report_claims", claim_rows)}
+    parsed = ParsedFrames()
+    for _ in parsed.each_report(reports):
+        pass
+    return parsed.frames()
+
+
+class ParsedFrames:
+    """The parser's rows, gathered report by report (`each_report`), so a caller can act on a report's
+    claims (ask for its statements) while the next reports are parsed; `frames` once all are read."""
+
+    def __init__(self) -> None:
+        self.report_rows: list[dict] = []
+        self.claim_rows: list[dict] = []
+
+    def each_report(self, reports: pl.DataFrame) -> Iterator[tuple[str, str, list[dict]]]:
+        """Parse each report in turn; yields (system, task, its claim rows) after adding them."""
+        for row in reports.iter_rows(named=True):
+            if row["status"] != "ok":
+                parsed = ParsedReport(warnings=[f"report not parsed: {row['status']} ({row['detail']})"])
+            else:
+                parsed = report_parser.parse_report(row["text"])
+            self.report_rows.append(_report_row(row["system"], row["task"], parsed))
+            claims = [{"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS),
+                       "source_claim": claim.claim_id, "extraction": "sentences"} for claim in parsed.claims]
+            self.claim_rows.extend(claims)
+            yield row["system"], row["task"], claims
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        return {"parsed_reports": frame("parsed_reports", self.report_rows),
+                "report_claims": frame("report_claims", self.claim_rows)}
 
 
 def citation_style(parsed: ParsedReport) -> str:
@@ -90,6 +106,22 @@ def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
                    "extraction_detail": found["detail"] or ""}
         rows.append(row)
     return {"parsed_reports": frame("parsed_reports", rows), "report_claims": claims}
+
+
+def parse_with_statements(reports: pl.DataFrame, judge, keep_sentences: set[tuple[str, str]],
+                          labels: Mapping[str, str], partitions: Iterable[tuple[str, str]]) -> dict[str, pl.DataFrame]:
+    """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`),
+    each report's statements asked for as soon as it is parsed; the reports in `keep_sentences` (a
+    release ships their statements) are parsed only."""
+    from .statements import extract_statements_of
+
+    parsed = ParsedFrames()
+    to_extract = (claims for system, task, claims in parsed.each_report(reports)
+                  if claims and (system, task) not in keep_sentences)
+    statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
+    for _ in to_extract:  # every report parsed, whatever the judge read
+        pass
+    return with_statements(parsed.frames(), statements, summary)
 
 
 RELEASE = "release"  # the policy value that chooses a release's own statements

@@ -3,7 +3,8 @@ each report's parsed units into atomic statements, and only those the report gro
 
 Every report's units (its claims, in claim id order) are cut into chunks (`core.statements.chunk_units`);
 one request per chunk, template `statement_extraction`, and all chunks of all reports go to the judge
-in one `judge_many` call, in a fixed order so the prompts and cache keys repeat across runs. A kept
+in one `judge_many` call, report by report as the parser reads them (a judge that streams has the first
+asked while the rest are read); each chunk's prompt, and so its cache key, depends on its report alone. A kept
 statement gets claim id `<unit>.s<k>` (k counts the unit's kept statements in the judge's order) and
 its unit's kind, section and citations: the parser's resolution, never the judge's. A chunk whose
 request failed keeps its units as they were (extraction `sentences`), so nothing is lost or invented.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 import polars as pl
 
@@ -67,34 +68,47 @@ def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, 
     """claims: report_claims rows, possibly of many reports. Returns (statements, summary): the grounded
     statements with the report_claims columns plus `source_claim` and `extraction`, and one summary row
     per report (also per (system, task) of `partitions` that has no claims, with zero counts)."""
-    rows_by_id, reports = _reports(claims)
+    by_report: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in claims.iter_rows(named=True):
+        by_report[(row["system"], row["task"])].append(row)
+    return extract_statements_of(iter([by_report[key] for key in sorted(by_report)]), judge, labels, chunk_chars,
+                                 partitions)
+
+
+def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: Mapping[str, str] | None = None,
+                          chunk_chars: int = 6000, partitions: Iterable[tuple[str, str]] = ()
+                          ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """As `extract_statements`, from each report's claim rows in turn (`reports` yields one report's rows
+    at a time, in any order). A judge that streams its requests has a report's chunks asked as soon as the
+    report is read (the parser's next reports are read meanwhile); the rows and the summary come out in
+    (system, task) order whatever the order read."""
     chunk_chars = min(chunk_chars, fitting_chunk_chars(context_of(judge)))
-    chunks = [_Chunk(system, task, chunk, _before(units, chunk))
-              for (system, task), units in reports.items() for chunk in chunk_units(units, chunk_chars)]
-    judgments = judge.judge_many([_request(chunk, labels or {}) for chunk in chunks]) if chunks else []
-    tallies = {key: _Tally(n_units=len(units)) for key, units in reports.items()}
+    rows_by_id: dict[tuple[str, str, str], dict] = {}
+    tallies: dict[tuple[str, str], _Tally] = {}
+    chunks: list[_Chunk] = []
+
+    def requests() -> Iterator[JudgmentRequest]:
+        for rows in reports:
+            rows = sorted(rows, key=lambda r: claim_order(r["claim_id"]))
+            system, task = rows[0]["system"], rows[0]["task"]
+            units = [Unit(r["claim_id"], r["kind"], r["text"] or "", r["section"] or "") for r in rows]
+            rows_by_id.update(((system, task, r["claim_id"]), r) for r in rows)
+            tallies[(system, task)] = _Tally(n_units=len(units))
+            for part in chunk_units(units, chunk_chars):
+                chunks.append(_Chunk(system, task, part, _before(units, part)))
+                yield _request(chunks[-1], labels or {})
+
+    made = requests()
+    judgments = judge.judge_many(made if getattr(judge, "streams_requests", False) else list(made))
     for key in partitions:
         tallies.setdefault(tuple(key), _Tally())
     statements = []
-    for chunk, judgment in zip(chunks, judgments, strict=True):
+    for chunk, judgment in sorted(zip(chunks, judgments, strict=True), key=lambda pair: (pair[0].system, pair[0].task)):
         tally = tallies[(chunk.system, chunk.task)]
         statements.extend(_chunk_rows(chunk, judgment, rows_by_id, tally))
     statements_frame = pl.DataFrame(statements, schema=STATEMENT_SCHEMA, orient="row")
-    summary = [_summary_row(system, task, tally) for (system, task), tally in tallies.items()]
+    summary = [_summary_row(system, task, tally) for (system, task), tally in sorted(tallies.items())]
     return statements_frame, pl.DataFrame(summary, schema=SUMMARY_SCHEMA, orient="row")
-
-
-def _reports(claims: pl.DataFrame) -> tuple[dict, dict[tuple[str, str], list[Unit]]]:
-    """The claim rows by (system, task, claim_id), and each report's units in claim id order."""
-    rows = sorted(claims.iter_rows(named=True),
-                  key=lambda r: (r["system"], r["task"], claim_order(r["claim_id"])))
-    reports: dict[tuple[str, str], list[Unit]] = defaultdict(list)
-    by_id = {}
-    for row in rows:
-        by_id[(row["system"], row["task"], row["claim_id"])] = row
-        reports[(row["system"], row["task"])].append(
-            Unit(row["claim_id"], row["kind"], row["text"] or "", row["section"] or ""))
-    return by_id, dict(reports)
 
 
 def _before(units: list[Unit], chunk: list[Unit]) -> Unit | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from typing import Mapping, Sequence
 
 import polars as pl
@@ -18,6 +19,7 @@ import polars as pl
 from ..benchmarks.judging import scored_under, task_artifacts
 from ..benchmarks.registry import BENCHMARKS, judge_for
 from ..judges.base import Judge
+from ..judges.parallel import each
 from .frames import frame
 
 LOADED = "loaded"
@@ -27,10 +29,13 @@ def generate_rubrics(tasks: pl.DataFrame, attachments: Mapping[str, Mapping[str,
                      extra_suites: Sequence[str] = (), labels: Mapping[str, str] | None = None) -> pl.DataFrame:
     """`attachments`: task -> attachment name -> its text (documents) or ImageInput (images)."""
     rows = _loaded(tasks)
+    makers = []  # each artifact of each benchmark, independent of the others: asked at once
     for benchmark in BENCHMARKS.values():
         wanted = [r for r in tasks.iter_rows(named=True) if scored_under(benchmark.name, r["benchmark"], extra_suites)]
-        for make in benchmark.task_artifacts:  # at the benchmark's judge temperature
-            rows.extend(make(wanted, attachments, judge_for(judge, benchmark.name), labels or {}))
+        makers.extend(partial(make, wanted, attachments, judge_for(judge, benchmark.name), labels or {})
+                      for make in benchmark.task_artifacts)  # at the benchmark's judge temperature
+    for made in each(judge, makers):
+        rows.extend(made)
     return frame("task_rubrics", rows)
 
 
