@@ -779,10 +779,15 @@ def unstated_values(statement: str, text: str) -> list[str]:
     whether a restatement of `text` invented a figure. A value may be rounded ("1.2 million" for
     "1,234,567") but not made more precise; a date needs the same year, month and day where the
     statement gives them; other values compare by value whatever their kind ("45%" = "45 percent")."""
-    found = _find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(text or "")))
-    missing = [value.text for value in _find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(statement or "")))
+    found = _stated_mentions(text or "")
+    missing = [value.text for value in _stated_mentions(statement or "")
                if not any(_restates(value, given) for given in found)]
     return list(dict.fromkeys(missing))
+
+
+@lru_cache(maxsize=4096)  # a unit's text is asked about once for each statement made of it
+def _stated_mentions(text: str) -> tuple[_Mention, ...]:
+    return tuple(_find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(text))))
 
 
 def _restates(value: _Mention, given: _Mention) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 from .citation_markers import tokenize_inline
@@ -82,9 +83,13 @@ def grounding_problem(statement: str, unit: Unit, previous: Unit | None) -> str:
     words = content_tokens(statement)
     if not words:
         return ""  # only figures, all of them the unit's (`says_nothing` catches the rest)
-    context = " ".join((unit.text, unit.section, previous.text if previous else ""))
-    known = set(content_tokens(context))
+    known = _known_words(" ".join((unit.text, unit.section, previous.text if previous else "")))
     covered = sum(word in known for word in words) / len(words)
     if covered < MIN_COVERAGE:
         return f"{covered:.0%} of its words are in {unit.claim_id} and its context (< {MIN_COVERAGE:.0%})"
     return ""
+
+
+@lru_cache(maxsize=4096)  # a unit's context is asked about once for each statement made of it
+def _known_words(context: str) -> frozenset[str]:
+    return frozenset(content_tokens(context))

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import queue
 import re
 import threading
@@ -570,6 +571,7 @@ def _worker_main(conn: Any, config: OpenAIJudgeConfig) -> None:
         return lambda p: judge._call(p, endpoint.client(), endpoint.semaphore, endpoint.limiter)
 
     serve(conn, make_call)
+    os._exit(0)  # nothing of the worker's is left to write: Python's shutdown would only delay the run's end
 
 
 @lru_cache(maxsize=None)
