@@ -11,7 +11,9 @@ import polars as pl
 from ..benchmarks.policies import policy_value
 from ..core import report_parser
 from ..core.models import ParsedReport
+from ..judges.base import Judge
 from .frames import frame
+from .statements import extract_statements_of
 
 _PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "chatter.py",
                    "models.py")
@@ -108,13 +110,11 @@ def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
     return {"parsed_reports": frame("parsed_reports", rows), "report_claims": claims}
 
 
-def parse_with_statements(reports: pl.DataFrame, judge, keep_sentences: set[tuple[str, str]],
+def parse_with_statements(reports: pl.DataFrame, judge: Judge, keep_sentences: set[tuple[str, str]],
                           labels: Mapping[str, str], partitions: Iterable[tuple[str, str]]) -> dict[str, pl.DataFrame]:
     """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`),
     each report's statements asked for as soon as it is parsed; the reports in `keep_sentences` (a
     release ships their statements) are parsed only."""
-    from .statements import extract_statements_of
-
     parsed = ParsedFrames()
     to_extract = (claims for system, task, claims in parsed.each_report(reports)
                   if claims and (system, task) not in keep_sentences)
