@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -104,11 +105,31 @@ def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, flo
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CLI, "--home", str(home), *argv], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = [0]
+    watcher = threading.Thread(target=_watch_peak, args=(child.pid, peak), daemon=True)
+    watcher.start()
     _, status, usage = os.wait4(child.pid, 0)
+    watcher.join()
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"dreval {' '.join(argv)} failed: {child.stderr.read().decode()[-3000:]}")
-    return time.perf_counter() - started, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - started, peak[0], usage.ru_utime + usage.ru_stime
+
+
+def _watch_peak(pid: int, peak: list[int]) -> None:
+    """The child's own peak RSS (VmHWM, KiB), read until it ends. Not wait4's ru_maxrss: Linux keeps in it
+    the RSS the child had before its exec, and a child of this process (which holds every request the
+    stand-in answered) starts as large as it."""
+    while True:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                found = next((line for line in status if line.startswith("VmHWM:")), None)
+        except OSError:
+            return
+        if found is None:  # a zombie: it has ended
+            return
+        peak[0] = max(peak[0], int(found.split()[1]))
+        time.sleep(0.05)
 
 
 def size_mb(path: Path) -> float:

@@ -4,7 +4,7 @@ DuckDB reuses the blocks of deleted rows but never gives them back, so a home wh
 rewritten (re-runs, a changed judge, a new system's leaderboard) keeps the size of its largest moment.
 After a command that published, the published copy (`COPY FROM DATABASE`: the same tables and views,
 written compactly) measures the live data; when the working file is more than `DREVAL_COMPACT_RATIO`
-(default 1.3; 0 turns it off) times that, it is rewritten the same way and renamed over itself, holding
+(default 1.15; 0 turns it off) times that, it is rewritten the same way and renamed over itself, holding
 the file's lock all along, so no other process writes to it meanwhile."""
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from .db import DatabaseLocked, Store, keep_private
 from .publish import published_path
 
 COMPACT_RATIO_ENV = "DREVAL_COMPACT_RATIO"
-DEFAULT_COMPACT_RATIO = 1.3
+# adding a system to a 100 x 10 home left the file 1.27x its data: at 1.3 never rewritten, +29 % a system
+DEFAULT_COMPACT_RATIO = 1.15
 
 
 def compact_ratio_setting() -> float:
