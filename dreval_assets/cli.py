@@ -7,8 +7,7 @@ import json
 import logging
 import os
 import sys
-import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -557,16 +556,11 @@ def _checked_judge(settings: Settings, store: Store) -> str:
 
 def _in_background(work, *args) -> Future:
     """`work(*args)` on a thread of its own; its result, or its exception, from `.result()`."""
-    done: Future = Future()
-
-    def run() -> None:
-        try:
-            done.set_result(work(*args))
-        except BaseException as exc:  # noqa: BLE001 - raised again by whoever waits for it
-            done.set_exception(exc)
-
-    threading.Thread(target=run, name="dreval-background", daemon=True).start()
-    return done
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreval-background")
+    try:
+        return pool.submit(work, *args)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with the work
 
 
 def cmd_verify(args, settings: Settings) -> int:
