@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import lru_cache
 from typing import Callable, Sequence
 
 NEAR_DUPLICATE_JACCARD = 0.85
@@ -55,8 +56,13 @@ def duplicate_groups(texts: Sequence[str], same: Callable[[int, int], bool] | No
     return group
 
 
-def _candidates(texts: Sequence[str]) -> list[tuple[int, int, float]]:
+def _candidates(texts: Sequence[str]) -> tuple[tuple[int, int, float], ...]:
     """(later i, earlier j, similarity) for pairs stating the same numbers; exact duplicates score 1."""
+    return _candidates_of(tuple(texts))
+
+
+@lru_cache(maxsize=16)  # a report's facts are paired three times: the ambiguous pairs, then the groups
+def _candidates_of(texts: tuple[str, ...]) -> tuple[tuple[int, int, float], ...]:
     words = [content_words(t) for t in texts]
     numbers = [_numbers(t) for t in texts]
     frequency: dict[str, int] = defaultdict(int)
@@ -81,7 +87,7 @@ def _candidates(texts: Sequence[str]) -> list[tuple[int, int, float]]:
                     found.append((i, j, score))
         for w in rare:
             index[w].append(i)
-    return found
+    return tuple(found)
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:

@@ -527,6 +527,11 @@ class _Page:
         return False
 
 
+@lru_cache(maxsize=64)  # a source is matched against each claim cited to it: its sentences are read once
+def _read_page(text: str) -> _Page:
+    return _Page(text)
+
+
 @lru_cache(maxsize=1024)
 def _entity_pattern(lower_entity: str) -> re.Pattern:
     words = r"\s+".join(re.escape(word) for word in lower_entity.split())
@@ -720,7 +725,7 @@ def match_claim(claim: str, page_text: str) -> EvidenceMatch:
     if not claim_tokens:
         return EvidenceMatch("unknown", 0.0, "", "Claim has no content words to look for.")
 
-    page = _Page(page_text)
+    page = _read_page(page_text)
     hits = _claim_words_per_sentence(page, frozenset(claim_tokens))
     claimed = _mentions_with_context(claim_text)
     weights = _claim_weights(hits, claim_tokens, len(claimed))

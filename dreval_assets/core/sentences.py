@@ -120,15 +120,23 @@ def strip_html_tags(text: str, block_break: str = " ") -> str:
     return _TAG_RE.sub(replace, text)
 
 
+_STRONG_RE = re.compile(r"(?<!\\)(?:\*\*|__|~~)")  # "\*" is an escaped, literal star
+_STAR_RE = re.compile(r"(?<![\w*\\])\*(?=\S)|(?<=[^\s\\])\*(?![\w*])")
+_UNDERSCORE_RE = re.compile(r"(?<![\w\\])_(?=\S)|(?<=[^\s\\])_(?!\w)")
+
+
 def strip_emphasis(text: str) -> str:
     """Remove Markdown emphasis markers but keep `2 * 3` and snake_case intact."""
-    text = re.sub(r"(?<!\\)(?:\*\*|__|~~)", "", text)  # "\*" is an escaped, literal star
-    text = re.sub(r"(?<![\w*\\])\*(?=\S)|(?<=[^\s\\])\*(?![\w*])", "", text)
-    return re.sub(r"(?<![\w\\])_(?=\S)|(?<=[^\s\\])_(?!\w)", "", text)
+    # each pattern only where its character occurs: their look-behinds are tried at every position
+    if "**" in text or "__" in text or "~~" in text:
+        text = _STRONG_RE.sub("", text)
+    if "*" in text:
+        text = _STAR_RE.sub("", text)
+    return _UNDERSCORE_RE.sub("", text) if "_" in text else text
 
 
 def unescape_markdown(text: str) -> str:
-    return _MARKDOWN_ESCAPE_RE.sub(r"\1", text)
+    return _MARKDOWN_ESCAPE_RE.sub(r"\1", text) if "\\" in text else text
 
 
 _EMPTIED_PARENTHESES_RE = re.compile(
@@ -136,16 +144,25 @@ _EMPTIED_PARENTHESES_RE = re.compile(
 )
 
 
+_SPACES_RE = re.compile(r"\s+")
+_SPACE_BEFORE_CLOSING_RE = re.compile(r"\s+([,.;:!?%)\]}。，；：！？、）])")
+_SPACE_AFTER_OPENING_RE = re.compile(r"([(\[{（])\s+")
+_REPEATED_COMMAS_RE = re.compile(r",(?:\s*,)+")
+_PUNCTUATION_BEFORE_STOP_RE = re.compile(r"[,;]+(?=[.!?。！？])")
+
+
 def tidy_whitespace(text: str) -> str:
     """Collapse whitespace and repair the gaps left where markers were removed."""
-    text = re.sub(r"\s+", " ", text).strip()
+    text = " ".join(text.split())
     # "(see [3])" or "(source: https://...)" emptied of their marker
-    text = _EMPTIED_PARENTHESES_RE.sub("", text)
-    text = re.sub(r"\s+([,.;:!?%)\]}。，；：！？、）])", r"\1", text)
-    text = re.sub(r"([(\[{（])\s+", r"\1", text)
-    text = re.sub(r",(?:\s*,)+", ",", text)  # "[1], [2], and" -> ", and"
-    text = re.sub(r"[,;]+(?=[.!?。！？])", "", text)
-    return re.sub(r"\s{2,}", " ", text).strip()
+    if "(" in text or "（" in text:
+        text = _EMPTIED_PARENTHESES_RE.sub("", text)
+    text = _SPACE_BEFORE_CLOSING_RE.sub(r"\1", text)
+    text = _SPACE_AFTER_OPENING_RE.sub(r"\1", text)
+    if "," in text or ";" in text:
+        text = _REPEATED_COMMAS_RE.sub(",", text)  # "[1], [2], and" -> ", and"
+        text = _PUNCTUATION_BEFORE_STOP_RE.sub("", text)
+    return " ".join(text.split())
 
 
 def clean_inline_text(text: str) -> str:
