@@ -113,21 +113,21 @@ def test_a_long_report_is_cut_into_chunks_and_every_unit_is_asked_once(llm, call
     claims = parsed_claims({("sys-a", "wlc.lowmarsh"): long_report, ("sys-b", "wlc.lowmarsh"): REPORT})
     judge = make_judge(llm, calls)
     batches = []
-    judge_many = judge.judge_many
+    judge_each = judge.judge_each
 
     def counted(requests):
         requests = list(requests)  # a streaming judge is handed an iterator
         batches.append(len(requests))
-        return judge_many(requests)
+        return judge_each(requests)
 
-    judge.judge_many = counted
+    judge.judge_each = counted
     statements, summary = extract_statements(claims, judge, chunk_chars=1000)
     long_units = claims.filter(pl.col("system") == "sys-a")["claim_id"].to_list()
     expected_chunks = len(chunk_units([Unit(c, "sentence", t, "") for c, t in
                                        claims.filter(pl.col("system") == "sys-a").select("claim_id", "text").rows()],
                                       1000))
     assert expected_chunks >= 4
-    assert batches == [expected_chunks + 1]  # every chunk of both reports in one judge_many call
+    assert batches == [expected_chunks + 1]  # every chunk of both reports in one call
     asked = [unit for request in llm.requests for unit in asked_units(request)]
     assert sorted(asked) == sorted(long_units + claims.filter(pl.col("system") == "sys-b")["claim_id"].to_list())
     assert len(asked) == len(set(asked)) + 5  # the two reports share ids c0001..c0005, each asked once per report
@@ -348,3 +348,41 @@ def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_p
         assert streamed[name].to_dicts() == at_once[name].to_dicts()  # same rows, same order
     kept = streamed["parsed_reports"].filter(pl.col("system") == "s39").row(0, named=True)
     assert kept["extraction"] == "sentences"
+
+
+
+def test_a_streaming_judges_first_answers_are_grounded_while_later_reports_are_read(llm, calls, monkeypatch):
+    from dreval_assets.core import report_parser
+    from dreval_assets.stages import parse as parse_stage, statements as statements_stage
+    from dreval_assets.stages.parse import parse_with_statements
+
+    n = 100  # one chunk per report: ~4 of the judge's preparation chunks
+    reports = pl.DataFrame([{"system": f"s{i:03d}", "task": "t", "status": "ok", "detail": "",
+                             "text": REPORT.replace("41,200", f"{41_200 + i:,}")} for i in range(n)])
+    parse, chunk_rows = report_parser.parse_report, statements_stage._chunk_rows
+    grounded: list[str] = []
+    grounded_before_the_last: list[int] = []
+
+    def parse_waiting_for_answers(text):
+        if f"{41_200 + 70:,}" in text:  # well into the third chunk: let the first one's answers come in
+            deadline = time.monotonic() + 5
+            while llm.n_calls < 40 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.2)
+        if f"{41_200 + n - 1:,}" in text:
+            grounded_before_the_last.append(len(grounded))
+        return parse(text)
+
+    def recorded_chunk_rows(chunk, *args):
+        grounded.append(chunk.system)
+        return chunk_rows(chunk, *args)
+
+    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse_waiting_for_answers)
+    monkeypatch.setattr(statements_stage, "_chunk_rows", recorded_chunk_rows)
+    frames = parse_with_statements(reports, make_judge(llm, calls, concurrency=4), set(), {"asset": "parsed_reports"}, [])
+    assert grounded_before_the_last and grounded_before_the_last[0] >= 32  # the first chunk, while reading on
+    assert grounded[:32] == [f"s{i:03d}" for i in range(32)]  # in the order asked
+    assert len(grounded) == n and llm.n_calls == n
+    claims = frames["report_claims"]
+    assert claims.get_column("system").to_list() == sorted(claims.get_column("system").to_list())
+    assert set(claims.get_column("extraction").to_list()) == {"llm"}

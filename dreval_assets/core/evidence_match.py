@@ -773,6 +773,7 @@ def _decide(score: float, comparison: _Comparison, missing_names: list[str]) -> 
 # ------------------------------------------------------------- for other readers
 
 
+@lru_cache(maxsize=4096)  # an extracted statement is read for its words twice (empty? grounded?)
 def content_tokens(text: str) -> tuple[str, ...]:
     """The content words of `text` as the matcher reads them (citation markers and URLs left out,
     full-width folded, Chinese as character pairs), unique, in order of appearance."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import chain, islice
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import httpx
 import instructor
@@ -251,10 +251,16 @@ class OpenAIJudge:
 
         `requests` may be an iterator (`streams_requests`): a caller that makes its requests as it reads
         its input has the first ones answered while it reads the rest."""
+        return list(self.judge_each(requests))
+
+    def judge_each(self, requests: Iterable[JudgmentRequest]) -> Iterator[Judgment]:
+        """As `judge_many`, one judgment at a time in the requests' order, each as soon as it and those
+        before it are answered: the caller works on the first answers while later ones are asked. The
+        batch's answers and ledger rows are in the database once the last judgment is taken."""
         pending = iter(requests)
         first = list(islice(pending, PREPARE_CHUNK))
         if not first:
-            return []
+            return
         self.context_tokens()
         batch = _Batch(self, self._endpoint())
         session = self.calls.store.session() if self.calls else nullcontext()
@@ -263,6 +269,7 @@ class OpenAIJudge:
             interrupted = True
             try:
                 ahead = max(2, -(-2 * self.config.concurrency // PREPARE_CHUNK))
+                taken = 0  # chunks whose judgments the caller has
                 for chunk in chain([first], iter(lambda: list(islice(pending, PREPARE_CHUNK)), [])):
                     METER.expect(len(chunk))
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
@@ -270,7 +277,11 @@ class OpenAIJudge:
                     prepared = [self._prepare(r) for r in chunk]
                     hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
                     chunks.append((prepared, JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))))
-                outcomes = [(p, o) for prepared, future in chunks for p, o in zip(prepared, future.result())]
+                    while taken < len(chunks) and chunks[taken][1].done():  # answered while these were prepared
+                        yield from self._judgments_of(*chunks[taken])
+                        taken += 1
+                for prepared, future in chunks[taken:]:
+                    yield from self._judgments_of(prepared, future)
                 interrupted = False
             finally:
                 if interrupted:
@@ -279,7 +290,9 @@ class OpenAIJudge:
                 JUDGE_LOOP.run(batch.close(interrupted))
                 if batch.writer is not None:
                     batch.writer.flush()  # this batch's answers and ledger rows are in the database
-        return [self._judgment(p, o) for p, o in outcomes]
+
+    def _judgments_of(self, prepared: list[_Prepared], future: Any) -> list[Judgment]:
+        return [self._judgment(p, o) for p, o in zip(prepared, future.result())]
 
     def _endpoint(self) -> Endpoint:
         """The clients and limits every judge of this endpoint shares in this process."""

@@ -3,8 +3,8 @@ each report's parsed units into atomic statements, and only those the report gro
 
 Every report's units (its claims, in claim id order) are cut into chunks (`core.statements.chunk_units`);
 one request per chunk, template `statement_extraction`, and all chunks of all reports go to the judge
-in one `judge_many` call, report by report as the parser reads them (a judge that streams has the first
-asked while the rest are read); each chunk's prompt, and so its cache key, depends on its report alone. A kept
+in one call, report by report as the parser reads them (a judge that streams has the first
+asked while the rest are read, and its answers grounded as they come); each chunk's prompt, and so its cache key, depends on its report alone. A kept
 statement gets claim id `<unit>.s<k>` (k counts the unit's kept statements in the judge's order) and
 its unit's kind, section and citations: the parser's resolution, never the judge's. A chunk whose
 request failed keeps its units as they were (extraction `sentences`), so nothing is lost or invented.
@@ -99,13 +99,18 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
                 yield _request(chunks[-1], labels or {})
 
     made = requests()
-    judgments = judge.judge_many(made if getattr(judge, "streams_requests", False) else list(made))
+    # a streaming judge's answers are grounded as they come, while later reports are read and asked
+    judgments = judge.judge_each(made) if getattr(judge, "streams_requests", False) else judge.judge_many(list(made))
+    grounded = []
+    for index, judgment in enumerate(judgments):
+        chunk = chunks[index]
+        rows = _chunk_rows(chunk, judgment, rows_by_id, tallies[(chunk.system, chunk.task)])
+        grounded.append((chunk.system, chunk.task, index, rows))
+    if len(grounded) != len(chunks):
+        raise RuntimeError(f"the judge answered {len(grounded)} of {len(chunks)} statement extraction requests")
     for key in partitions:
         tallies.setdefault(tuple(key), _Tally())
-    statements = []
-    for chunk, judgment in sorted(zip(chunks, judgments, strict=True), key=lambda pair: (pair[0].system, pair[0].task)):
-        tally = tallies[(chunk.system, chunk.task)]
-        statements.extend(_chunk_rows(chunk, judgment, rows_by_id, tally))
+    statements = [row for *_, rows in sorted(grounded, key=lambda item: item[:3]) for row in rows]
     statements_frame = pl.DataFrame(statements, schema=STATEMENT_SCHEMA, orient="row")
     summary = [_summary_row(system, task, tally) for (system, task), tally in sorted(tallies.items())]
     return statements_frame, pl.DataFrame(summary, schema=SUMMARY_SCHEMA, orient="row")
