@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 YOUNG_OBJECTS_BEFORE_GC = 20_000
+_COMMAND_PROCESS = False  # set by `console`: this process is the command's own, not a test's or a library user's
 
 
 def console() -> None:
@@ -98,7 +99,11 @@ def console() -> None:
 
     Python's cyclic garbage collector runs after every 700 new objects by default; a run makes millions
     that live for a request or a step, and each full pass walks them all (~3 s of a 10 x 10 run's main
-    thread, ~0.9 s at this threshold)."""
+    thread, ~0.9 s at this threshold). A run freezes the objects it has before its first Dagster run
+    (modules, definitions, instance): a full pass, which the leaderboard's plots set off, then walks only
+    what the runs made (0.34 s -> 0.06 s at 10 x 10)."""
+    global _COMMAND_PROCESS
+    _COMMAND_PROCESS = True
     gc.set_threshold(YOUNG_OBJECTS_BEFORE_GC, 10, 10)
     code = main()
     from .judges.judge_loop import JUDGE_LOOP
@@ -478,6 +483,8 @@ def cmd_run(args, settings: Settings) -> int:
     judged_before = METER.read()
     with running(settings.dagster_home):
         defs = build_definitions(replace(settings, refetch_failed=refetch))
+        if _COMMAND_PROCESS:  # what exists now lives as long as the process: full collections skip it
+            gc.freeze()
         with RunProgress() as progress:
             outcomes = execute(defs, instance, the_plan, store=store, progress=progress)
     prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded

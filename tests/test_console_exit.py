@@ -3,6 +3,7 @@ still arrives whole through a pipe, its exit status is main's, and the garbage c
 command's threshold."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,20 @@ def test_console_sets_the_collectors_threshold_and_exits_with_mains_status():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 3
     assert done.stdout == str((YOUNG_OBJECTS_BEFORE_GC, 10, 10))
+
+
+def test_the_command_freezes_what_it_has_before_its_runs_and_a_library_caller_does_not(tmp_path):
+    demo = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
+    home = tmp_path / "home"
+    probe = ("import gc, sys, dreval_assets.cli as cli, dreval_assets.defs.runner as runner\n"
+             "runner.execute = lambda *a, **k: print('frozen', gc.get_freeze_count(), flush=True) or []\n"
+             f"assert cli.main(['--home', {str(home)!r}, 'import', 'generic', {str(demo)!r}, "
+             "'--system', 'careful-scholar']) == 0\n"
+             f"assert cli.main(['--home', {str(home)!r}, 'run']) == 0\n"
+             f"sys.argv = ['dreval', '--home', {str(home)!r}, 'run']\n"
+             "cli.console()\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DREVAL_JUDGE": "heuristic"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    library, command = [int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("frozen")]
+    assert library == 0 and command > 100_000  # the imports, Dagster's among them
