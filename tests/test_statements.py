@@ -350,7 +350,6 @@ def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_p
     assert kept["extraction"] == "sentences"
 
 
-
 def test_a_streaming_judges_first_answers_are_grounded_while_later_reports_are_read(llm, calls, monkeypatch):
     from dreval_assets.core import report_parser
     from dreval_assets.stages import parse as parse_stage, statements as statements_stage

@@ -144,7 +144,6 @@ _EMPTIED_PARENTHESES_RE = re.compile(
 )
 
 
-_SPACES_RE = re.compile(r"\s+")
 _SPACE_BEFORE_CLOSING_RE = re.compile(r"\s+([,.;:!?%)\]}。，；：！？、）])")
 _SPACE_AFTER_OPENING_RE = re.compile(r"([(\[{（])\s+")
 _REPEATED_COMMAS_RE = re.compile(r",(?:\s*,)+")

@@ -3,10 +3,11 @@ each report's parsed units into atomic statements, and only those the report gro
 
 Every report's units (its claims, in claim id order) are cut into chunks (`core.statements.chunk_units`);
 one request per chunk, template `statement_extraction`, and all chunks of all reports go to the judge
-in one call, report by report as the parser reads them (a judge that streams has the first
-asked while the rest are read, and its answers grounded as they come); each chunk's prompt, and so its cache key, depends on its report alone. A kept
-statement gets claim id `<unit>.s<k>` (k counts the unit's kept statements in the judge's order) and
-its unit's kind, section and citations: the parser's resolution, never the judge's. A chunk whose
+in one call, report by report as the parser reads them (a judge that streams has the first asked while
+the rest are read, and its answers grounded as they come); each chunk's prompt, and so its cache key,
+depends on its report alone. A kept statement gets claim id `<unit>.s<k>` (k counts the unit's kept
+statements in the judge's order) and its unit's kind, section and citations: the parser's resolution,
+never the judge's. A chunk whose
 request failed keeps its units as they were (extraction `sentences`), so nothing is lost or invented.
 """
 from __future__ import annotations
