@@ -231,7 +231,7 @@ class _Batch:
 
 class OpenAIJudge:
     parallel_batches = True  # judge_many may be called from several threads at once (judges/parallel.py)
-    streams_requests = True  # judge_many takes an iterator, and sends what it has while the rest is made
+    streams_requests = True  # takes an iterator of requests, and has judge_each: answers handed back as they come
 
     def __init__(self, config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None):
         self.config = config
