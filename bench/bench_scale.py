@@ -15,6 +15,7 @@ more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -150,7 +151,6 @@ def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency:
     calls_before = llm.n_calls
     wall, rss_kib, cpu = dreval(home, env, "run", *argv)
     calls = llm.n_calls - calls_before
-    llm.requests.clear()  # the stand-in keeps every request; the bench needs only the count
     lower = calls * latency / concurrency
     return {"wall": wall, "cpu": cpu, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
             "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024,
@@ -183,7 +183,10 @@ def main() -> None:
         words = sum(len(p.read_text().split()) for p in (root / "systems").rglob("*.md")) / reports
         print(f"{args.tasks} tasks x {args.systems} systems = {reports} reports of ~{words:,.0f} words; "
               f"judge answers after {args.latency * 1000:.0f} ms", flush=True)
-        with LoopbackLLM(answer=dreval_answer, latency_s=args.latency) as llm:
+        # the stand-in answers on threads of this process: what the bench made so far is set aside, so the
+        # collections its answers' garbage sets off do not walk it while every handler thread waits
+        gc.freeze()
+        with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False) as llm:
             for concurrency in args.concurrency:
                 home = Path(tmp) / f"home-{concurrency}"
                 env = judge_env(llm, concurrency)

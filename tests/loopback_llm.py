@@ -392,7 +392,7 @@ class LoopbackLLM:
 
     def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
                  report_image_tokens: bool = True, context_tokens: int | None = None,
-                 embedding_models: frozenset[str] | None = None) -> None:
+                 embedding_models: frozenset[str] | None = None, keep_requests: bool = True) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
@@ -400,7 +400,11 @@ class LoopbackLLM:
         self.embeddings_in_flight = self.embeddings_peak = 0  # embedding requests being answered, at most
         self.latency_s = float(latency_s)
         self.report_image_tokens = report_image_tokens  # off: usage has no prompt_tokens_details
+        # off (a benchmark's thousands of calls): `requests` stays empty and only `n_calls` counts; what a
+        # stand-in holds its collector walks, and a full collection stalls every handler thread at once
+        self.keep_requests = keep_requests
         self.requests: list[dict] = []
+        self._n_requests = 0
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -461,14 +465,14 @@ class LoopbackLLM:
 
     @property
     def n_image_parts(self) -> int:
-        """Image parts received over all requests."""
+        """Image parts received over all kept requests (`keep_requests`)."""
         with self._lock:
             return sum(len(r["_images"]) for r in self.requests)
 
     @property
     def n_calls(self) -> int:
         with self._lock:
-            return len(self.requests)
+            return self._n_requests
 
     @property
     def prompt_tokens_total(self) -> int:
@@ -500,6 +504,12 @@ class LoopbackLLM:
             self._prompt_tokens += prompt
             self._completion_tokens += completion
 
+    def _record(self, request: dict) -> None:
+        """Under `_lock`: one more request counted (and kept, unless `keep_requests` is off)."""
+        self._n_requests += 1
+        if self.keep_requests:
+            self.requests.append(request)
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
@@ -509,7 +519,7 @@ class LoopbackLLM:
         near); recorded in `requests` with `_path`, faults consumed as for chat."""
         request["_path"], request["_images"] = "/v1/embeddings", []
         with self._lock:
-            self.requests.append(request)
+            self._record(request)
             fault = self._faults.popleft() if self._faults else None
             self.embeddings_in_flight += 1
             self.embeddings_peak = max(self.embeddings_peak, self.embeddings_in_flight)
@@ -547,8 +557,8 @@ class LoopbackLLM:
     def _respond(self, request: dict, delayed: list[float]) -> tuple[int, Any, dict, tuple[int, int] | None]:
         request["_images"] = _image_records(request)
         with self._lock:
-            self.requests.append(request)
-            n = len(self.requests)
+            self._record(request)
+            n = self._n_requests
             fault = self._faults.popleft() if self._faults else None
 
         if isinstance(fault, StatusFault):

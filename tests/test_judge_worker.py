@@ -3,10 +3,12 @@ ledger and failure buckets as when the run's process sends them, the concurrency
 interrupt that stops the worker's requests, and a worker that dies failing its batch with a clear error."""
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
 import time
+from dataclasses import dataclass
 
 import pytest
 
@@ -17,6 +19,7 @@ from test_openai_judge import claim_request, ledger, make_judge
 
 from dreval_assets.config import ConfigError
 from dreval_assets.judges.judge_loop import JUDGE_LOOP
+from dreval_assets.judges.judge_worker import JudgeWorker, serve
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 
 
@@ -112,3 +115,35 @@ def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
         judge.judge_many(_claims(40, offset=100))
     assert time.monotonic() - started < 10  # failed, not hung
     killer.join()
+
+
+
+@dataclass
+class _ProbeRequest:
+    variables: dict
+
+
+@dataclass
+class _ProbeCall:
+    """The shape `JudgeWorker.call` sends (it drops the request's variables)."""
+    request: _ProbeRequest
+
+
+async def _freeze_count(_prepared):
+    return gc.get_freeze_count()
+
+
+def _freeze_probe_main(conn, _config):
+    """A worker whose every call answers with how many objects its collector has set aside."""
+    serve(conn, lambda: _freeze_count)
+
+
+def test_the_worker_sets_aside_what_it_made_before_serving():
+    """Its modules and clients live as long as it: a full collection must not walk them for every
+    few answers' garbage (each one stalled every request in flight, ~0.2 s at 64)."""
+    worker = JudgeWorker(_freeze_probe_main, None)
+    try:
+        frozen = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
+    finally:
+        worker.close()
+    assert frozen > 10_000  # the imports alone are tens of thousands of objects

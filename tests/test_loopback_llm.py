@@ -360,3 +360,15 @@ def test_default_answer_and_lifecycle():
         httpx.post(f"{url}/chat/completions", json={"model": "m", "messages": []}, timeout=1.0)
     with pytest.raises(TypeError):
         server.fail_next("not a fault")
+
+
+def test_a_stand_in_that_keeps_no_requests_still_counts_and_answers_them():
+    with LoopbackLLM(answer=lambda request, schema: GOOD, keep_requests=False) as server:
+        for _ in range(3):
+            resp = httpx.post(f"{server.base_url}/chat/completions", json={"model": "m", "messages": MESSAGES,
+                                                                          "response_format": {"type": "json_object"}})
+            assert json.loads(resp.json()["choices"][0]["message"]["content"]) == GOOD
+        resp = httpx.post(f"{server.base_url}/embeddings", json={"model": "e", "input": ["a b"]})
+        assert resp.status_code == 200
+        assert server.n_calls == 4 and server.requests == []
+        assert server.prompt_tokens_total > 0  # usage is still counted
