@@ -38,7 +38,7 @@ REFERENCE_START = re.compile(r"^(#+\s*(references|sources|bibliography)\b|refere
 # a number of two or more digits that is not a citation marker, an anchor, a URL or a file name
 NUMBER = re.compile(r"(?<![\[\w/#.\-])(\d{2,})(?![\]\w])")
 # the `dreval` command's own entry point (argv from sys.argv, as the installed script has it)
-CLI = "from dreval_assets.cli import console; console()"
+CLI = "from dreval_assets.entry import console; console()"
 
 
 def shifted(text: str, offset: int) -> str:

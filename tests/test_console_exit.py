@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import duckdb
@@ -64,3 +65,18 @@ def test_the_command_freezes_what_it_has_before_its_runs_and_a_library_caller_do
     assert done.returncode == 0, done.stderr[-2000:]
     library, command = [int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("frozen")]
     assert library == 0 and command > 100_000  # the imports, Dagster's among them
+
+
+def test_the_console_script_loads_the_command_uncollected_then_collects_with_it_set_aside():
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["dreval"] == "dreval_assets.entry:console"
+    probe = ("import gc, sys\n"
+             "from dreval_assets import entry\n"
+             "seen = []\n"
+             "sys.addaudithook(lambda event, args: event == 'import' and args[0] == 'dreval_assets.cli'"
+             " and seen.append(gc.isenabled()))\n"
+             "command = entry.loaded_command()\n"
+             "print(seen, gc.isenabled(), gc.get_freeze_count() > 100_000, command.__module__)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[False]", "True", "True", "dreval_assets.cli"]
