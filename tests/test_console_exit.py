@@ -80,3 +80,12 @@ def test_the_console_script_loads_the_command_uncollected_then_collects_with_it_
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["[False]", "True", "True", "dreval_assets.cli"]
+
+
+def test_the_command_loads_without_the_openai_client():
+    """openai's types are ~0.4 s of import: a command that calls no endpoint (sql, view, status) must not
+    pay it; the judge and the embeddings import it when they call."""
+    probe = "import sys, dreval_assets.cli\nprint(sorted(m for m in ('openai', 'instructor') if m in sys.modules))\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -16,9 +16,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Mapping, Sequence
-
-import openai
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..core.backoff import retry_after_seconds, wait_before_retry
 from ..errors import redact
@@ -27,6 +25,9 @@ from .base import JudgeStats
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
+
+if TYPE_CHECKING:
+    import openai
 
 EMBEDDING_TEMPLATE = "embeddings"  # the template name of embedding rows in judge_cache and judge_ledger
 EMBEDDING_VERSION = "v1"  # their template hash: bump when what a cached vector means changes
@@ -76,6 +77,8 @@ async def _ask_all(config: OpenAIJudgeConfig, calls: JudgeCallStore | None, stat
                    batches: list[list[str]], keys: Mapping[str, str], found: Embeddings,
                    labels: Mapping[str, str]) -> None:
     """The batches under the chat judge's limits: its concurrency, rate limits and deadline."""
+    import openai  # here: every command imports this module (the WLC coverage metric), few embed
+
     client = openai.AsyncOpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
                                 timeout=config.timeout_s)
     limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute)
@@ -135,6 +138,8 @@ async def _attempts(client: openai.AsyncOpenAI, config: OpenAIJudgeConfig, batch
                     limiter: RateLimiter, outcome: dict) -> tuple[list, int, str, str]:
     """(vectors, prompt tokens, error, reason bucket): the chat judge's retry rules — a server's
     Retry-After is obeyed up to the backoff cap, a refused request is not asked again."""
+    import openai
+
     error = bucket = ""
     for attempt in range(1, config.max_attempts + 1):
         outcome["attempt"] = attempt
