@@ -186,22 +186,30 @@ def main() -> None:
         # the stand-in answers on threads of this process: what the bench made so far is set aside, so the
         # collections its answers' garbage sets off do not walk it while every handler thread waits
         gc.freeze()
-        with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False) as llm:
-            for concurrency in args.concurrency:
-                home = Path(tmp) / f"home-{concurrency}"
-                env = judge_env(llm, concurrency)
-                dreval(home, env, "import", "generic", str(root))
-                show(f"concurrency {concurrency}", measured_run(llm, home, env, concurrency, args.latency, reports))
-            if args.add_system:
-                before = size_mb(home / "dreval.duckdb")
-                dreval(home, env, "add-system", extra_name, "--reports", str(extra))
-                # the lower bound at the last concurrency measured
-                added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name)
-                show(f"add one system ({args.tasks} partitions)", added)
-                print(f"  DuckDB file grew {before:.1f} -> {added['duckdb_mb']:.1f} MB "
-                      f"({(added['duckdb_mb'] / before - 1) * 100:+.0f} %) for {100 / args.systems:.0f} % more data")
-                noop, *_ = dreval(home, env, "run")
-                print(f"no-op run: {noop:.2f} s", flush=True)
+        try:
+            measure(args, Path(tmp), root, reports, extra, extra_name)
+        finally:
+            gc.unfreeze()  # the interpreter's last collection frees them (duckdb's bindings check it does)
+
+
+def measure(args: argparse.Namespace, tmp: Path, root: Path, reports: int, extra: Path, extra_name: str) -> None:
+    """Each concurrency's run on a fresh home against one stand-in; then, if asked, one system more."""
+    with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False) as llm:
+        for concurrency in args.concurrency:
+            home = tmp / f"home-{concurrency}"
+            env = judge_env(llm, concurrency)
+            dreval(home, env, "import", "generic", str(root))
+            show(f"concurrency {concurrency}", measured_run(llm, home, env, concurrency, args.latency, reports))
+        if args.add_system:
+            before = size_mb(home / "dreval.duckdb")
+            dreval(home, env, "add-system", extra_name, "--reports", str(extra))
+            # the lower bound at the last concurrency measured
+            added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name)
+            show(f"add one system ({args.tasks} partitions)", added)
+            print(f"  DuckDB file grew {before:.1f} -> {added['duckdb_mb']:.1f} MB "
+                  f"({(added['duckdb_mb'] / before - 1) * 100:+.0f} %) for {100 / args.systems:.0f} % more data")
+            noop, *_ = dreval(home, env, "run")
+            print(f"no-op run: {noop:.2f} s", flush=True)
 
 
 if __name__ == "__main__":
