@@ -129,21 +129,25 @@ class _ProbeCall:
     request: _ProbeRequest
 
 
-async def _freeze_count(_prepared):
-    return gc.get_freeze_count()
+def _collector_probe_main(conn, _config):
+    """A worker whose every call answers with its collector's state: on while its modules loaded, on
+    while it serves, how many objects are set aside."""
+    on_while_loading = gc.isenabled()
+
+    async def state(_prepared):
+        return on_while_loading, gc.isenabled(), gc.get_freeze_count()
+
+    serve(conn, lambda: state)
 
 
-def _freeze_probe_main(conn, _config):
-    """A worker whose every call answers with how many objects its collector has set aside."""
-    serve(conn, lambda: _freeze_count)
-
-
-def test_the_worker_sets_aside_what_it_made_before_serving():
-    """Its modules and clients live as long as it: a full collection must not walk them for every
-    few answers' garbage (each one stalled every request in flight, ~0.2 s at 64)."""
-    worker = JudgeWorker(_freeze_probe_main, None)
+def test_the_worker_loads_uncollected_then_serves_with_what_it_made_set_aside():
+    """Its modules and clients live as long as it: passes over them while they load, and a full
+    collection walking them for every few answers' garbage (each stalled every request in flight,
+    ~0.2 s at 64), were the worker's own time, not the endpoint's."""
+    worker = JudgeWorker(_collector_probe_main, None)
     try:
-        frozen = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
+        loading, serving, frozen = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
     finally:
         worker.close()
+    assert (loading, serving) == (False, True)
     assert frozen > 10_000  # the imports alone are tens of thousands of objects
