@@ -117,7 +117,6 @@ def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
     killer.join()
 
 
-
 @dataclass
 class _ProbeRequest:
     variables: dict
@@ -130,8 +129,8 @@ class _ProbeCall:
 
 
 def _collector_probe_main(conn, _config):
-    """A worker whose every call answers with its collector's state: on while its modules loaded, on
-    while it serves, how many objects are set aside."""
+    """A worker whose every call answers with its collector's state: whether it ran while the worker's
+    modules loaded, whether it runs while the worker serves, and how many objects it sets aside."""
     on_while_loading = gc.isenabled()
 
     async def state(_prepared):
