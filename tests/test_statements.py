@@ -385,3 +385,21 @@ def test_a_streaming_judges_first_answers_are_grounded_while_later_reports_are_r
     claims = frames["report_claims"]
     assert claims.get_column("system").to_list() == sorted(claims.get_column("system").to_list())
     assert set(claims.get_column("extraction").to_list()) == {"llm"}
+
+
+class _MiscountingJudge:
+    """A judge that answers one request more or one fewer than it was asked (a bug of ours, never data)."""
+
+    def __init__(self, llm, calls, extra: int):
+        self.real, self.extra = make_judge(llm, calls), extra
+
+    def judge_many(self, requests):
+        judgments = self.real.judge_many(requests)
+        return judgments + judgments[:1] if self.extra > 0 else judgments[:-1]
+
+
+@pytest.mark.parametrize("extra, said", [(1, "more than the 1 "), (-1, "answered 0 of 1 ")])
+def test_a_judge_that_miscounts_its_answers_fails_the_extraction_plainly(llm, calls, extra, said):
+    claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT})
+    with pytest.raises(RuntimeError, match=said):
+        extract_statements(claims, _MiscountingJudge(llm, calls, extra), labels={"asset": "parsed_reports"})

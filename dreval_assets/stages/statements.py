@@ -104,6 +104,8 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
     judgments = judge.judge_each(made) if getattr(judge, "streams_requests", False) else judge.judge_many(list(made))
     grounded = []
     for index, judgment in enumerate(judgments):
+        if index >= len(chunks):  # a judgment for a request never made: the judge's bug, said plainly
+            raise RuntimeError(f"the judge answered more than the {len(chunks)} statement extraction requests")
         chunk = chunks[index]
         rows = _chunk_rows(chunk, judgment, rows_by_id, tallies[(chunk.system, chunk.task)])
         grounded.append((chunk.system, chunk.task, index, rows))
