@@ -34,6 +34,23 @@ Capacity grew from 200,000 cubic metres in 2019 to 250,000 cubic metres in 2023.
 """
 
 
+
+def test_the_measures_of_one_report_parse_it_once(monkeypatch):
+    """WQ, ADB and FLC read the same report in turn: one parse serves the three (and a changed text is
+    parsed again)."""
+    from dreval_assets.core import report_features
+
+    parsed: list[str] = []
+    real = report_features.parse_report
+    monkeypatch.setattr(report_features, "parse_report", lambda text: parsed.append(text) or real(text))
+    report_features._parsed.cache_clear()
+    text = STRUCTURED + "\nA sentence only this test writes.\n"
+    first = (writing_quality(text), analytical_depth(text), contradiction_candidates(text))
+    assert parsed == [text]
+    assert (writing_quality(text), analytical_depth(text), contradiction_candidates(text)) == first
+    assert writing_quality(text + " More.") and len(parsed) == 2
+    report_features._parsed.cache_clear()
+
 def test_measurements_separate_structured_from_flat_text():
     good, bad = writing_quality(STRUCTURED), writing_quality(FLAT)
     assert good["coherence"] > bad["coherence"] and good["consistency"] == 10.0 and bad["conciseness"] < 10

@@ -6,8 +6,10 @@ baseline that rewards structure and explicit reasoning, not a reading of the rep
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .dedup import duplicate_groups
+from .models import ParsedReport
 from .report_parser import parse_report
 
 _CAUSAL = re.compile(r"\b(because|therefore|thus|hence|as a result|due to|leads? to|led to|driven by|owing to|"
@@ -23,6 +25,12 @@ _WORD = re.compile(r"[^\W_]+")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
+@lru_cache(maxsize=16)
+def _parsed(report: str) -> ParsedReport:
+    """One parse for the measures of one report: WQ, ADB and FLC read the same text in turn (read only)."""
+    return parse_report(report)
+
+
 def _scale(value: float, low: float, high: float) -> float:
     """Linear map of value from [low, high] onto [1, 10], clipped."""
     if high == low:
@@ -36,7 +44,7 @@ def _per_100_sentences(pattern: re.Pattern, sentences: list[str]) -> float:
 
 def writing_quality(report: str) -> dict[str, float]:
     """TVIR WQ dimensions: coherence, clarity, conciseness, consistency."""
-    parsed = parse_report(report)
+    parsed = _parsed(report)
     sentences = parsed.sentences or [report]
     lengths = [len(_WORD.findall(s)) for s in sentences]
     mean_length = sum(lengths) / len(lengths)
@@ -54,7 +62,7 @@ def writing_quality(report: str) -> dict[str, float]:
 
 def analytical_depth(report: str) -> dict[str, float]:
     """TVIR ADB dimensions: causal, depth, critical, forward-looking, breadth."""
-    parsed = parse_report(report)
+    parsed = _parsed(report)
     sentences = parsed.sentences or [report]
     numbers = len(_NUMBER_WITH_UNIT.findall(report))
     distinct_terms = len({w.lower() for w in _WORD.findall(report) if len(w) > 6})
@@ -77,7 +85,7 @@ def contradiction_candidates(report: str) -> list[str]:
     """Pairs of sentences that give different numbers in the same unit about the same thing (at
     least four shared content words, the same years mentioned), e.g. two capacities of one plant in
     one year. Sentences with one number each only: a sentence comparing values is not a conflict."""
-    sentences = parse_report(report).sentences
+    sentences = _parsed(report).sentences
     facts = []
     for s in sentences:
         quantities = _NUMBER_WITH_UNIT.findall(s)
