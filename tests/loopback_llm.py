@@ -59,7 +59,7 @@ import math
 import socket
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Mapping, Union
@@ -365,6 +365,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(request, dict):
             self._send(400, _error_body(400, "request body must be a JSON object"))
             return
+        if self.server.llm.remember_answers and path in CHAT_PATHS:
+            request["_body"] = hashlib.sha1(body).digest()
         handle = self.server.llm._embed if path in EMBEDDING_PATHS else self.server.llm._handle
         code, payload, headers, usage = handle(request)
         # counted before the answer leaves (a client may read the totals as soon as it has it), taken
@@ -392,7 +394,8 @@ class LoopbackLLM:
 
     def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
                  report_image_tokens: bool = True, context_tokens: int | None = None,
-                 embedding_models: frozenset[str] | None = None, keep_requests: bool = True) -> None:
+                 embedding_models: frozenset[str] | None = None, keep_requests: bool = True,
+                 remember_answers: int = 0) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
@@ -403,6 +406,12 @@ class LoopbackLLM:
         # off (a benchmark's thousands of calls): `requests` stays empty and only `n_calls` counts; what a
         # stand-in holds its collector walks, and a full collection stalls every handler thread at once
         self.keep_requests = keep_requests
+        # a benchmark's stand-in: the answers to the last N distinct request bodies, so a repeated request
+        # (TVIR's judge runs ask the same prompts) costs no answering again: a real endpoint's work is
+        # not done on the cores of the run it answers
+        self.remember_answers = remember_answers
+        self._answers: OrderedDict[bytes, str] = OrderedDict()
+        self.answers_remembered = 0  # requests answered from memory
         self.requests: list[dict] = []
         self._n_requests = 0
         self._faults: deque[Fault] = deque()
@@ -510,6 +519,26 @@ class LoopbackLLM:
         if self.keep_requests:
             self.requests.append(request)
 
+    def _answer(self, request: dict, schema: dict | None, body: bytes | None) -> Any:
+        if body is None:
+            return self.answer(request, schema)
+        with self._lock:
+            if body in self._answers:
+                self._answers.move_to_end(body)
+                self.answers_remembered += 1
+                return json.loads(self._answers[body])
+        obj = self.answer(request, schema)
+        with self._lock:  # kept as text: thousands of answers are no work for the collector
+            self._answers[body] = json.dumps(obj)
+            if len(self._answers) > self.remember_answers:
+                self._answers.popitem(last=False)
+        return obj
+
+    def forget_answers(self) -> None:
+        """Start a measurement afresh: no answer remembered from an earlier one."""
+        with self._lock:
+            self._answers.clear()
+
     def _sleep(self, seconds: float) -> None:
         if seconds > 0:
             self._stopping.wait(seconds)
@@ -555,6 +584,7 @@ class LoopbackLLM:
         return answered
 
     def _respond(self, request: dict, delayed: list[float]) -> tuple[int, Any, dict, tuple[int, int] | None]:
+        body = request.pop("_body", None)  # the request body's digest, when answers are remembered
         request["_images"] = _image_records(request)
         with self._lock:
             self._record(request)
@@ -585,7 +615,7 @@ class LoopbackLLM:
                 obj = fault.obj
             else:
                 try:
-                    obj = self.answer(request, schema)
+                    obj = self._answer(request, schema, body)
                 except Exception as exc:  # surface answer-callable bugs as a 500, not a hang
                     msg = f"answer callable raised {type(exc).__name__}: {exc}"
                     return 500, _error_body(500, msg), {}, None

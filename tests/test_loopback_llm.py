@@ -372,3 +372,31 @@ def test_a_stand_in_that_keeps_no_requests_still_counts_and_answers_them():
         assert resp.status_code == 200
         assert server.n_calls == 4 and server.requests == []
         assert server.prompt_tokens_total > 0  # usage is still counted
+
+
+def test_a_stand_in_that_remembers_answers_answers_a_repeated_body_from_memory():
+    asked: list[str] = []
+
+    def answer(request, schema):
+        asked.append(request["messages"][-1]["content"])
+        return {"n": len(asked)}
+
+    def ask(server, text: str) -> dict:
+        resp = httpx.post(f"{server.base_url}/chat/completions", json={
+            "model": "m", "messages": [{"role": "user", "content": text}], "response_format": {"type": "json_object"}})
+        assert resp.status_code == 200
+        return json.loads(resp.json()["choices"][0]["message"]["content"])
+
+    with LoopbackLLM(answer=answer, remember_answers=2) as server:
+        first = ask(server, "a")
+        assert ask(server, "a") == first  # the same body: not answered again
+        assert ask(server, "b") == {"n": 2}
+        ask(server, "c")  # the third distinct body: "a" is forgotten
+        assert ask(server, "a") == {"n": 4}
+        assert asked == ["a", "b", "c", "a"]
+        assert server.answers_remembered == 1 and server.n_calls == 5  # each request still counts
+        assert all("_body" not in r for r in server.requests)  # the digest never reaches what a test reads
+    with LoopbackLLM(answer=answer) as server:  # off by default: every request is answered
+        ask(server, "z")
+        ask(server, "z")
+        assert asked[-2:] == ["z", "z"] and server.answers_remembered == 0
