@@ -528,8 +528,12 @@ class LoopbackLLM:
                 self.answers_remembered += 1
                 return json.loads(self._answers[body])
         obj = self.answer(request, schema)
-        with self._lock:  # kept as text: thousands of answers are no work for the collector
-            self._answers[body] = json.dumps(obj)
+        try:
+            text = json.dumps(obj)  # kept as text: thousands of answers are no work for the collector
+        except (TypeError, ValueError):
+            return obj  # not remembered: the caller says why it cannot be sent
+        with self._lock:
+            self._answers[body] = text
             if len(self._answers) > self.remember_answers:
                 self._answers.popitem(last=False)
         return obj

@@ -34,7 +34,6 @@ Capacity grew from 200,000 cubic metres in 2019 to 250,000 cubic metres in 2023.
 """
 
 
-
 def test_the_measures_of_one_report_parse_it_once(monkeypatch):
     """WQ, ADB and FLC read the same report in turn: one parse serves the three (and a changed text is
     parsed again)."""
