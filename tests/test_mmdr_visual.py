@@ -22,7 +22,7 @@ from dreval_assets.benchmarks.mmdr.vef_offline import measure_vef
 from dreval_assets.benchmarks.mmdr.visual_metrics import vef_passes
 from dreval_assets.benchmarks.suites import SUITES
 from dreval_assets.core.figure_text import figure_kind
-from dreval_assets.core.images import for_judge
+from dreval_assets.core.images import content_hash, for_judge
 from dreval_assets.judges.base import ImageInput
 from dreval_assets.judges.heuristic import HeuristicJudge
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
@@ -81,7 +81,7 @@ def figure(system, task, n, caption, context_text, kind="chart", data=None, reas
     image = None
     if data is not None:
         sent, mime = for_judge(data)
-        image = ImageInput(f"images/f{n}.png", f"hash{n}", mime, sent)
+        image = ImageInput(f"images/f{n}.png", content_hash(data), mime, sent)
     return FigureImage(system, task, n, f"images/f{n}.png", caption, "", (1,), context_text, kind,
                        "ok" if data is not None else "invalid", reason, image=image, invalid_bucket=bucket)
 

@@ -188,12 +188,14 @@ def image_quality(m: ImageMeasure) -> float:
             + 0.35 * min(1.0, m.sharpness / FULL_SHARPNESS) + 0.25 * min(1.0, m.contrast / FULL_CONTRAST))
 
 
-def background_share(data: bytes) -> float:
+def background_share(data: bytes, sha256: str | None = None) -> float:
     """Share of a small copy of the image covered by its commonest colour: drawn graphics (charts,
     diagrams, rendered tables) have a flat background (0.5-0.85 on the demo's), photos almost none
     (under 0.1). 0.0 for bytes that are not an image. Measured once per image content (TVIR asks at
-    every judge run, MOSAIC at every routing); a float per image is kept, never the image."""
-    key = content_hash(data)
+    every judge run, MOSAIC at every routing); a float per image is kept, never the image. `sha256`:
+    a content hash standing for these bytes when the caller has one (a judge's image carries its stored
+    image's, which its bytes are made from), so the bytes are not hashed again at every ask."""
+    key = sha256 or content_hash(data)
     share = _BACKGROUND_SHARES.get(key)
     if share is None:
         share = _BACKGROUND_SHARES[key] = _measured_background_share(data)

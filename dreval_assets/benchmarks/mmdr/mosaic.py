@@ -110,7 +110,7 @@ def measured_type(fig: FigureImage) -> tuple[str, str]:
     """The item's type from its image (see the module's doc), and how it was decided."""
     if fig.image is None:
         return route(fig.kind, fig.caption), f"rule cues (no usable image: kind {fig.kind})"
-    share = background_share(fig.image.data)
+    share = background_share(fig.image.data, fig.image.sha256)
     measured = f"measured: background share {share:.2f}"
     if share < FLAT_SHARE:
         return "PHOTO", f"{measured}, a photo"

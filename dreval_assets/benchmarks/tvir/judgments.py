@@ -17,6 +17,7 @@ sequence runs that many times, each run with its own caption revisions and its o
 many did. The offline judge answers every run alike, so it is asked once."""
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Any, Sequence
 
@@ -48,12 +49,13 @@ def judge_runs(ctx: JudgmentContext) -> int:
 def tvir_judgments(ctx: JudgmentContext) -> pl.DataFrame:
     """Every TVIR report judgment of these partitions (see the module doc)."""
     runs = judge_runs(ctx)
-    return frame("report_judgments", merge_runs(each(ctx.judge, [partial(_one_run, ctx, run)
-                                                                for run in range(1, runs + 1)])))
+    plans = report_plans(ctx)  # the figures' kinds measured once, before the runs ask at the same time
+    return frame("report_judgments", merge_runs(each(ctx.judge, [
+        partial(_one_run, ctx, [replace(plan, run=run, captions={}) for plan in plans], run)
+        for run in range(1, runs + 1)])))
 
 
-def _one_run(ctx: JudgmentContext, run: int) -> list[dict]:
-    plans = report_plans(ctx, run)
+def _one_run(ctx: JudgmentContext, plans: list[Plan], run: int) -> list[dict]:
     out = Rows(ctx.judge)
     if run == 1:  # measured, no judge: once
         for plan in plans:

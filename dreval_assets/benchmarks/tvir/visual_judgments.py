@@ -87,7 +87,8 @@ def tvir_kind(figure: FigureImage) -> FigureImage:
     image decides between photo and chart. Tables and diagrams keep their kind."""
     if figure.kind not in ("photo", "chart") or figure.image is None:
         return figure
-    return replace(figure, kind="chart" if background_share(figure.image.data) >= DRAWN_SHARE else "photo")
+    share = background_share(figure.image.data, figure.image.sha256)
+    return replace(figure, kind="chart" if share >= DRAWN_SHARE else "photo")
 
 
 class Rows:
