@@ -169,13 +169,14 @@ def answer_round(asked: Asked, judgments: Sequence[Judgment], out: Rows) -> None
         handlers[what](plan, figure, judgment, out)
 
 
-def report_plans(ctx: JudgmentContext, run: int = 1) -> list[Plan]:
-    """One plan per readable report scored under TVIR, with its figures (none for a text-only report)."""
+def report_plans(ctx: JudgmentContext) -> list[Plan]:
+    """One plan per readable report scored under TVIR, with its figures (none for a text-only report),
+    for the first judge run (a later run takes a copy with its own run number and captions)."""
     found = []
     for system, task, row, report in readable_reports(ctx, "tvir"):
         figures = [tvir_kind(f) for f in sorted(ctx.figures.get((system, task), ()), key=lambda f: f.figure)
                    if f.origin != "cited"]  # a cited image URL is a source, not one of the report's figures
-        found.append(Plan(system, task, row["query"] or "", report["text"] or "", figures, run=run))
+        found.append(Plan(system, task, row["query"] or "", report["text"] or "", figures))
     return found
 
 
