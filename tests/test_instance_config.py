@@ -9,7 +9,7 @@ from dagster._core.instance.ref import InstanceRef
 from dagster_postgres import DagsterPostgresStorage
 
 from dreval_assets.config import Settings
-from dreval_assets.defs.postgres import with_locked_driver
+from dreval_assets.defs.postgres_url import with_locked_driver
 from dreval_assets.defs.runner import POSTGRES_URL_ENV, demo_root, open_instance
 
 URL = "postgresql://dreval:secret@db.internal:5432/dagster"
@@ -63,3 +63,14 @@ def test_open_instance_writes_its_own_yaml_and_leaves_a_users_alone(home, monkey
     path.write_text("telemetry:\n  enabled: false\nrun_retries:\n  enabled: false\n")  # the user's own
     open_instance(Settings(home))
     assert "run_monitoring" not in path.read_text()
+
+
+def test_a_home_on_sqlite_runs_without_importing_dagster_postgres():
+    """dagster-postgres is ~0.3 s of every run's start; only an instance that names its storage loads it."""
+    import subprocess
+    import sys
+    probe = ("import sys\nfrom dreval_assets.defs import runner, definitions\n"
+             "print('dagster_postgres' in sys.modules, 'dreval_assets.defs.postgres' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False"]

@@ -22,7 +22,7 @@ import sqlalchemy
 from dagster import DagsterInstance, DagsterRunStatus
 
 from dreval_assets.cli import main
-from dreval_assets.defs.postgres import POSTGRES_URL_ENV
+from dreval_assets.defs.postgres_url import POSTGRES_URL_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 

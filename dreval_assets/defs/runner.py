@@ -27,7 +27,7 @@ from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
 from .jobs import job_steps, step_assets
 from .orphans import run_tags
-from .postgres import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
+from .postgres_url import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import add_missing_partitions, system_task_key
 from .registry_events import report_input_changes
 
