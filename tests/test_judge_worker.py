@@ -150,3 +150,46 @@ def test_the_worker_loads_uncollected_then_serves_with_what_it_made_set_aside():
         worker.close()
     assert (loading, serving) == (False, True)
     assert frozen > 10_000  # the imports alone are tens of thousands of objects
+
+
+def test_through_the_worker_the_runs_process_never_loads_the_client(llm, tmp_path):
+    """The check and every call go from the worker's process: the run's process prepares, caches and
+    records without importing openai or instructor (~0.5 s of a run's start beside Dagster's import)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = ("import sys\n"
+             "from test_openai_judge import claim_request\n"
+             "from dreval_assets.judges.factory import check_judge, make_judge\n"
+             "from dreval_assets.store.db import Store\n"
+             f"store = Store({str(tmp_path / 'calls.duckdb')!r}); store.ensure_schema()\n"
+             "print(check_judge('openai', store))\n"
+             "[j] = make_judge('openai', store).judge_many([claim_request('Average crossing time fell to 14 minutes.')])\n"
+             "print(j.answer is not None, store.query(\"SELECT string_agg(coalesce(asset, '-') || ':' || outcome, ',' "
+             "ORDER BY asset) FROM judge_ledger\").item())\n"
+             "print(sorted(m for m in ('openai', 'instructor') if m in sys.modules))\n")
+    env = {**os.environ, "DREVAL_JUDGE": "openai", "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "k",
+           "DREVAL_JUDGE_MODEL": "loopback-model", "DREVAL_JUDGE_WORKER": "on",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found, answered, loaded = done.stdout.strip().splitlines()
+    assert found.startswith("judge loopback-model at ")
+    assert answered == "True preflight:ok,-:ok"  # answered, and both calls in the ledger
+    assert loaded == "[]"
+    assert llm.n_calls == 2  # the check's request and the claim's, both from the worker
+
+
+def test_a_check_the_worker_cannot_answer_fails_the_check_saying_so(llm, calls):
+    from dreval_assets.judges.factory import _asked_by
+    from dreval_assets.judges.preflight import PreflightFailed
+
+    worker = JudgeWorker(_collector_probe_main, None)  # a worker with no check
+    try:
+        with pytest.raises(RuntimeError, match="this worker has no check"):
+            worker.check(30)
+    finally:
+        worker.close()
+    with pytest.raises(PreflightFailed, match="DREVAL_JUDGE_WORKER=off"):
+        _asked_by(worker, OpenAIJudgeConfig(model="m"))  # ended: said, not a hang

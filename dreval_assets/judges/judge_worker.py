@@ -17,6 +17,7 @@ import itertools
 import multiprocessing
 import signal
 import threading
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
@@ -32,23 +33,24 @@ class WorkerEnded(RuntimeError):
 class JudgeWorker:
     """The run's side: one worker process per endpoint, called from the shared judge loop."""
 
-    def __init__(self, main: Callable[[Any, Any], None], config: Any) -> None:
-        """`main(conn, config)`: the worker's body, a module-level function that calls `serve`."""
+    def __init__(self, main: Callable[[Any, Any], None] | str, config: Any) -> None:
+        """`main(conn, config)`: the worker's body, a module-level function that calls `serve`, or its
+        name ("module:function"), so the run's process need not import the worker's modules."""
         context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
         self._conn, child = context.Pipe()
         # named, not pickled: unpickling a function imports its module before any code of ours runs
-        where = f"{main.__module__}:{main.__qualname__}"
+        where = main if isinstance(main, str) else f"{main.__module__}:{main.__qualname__}"
         self._process = context.Process(target=_start, args=(where, child, config), name="dreval-judge-worker",
                                          daemon=True)
         self._process.start()
         child.close()
         self._ids = itertools.count()
-        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future]] = {}
+        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop | None, asyncio.Future | Future]] = {}
         self._send_lock = threading.Lock()
         threading.Thread(target=self._receive, name="dreval-judge-worker-reader", daemon=True).start()
 
     async def call(self, prepared: Any) -> Any:
-        """The outcome of one prepared request, as `OpenAIJudge._call` gives it."""
+        """The outcome of one prepared request, as `openai_calls.EndpointCalls.call` gives it."""
         loop = asyncio.get_running_loop()
         call_id = next(self._ids)
         future = loop.create_future()
@@ -63,6 +65,18 @@ class JudgeWorker:
             except WorkerEnded:
                 pass
             raise
+        finally:
+            self._waiting.pop(call_id, None)
+
+    def check(self, timeout_s: float) -> Any:
+        """What the worker's `check` returns (the judge check, asked from the worker's process so the run's
+        need not load the client); its error raised here, `WorkerEnded` if the worker is gone."""
+        call_id = next(self._ids)
+        future: Future = Future()
+        self._waiting[call_id] = (None, future)
+        try:
+            self._send(("check", call_id))
+            return future.result(timeout_s)
         finally:
             self._waiting.pop(call_id, None)
 
@@ -95,11 +109,19 @@ class JudgeWorker:
             except (EOFError, OSError):  # the worker died: every waiting call fails, so nothing hangs
                 error = WorkerEnded(ENDED)
                 for loop, future in list(self._waiting.values()):
-                    loop.call_soon_threadsafe(_settle, future, False, error)
+                    _settle_from(loop, future, False, error)
                 return
             waiting = self._waiting.get(call_id)
             if waiting is not None:
-                waiting[0].call_soon_threadsafe(_settle, waiting[1], ok, value)
+                _settle_from(*waiting, ok, value)
+
+
+def _settle_from(loop: asyncio.AbstractEventLoop | None, future: Any, ok: bool, value: Any) -> None:
+    """Settle an asyncio future on its loop, or a thread's future (loop None) here."""
+    if loop is not None:
+        loop.call_soon_threadsafe(_settle, future, ok, value)
+    else:
+        _settle(future, ok, value)
 
 
 def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
@@ -120,9 +142,11 @@ def _start(where: str, conn: Any, config: Any) -> None:
     main(conn, config)
 
 
-def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]]) -> None:
+def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
+          check: Callable[[], Any] | None = None) -> None:
     """The worker: requests read on this thread, each called by `make_call()`'s function (made once, on
-    the worker's event loop) and answered with its outcome."""
+    the worker's event loop) and answered with its outcome; a check message runs `check()` on a thread
+    of its own (its result or error is the answer)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     loop = JUDGE_LOOP.loop()
     call = asyncio.run_coroutine_threadsafe(_made(make_call), loop).result()
@@ -151,6 +175,14 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]]) -
     def start(call_id: int, prepared: Any) -> None:
         tasks[call_id] = loop.create_task(run(call_id, prepared))
 
+    def run_check(call_id: int) -> None:
+        try:
+            if check is None:
+                raise RuntimeError("this worker has no check")
+            reply(call_id, True, check())
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, never lost in the worker
+            reply(call_id, False, exc)
+
     def cancel(call_id: int) -> None:
         task = tasks.get(call_id)
         if task is not None:
@@ -163,6 +195,8 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]]) -
             return
         if message[0] == "call":
             loop.call_soon_threadsafe(start, message[1], message[2])
+        elif message[0] == "check":
+            threading.Thread(target=run_check, args=(message[1],), name="dreval-judge-check", daemon=True).start()
         elif message[0] == "cancel":
             loop.call_soon_threadsafe(cancel, message[1])
         elif message[0] == "stop":

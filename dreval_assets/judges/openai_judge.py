@@ -1,64 +1,47 @@
-"""A judge on any OpenAI-compatible endpoint: instructor for structured answers, our own retry
-layer (openai `max_retries=0`), a concurrency limit, a rate limiter, a call cache and a ledger."""
+"""A judge on any OpenAI-compatible endpoint, the run's side: requests prepared (rendered, fitted to the
+model's context, keyed), the call cache and the ledger, the concurrency limit shared by every judge of the
+endpoint. The calls themselves (instructor, our retry layer) are `openai_calls`, sent from the judge worker
+or, without one, from this process."""
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
-import logging
-import os
 import queue
-import re
 import threading
 import time
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import lru_cache
 from itertools import chain, islice
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-import httpx
-import instructor
-import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
-from instructor.v2.core.hooks import Hooks
 from pydantic import BaseModel, ValidationError
 
 from ..core.images import data_url
-from ..core.metrics import judge_limit
-from ..errors import first_line, redact
+from ..errors import redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget, model_schema
-from .base import FreeText, Judgment, JudgmentRequest, JudgeStats, Provenance
+from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
-from ..core.backoff import retry_after_seconds, wait_before_retry
 from .judge_loop import JUDGE_LOOP, Endpoint
-from .judge_worker import JudgeWorker, serve
+from .judge_worker import JudgeWorker
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
 from .prompts import load_template, render
 
-INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
-                    "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
 EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
 # An image's share of that estimate: about what a 1024-pixel image costs on common vision endpoints
 # (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
 ESTIMATED_IMAGE_TOKENS = 800
 CUT_NOTE_TOKENS = 30  # the note a text cut to fit the context ends with
 MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
-CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too many tokens", re.I)
-IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
-                            r"model|mmproj", re.I)
 SLOTS_PER_CLIENT = 8  # concurrent requests per HTTP client (connection pool) of an endpoint
 PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
-TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
-# instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
-# every outcome, so its lines would only repeat ours on the console.
-logging.getLogger("instructor").setLevel(logging.CRITICAL)
+WORKER_MAIN = "dreval_assets.judges.openai_calls:worker_main"  # named: naming it here imports nothing
 
 
 @dataclass
@@ -102,19 +85,6 @@ class _CallOutcome:
             return self.error
         trail = "requests: " + ", ".join(self.trail)
         return f"{self.error} [{trail}]" if self.error else trail
-
-
-class _RetryableError(Exception):
-    def __init__(self, message: str, wait_hint: float | None, timed_out: bool = False):
-        super().__init__(message)
-        self.wait_hint = wait_hint
-        self.timed_out = timed_out
-
-
-class _FinalError(Exception):
-    def __init__(self, message: str, na_reason: str):
-        super().__init__(message)
-        self.na_reason = na_reason
 
 
 class _RowWriter:
@@ -178,6 +148,10 @@ class _Batch:
         self.writer = JUDGE_LOOP.shared(("writer", str(calls.store.db_path)),
                                         lambda: _RowWriter(calls, judge.config.write_interval_s)) if calls else None
         self.in_flight: dict[str, asyncio.Task] = {}
+        if endpoint.worker is None:  # sent from this process, by this judge's settings
+            from .openai_calls import EndpointCalls
+
+            self.caller = EndpointCalls(judge.config)
 
     def write(self, item: CacheEntry | LedgerRow) -> None:
         if self.writer is not None:
@@ -213,7 +187,7 @@ class _Batch:
         if self.endpoint.worker is not None:
             outcome = await self.endpoint.worker.call(p)
         else:
-            outcome = await self.judge._call(p, self.endpoint.client(), self.endpoint.semaphore,
+            outcome = await self.caller.call(p, self.endpoint.client(), self.endpoint.semaphore,
                                              self.endpoint.limiter)
         if outcome.answer is not None:
             self.write(CacheEntry(
@@ -306,22 +280,10 @@ class OpenAIJudge:
         def make() -> Endpoint:
             if c.uses_worker:  # its process has the clients and the limits (these two stay unused)
                 return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None),
-                                worker=JudgeWorker(_worker_main, c))
-            # keep-alive for every slot (a connection closed after each answer would be opened again), in
-            # pools of about SLOTS_PER_CLIENT connections (see Endpoint)
-            n_clients = -(-c.concurrency // SLOTS_PER_CLIENT)
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=2 * SLOTS_PER_CLIENT)
-            tls = httpx.create_ssl_context()  # as each client would make its own (~25 ms each), made once
-            hooks = {"response": [_refuse_malformed]}
+                                worker=JudgeWorker(WORKER_MAIN, c))
+            from .openai_calls import endpoint_of  # openai and instructor: only where calls are sent
 
-            def client() -> Any:
-                plain = openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
-                                           timeout=c.timeout_s, http_client=httpx.AsyncClient(
-                                               verify=tls, limits=limits, event_hooks=hooks))
-                return instructor.from_openai(plain, mode=INSTRUCTOR_MODES[c.mode])
-
-            return Endpoint([client() for _ in range(n_clients)], asyncio.Semaphore(c.concurrency),
-                            RateLimiter(c.requests_per_minute, c.tokens_per_minute))
+            return endpoint_of(c)
 
         return JUDGE_LOOP.shared(key, make)
 
@@ -394,145 +356,6 @@ class OpenAIJudge:
             prepared.max_tokens = min(max_tokens, room)  # the answer may take what the prompt leaves
         return prepared
 
-    async def _call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
-        outcome = _CallOutcome(answer=None)
-        queued = time.perf_counter()
-        async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
-            started = time.perf_counter()
-            outcome.wait_s = started - queued
-            deadline = self.config.deadline_s
-            try:
-                async with asyncio.timeout(deadline):
-                    await self._attempts(p, patched, limiter, outcome, time.monotonic() + deadline)
-            except TimeoutError:
-                last = f"; last: {outcome.error}" if outcome.error else ""
-                outcome.answer, outcome.na_reason = None, "provider_failure"
-                outcome.error = f"deadline of {deadline:g} s exceeded after {outcome.attempts} attempt(s){last}"
-                if outcome.trail and outcome.trail[-1] == "sent":
-                    outcome.trail[-1] = "cut by the deadline"
-        outcome.latency_s = time.perf_counter() - started - outcome.rate_wait_s
-        outcome.wait_s += outcome.rate_wait_s
-        return outcome
-
-    async def _attempts(self, p: _Prepared, patched, limiter: RateLimiter, outcome: _CallOutcome,
-                        deadline_at: float) -> None:
-        """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
-        for attempt in range(1, self.config.max_attempts + 1):
-            outcome.attempts = attempt
-            outcome.rate_wait_s += await limiter.acquire(p.estimated_tokens)
-            try:
-                outcome.answer = await self._attempt(p, patched, outcome)
-                outcome.error = ""  # recovered: what went wrong on the way stays in the trail
-                break
-            except _RetryableError as exc:
-                outcome.error = self._redact(str(exc))
-                if exc.timed_out and outcome.trail.count("timeout") >= TIMEOUTS_TRIED:
-                    # a server slower than the timeout for this answer will be again: say what to change
-                    outcome.na_reason = "provider_failure"
-                    outcome.error = (f"timed out {TIMEOUTS_TRIED} times at {self.config.timeout_s:g} s "
-                                     f"(answers up to {p.max_tokens} tokens): raise DREVAL_JUDGE_TIMEOUT or "
-                                     f"lower DREVAL_JUDGE_MAX_TOKENS")
-                    break
-                if attempt == self.config.max_attempts:
-                    outcome.na_reason = "provider_failure"
-                    outcome.error = f"gave up after {attempt} attempts: {outcome.error}"
-                    break
-                wait = self._wait_before_retry(attempt, exc.wait_hint)
-                if wait is None:
-                    outcome.na_reason = "provider_failure"
-                    outcome.error = (f"server asked to wait {exc.wait_hint:.0f}s, more than the "
-                                     f"{self.config.backoff_cap_s:.0f}s cap: {outcome.error}")
-                    break
-                if time.monotonic() + wait >= deadline_at:
-                    raise TimeoutError  # waiting would only reach the deadline: give up now
-                await asyncio.sleep(wait)
-            except _FinalError as exc:
-                outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
-                break
-
-    async def _attempt(self, p: _Prepared, patched, outcome: _CallOutcome) -> BaseModel:
-        """One attempt of our retry layer: a request and instructor's re-asks after invalid answers.
-        Each request's outcome goes to `outcome.trail` (hooks fire per request)."""
-        hooks = Hooks()
-        first = len(outcome.trail)
-
-        def sent(*_: Any, **__: Any) -> None:
-            outcome.trail.append("sent")
-
-        def answered(response: Any) -> None:
-            _count_usage(outcome, getattr(response, "usage", None))
-            outcome.trail[-1] = "answered"
-
-        def invalid(*_: Any, **__: Any) -> None:
-            outcome.trail[-1] = "invalid answer"
-
-        def failed(error: Exception, *_: Any, **__: Any) -> None:
-            outcome.trail[-1] = _request_label(error)
-
-        hooks.on("completion:kwargs", sent)
-        hooks.on("completion:response", answered)
-        hooks.on("parse:error", invalid)
-        hooks.on("completion:error", failed)
-        params: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-        if self.config.seed is not None:
-            params["seed"] = self.config.seed
-        if p.request.response_model is FreeText:
-            return await self._free_text(p, patched.client, outcome, params)
-        try:
-            answer, _ = await patched.chat.completions.create_with_completion(
-                model=p.model, messages=p.messages, response_model=_wire_model(p.request.response_model),
-                max_retries=self.config.validation_retries, hooks=hooks, **params)
-            # a clean copy: instructor attaches the raw completion, which we neither need nor keep
-            clean = p.request.response_model.model_validate(answer.model_dump())
-            _mark_last(outcome, "ok")
-            return clean
-        except InstructorRetryException as exc:
-            last = exc.__cause__ or exc
-            if isinstance(last, openai.OpenAIError):  # the last request failed on the way: the provider's fault
-                raise _classify_api_error(last) from exc
-            invalid_answers = len(exc.failed_attempts or []) or 1
-            raise _FinalError(f"answer failed validation after {invalid_answers} attempt(s): "
-                              f"{_validation_summary(last)}", "pipeline_failure") from exc
-        except IncompleteOutputException as exc:  # our budget: asking again unchanged would cut it again
-            _mark_last(outcome, "cut off")
-            raise _FinalError(f"answer cut off at {p.max_tokens} tokens (DREVAL_JUDGE_MAX_TOKENS)",
-                              "pipeline_failure") from exc
-        except (ValidationError, json.JSONDecodeError) as exc:
-            _mark_last(outcome, "invalid answer")
-            raise _FinalError(f"answer failed validation: {_validation_summary(exc)}", "pipeline_failure") from exc
-        except openai.OpenAIError as exc:
-            raise _classify_api_error(exc) from exc
-        finally:
-            # every request after an attempt's first is a re-ask after an invalid answer
-            outcome.validation_retries += max(0, len(outcome.trail) - first - 1)
-
-    async def _free_text(self, p: _Prepared, client: openai.AsyncOpenAI, outcome: _CallOutcome,
-                         params: dict[str, Any]) -> FreeText:
-        """A plain chat completion: no schema, the answer is the message text."""
-        outcome.trail.append("sent")
-        try:
-            response = await client.chat.completions.create(model=p.model, messages=p.messages, **params)
-        except openai.OpenAIError as exc:
-            outcome.trail[-1] = _request_label(exc)
-            raise _classify_api_error(exc) from exc
-        outcome.trail[-1] = "answered"
-        _count_usage(outcome, getattr(response, "usage", None))
-        choice = response.choices[0] if response.choices else None
-        text = (choice.message.content or "") if choice else ""
-        # FreeText is a system writing its report: its own output cut off or empty is the system's
-        if choice is not None and choice.finish_reason == "length":
-            raise _FinalError(f"answer cut off at {p.max_tokens} tokens", "model_failure")
-        if not text.strip():
-            raise _FinalError("the endpoint answered with no text", "model_failure")
-        outcome.trail[-1] = "ok"
-        return FreeText(text=text)
-
-    def _wait_before_retry(self, attempt: int, hint: float | None) -> float | None:
-        return wait_before_retry(attempt, hint, self.config.backoff_base_s, self.config.backoff_cap_s)
-
-    def _redact(self, text: str) -> str:
-        return redact(text, self.config.api_key)
-
     def _cost(self, p: _Prepared, outcome: _CallOutcome) -> float | None:
         """At the price of the model asked (a vision model without a price is unpriced: NULL, not
         the text model's price)."""
@@ -564,7 +387,7 @@ class OpenAIJudge:
             outcome="cache_hit" if o.cache_hit
             else ("ok" if o.answer is not None else o.na_reason or "pipeline_failure"),
             attempts=o.attempts, validation_retries=o.validation_retries, tokens_in=o.tokens_in,
-            tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=self._redact(o.ledger_error()),
+            tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=redact(o.ledger_error(), self.config.api_key),
             image_bytes=image_bytes, image_tokens=o.image_tokens, wait_s=o.wait_s)
 
     def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
@@ -578,24 +401,6 @@ class OpenAIJudge:
                         error=o.error)
 
 
-def _worker_main(conn: Any, config: OpenAIJudgeConfig) -> None:
-    """A judge worker process's body (judges/judge_worker.py): this endpoint's calls, sent from here."""
-    def make_call():
-        judge = OpenAIJudge(replace(config, worker="off"), None)  # the worker calls the endpoint itself
-        endpoint = judge._endpoint()
-        return lambda p: judge._call(p, endpoint.client(), endpoint.semaphore, endpoint.limiter)
-
-    serve(conn, make_call)
-    os._exit(0)  # nothing of the worker's is left to write: Python's shutdown would only delay the run's end
-
-
-@lru_cache(maxsize=None)
-def _wire_model(response_model: type[BaseModel]) -> type[BaseModel]:
-    """The response model as instructor sends it, made once per model: handed a plain model, instructor
-    builds this subclass and its function schema again for every request (a third of the loop's CPU)."""
-    return instructor.openai_schema(response_model)
-
-
 def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:
     """The prompt as one user message; a visual request's content is a list: the text, then each
     image as a base64 data URL, in order."""
@@ -605,15 +410,6 @@ def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:
     for image in request.images:
         parts.append({"type": "image_url", "image_url": {"url": data_url(image.data, image.mime)}})
     return {"role": "user", "content": parts}
-
-
-def _count_usage(outcome: _CallOutcome, usage: Any) -> None:
-    """Add one response's token counts; image tokens only when the endpoint reports them."""
-    outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
-    outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
-    image_tokens = getattr(getattr(usage, "prompt_tokens_details", None), "image_tokens", None)
-    if isinstance(image_tokens, int):
-        outcome.image_tokens = (outcome.image_tokens or 0) + image_tokens
 
 
 def _image_bytes_sent(p: _Prepared, o: _CallOutcome) -> int:
@@ -628,73 +424,3 @@ def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:
         return _CallOutcome(p.request.response_model.model_validate_json(answer_json), cache_hit=True)
     except ValidationError as exc:  # the response model changed under the same key: treat as absent
         return _CallOutcome(None, na_reason="pipeline_failure", error=f"cached answer no longer valid: {exc}")
-
-
-class MalformedAnswer(openai.APIError):
-    """An HTTP 200 whose body is no chat completion (an HTML page, no choices): the provider's, retried."""
-
-
-async def _refuse_malformed(response: httpx.Response) -> None:
-    """A chat completion answered 200 must be JSON with choices; a proxy's HTML page or an empty
-    `choices` is the provider's failure, never an invalid answer of the model."""
-    if response.status_code != 200 or not response.request.url.path.endswith("/chat/completions"):
-        return
-    await response.aread()
-    try:
-        body = response.json()
-    except ValueError:
-        raise MalformedAnswer(f"the endpoint answered 200 with a body that is not JSON: "
-                              f"{' '.join(response.text[:120].split())!r}", response.request, body=None) from None
-    if not isinstance(body, dict) or not body.get("choices"):
-        raise MalformedAnswer("the endpoint answered 200 with no choices", response.request, body=body)
-
-
-def _classify_api_error(exc: BaseException) -> Exception:
-    malformed = next((e for e in (exc, exc.__cause__) if isinstance(e, MalformedAnswer)), None)
-    if malformed is not None:  # raised in the HTTP client's hook, so openai may wrap it as a connection error
-        return _RetryableError(first_line(malformed, MESSAGE_CHARS), None)
-    message = first_line(exc, MESSAGE_CHARS)
-    if isinstance(exc, openai.RateLimitError):
-        return _RetryableError(f"429 rate limited: {message}", retry_after_seconds(exc.response.headers))
-    if isinstance(exc, (openai.APITimeoutError, openai.APIConnectionError)):
-        return _RetryableError(f"{type(exc).__name__}: {message}", None, isinstance(exc, openai.APITimeoutError))
-    if isinstance(exc, openai.APIStatusError):
-        if IMAGES_REFUSED.search(message):  # a text-only model shown an image: our judge's limit, final
-            return _FinalError(judge_limit(f"the judge model does not accept images ({exc.status_code}: {message})"),
-                               "pipeline_failure")
-        if exc.status_code == 400 and CONTEXT_ERROR.search(message):  # our prompt, not the provider's fault
-            return _FinalError(f"prompt exceeds the model's context (set DREVAL_JUDGE_CONTEXT): {message}",
-                               "pipeline_failure")
-        if exc.status_code >= 500:
-            return _RetryableError(f"{exc.status_code} server error: {message}",
-                                   retry_after_seconds(exc.response.headers))
-        return _FinalError(f"{exc.status_code} {type(exc).__name__}: {message}", "provider_failure")
-    return _FinalError(f"{type(exc).__name__}: {message}", "provider_failure")
-
-
-def _mark_last(outcome: _CallOutcome, label: str) -> None:
-    if outcome.trail:
-        outcome.trail[-1] = label
-
-
-def _request_label(exc: BaseException) -> str:
-    """What one HTTP request got, in a word or two, for the ledger's trail."""
-    if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
-    if isinstance(exc, openai.APITimeoutError):
-        return "timeout"
-    if isinstance(exc, openai.APIConnectionError):
-        return "connection error"
-    return type(exc).__name__
-
-
-def _validation_summary(exc: BaseException) -> str:
-    """The first problem of an invalid answer, in one line (`field: message`, not pydantic's banner)."""
-    if isinstance(exc, ValidationError) and exc.errors():
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"]) or "answer"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        return f"{where}: {error['msg']}{more}"
-    return first_line(exc, MESSAGE_CHARS)
-
-

@@ -10,9 +10,8 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import datetime, timezone
+from typing import Callable
 from urllib.parse import urlsplit
-
-import openai
 
 from ..errors import first_line, redact, redact_url
 from ..store.judge_calls import JudgeCallStore, LedgerRow
@@ -29,10 +28,26 @@ class PreflightFailed(Exception):
     """The endpoint cannot serve the run; the message is one line that says what to fix."""
 
 
+Asked = tuple[tuple[int, int], int, float, "str | None"]  # tokens (in, out), attempts, seconds, problem
+
+
 def check_judge_endpoint(config: OpenAIJudgeConfig, calls: JudgeCallStore | None = None,
-                         sleep=time.sleep) -> None:
+                         sleep=time.sleep, ask: Callable[[], Asked] | None = None) -> None:
     """Raise PreflightFailed unless one chat completion with the judge's settings succeeds (a 429
-    passes: the key and model work, the run's retry layer waits)."""
+    passes: the key and model work, the run's retry layer waits). `ask`: where the request is sent
+    from (the judge worker's process); by default from here."""
+    _check_base_url(config.base_url)
+    tokens, attempt, latency_s, problem = ask() if ask is not None else ask_endpoint(config, sleep)
+    if calls is not None:
+        _record(calls, config, tokens, attempt, latency_s, problem)
+    if problem:
+        raise PreflightFailed(redact(problem, config.api_key))
+
+
+def ask_endpoint(config: OpenAIJudgeConfig, sleep=time.sleep) -> Asked:
+    """The check's one request (retried on 5xx and timeouts): what it cost and, if it failed, why."""
+    import openai  # here: a run whose calls go through the judge worker asks from the worker's process
+
     where = _check_base_url(config.base_url)
     client = openai.OpenAI(base_url=config.base_url, api_key=config.api_key or "unset", max_retries=0,
                            timeout=min(config.timeout_s, TIMEOUT_S))
@@ -60,10 +75,7 @@ def check_judge_endpoint(config: OpenAIJudgeConfig, calls: JudgeCallStore | None
                 break
     finally:
         client.close()
-    if calls is not None:
-        _record(calls, config, tokens, attempt, time.perf_counter() - started, problem)
-    if problem:
-        raise PreflightFailed(redact(problem, config.api_key))
+    return tokens, attempt, time.perf_counter() - started, problem
 
 
 def _check_base_url(base_url: str | None) -> str:
@@ -78,6 +90,8 @@ def _check_base_url(base_url: str | None) -> str:
 
 def _explain(exc: Exception, config: OpenAIJudgeConfig, where: str) -> str:
     """One line: what the endpoint said and which setting to check."""
+    import openai
+
     head = f"the judge endpoint {where} (model {config.model!r})"
     if isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
         return f"{head} refused the API key (HTTP {exc.status_code}: {_message(exc)}); check OPENAI_API_KEY"
@@ -93,7 +107,7 @@ def _explain(exc: Exception, config: OpenAIJudgeConfig, where: str) -> str:
     return f"{head} failed: {type(exc).__name__}: {first_line(exc)}"
 
 
-def _message(exc: openai.APIStatusError) -> str:
+def _message(exc) -> str:
     body = exc.body if isinstance(exc.body, dict) else {}
     error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
     return first_line(error.get("message") or exc.message or "")[:200]
