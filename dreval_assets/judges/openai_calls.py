@@ -30,7 +30,7 @@ from .judge_loop import Endpoint
 from .judge_worker import serve
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
-from .openai_judge import MESSAGE_CHARS, SLOTS_PER_CLIENT, _CallOutcome, _Prepared
+from .judge_call import MESSAGE_CHARS, SLOTS_PER_CLIENT, CallOutcome, PreparedCall
 from .preflight import ask_endpoint
 
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
@@ -65,8 +65,8 @@ class EndpointCalls:
     def __init__(self, config: OpenAIJudgeConfig) -> None:
         self.config = config
 
-    async def call(self, p: _Prepared, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> _CallOutcome:
-        outcome = _CallOutcome(answer=None)
+    async def call(self, p: PreparedCall, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> CallOutcome:
+        outcome = CallOutcome(answer=None)
         queued = time.perf_counter()
         async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
             started = time.perf_counter()
@@ -85,7 +85,7 @@ class EndpointCalls:
         outcome.wait_s += outcome.rate_wait_s
         return outcome
 
-    async def _attempts(self, p: _Prepared, patched, limiter: RateLimiter, outcome: _CallOutcome,
+    async def _attempts(self, p: PreparedCall, patched, limiter: RateLimiter, outcome: CallOutcome,
                         deadline_at: float) -> None:
         """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
         for attempt in range(1, self.config.max_attempts + 1):
@@ -121,7 +121,7 @@ class EndpointCalls:
                 outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
                 break
 
-    async def _attempt(self, p: _Prepared, patched, outcome: _CallOutcome) -> BaseModel:
+    async def _attempt(self, p: PreparedCall, patched, outcome: CallOutcome) -> BaseModel:
         """One attempt of our retry layer: a request and instructor's re-asks after invalid answers.
         Each request's outcome goes to `outcome.trail` (hooks fire per request)."""
         hooks = Hooks()
@@ -177,7 +177,7 @@ class EndpointCalls:
             # every request after an attempt's first is a re-ask after an invalid answer
             outcome.validation_retries += max(0, len(outcome.trail) - first - 1)
 
-    async def _free_text(self, p: _Prepared, client: openai.AsyncOpenAI, outcome: _CallOutcome,
+    async def _free_text(self, p: PreparedCall, client: openai.AsyncOpenAI, outcome: CallOutcome,
                          params: dict[str, Any]) -> FreeText:
         """A plain chat completion: no schema, the answer is the message text."""
         outcome.trail.append("sent")
@@ -244,7 +244,7 @@ def _wire_model(response_model: type[BaseModel]) -> type[BaseModel]:
     return instructor.openai_schema(response_model)
 
 
-def _count_usage(outcome: _CallOutcome, usage: Any) -> None:
+def _count_usage(outcome: CallOutcome, usage: Any) -> None:
     """Add one response's token counts; image tokens only when the endpoint reports them."""
     outcome.tokens_in += getattr(usage, "prompt_tokens", 0) or 0
     outcome.tokens_out += getattr(usage, "completion_tokens", 0) or 0
@@ -295,7 +295,7 @@ def _classify_api_error(exc: BaseException) -> Exception:
     return _FinalError(f"{type(exc).__name__}: {message}", "provider_failure")
 
 
-def _mark_last(outcome: _CallOutcome, label: str) -> None:
+def _mark_last(outcome: CallOutcome, label: str) -> None:
     if outcome.trail:
         outcome.trail[-1] = label
 

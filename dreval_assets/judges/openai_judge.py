@@ -12,12 +12,12 @@ import threading
 import time
 import uuid
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from itertools import chain, islice
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..core.images import data_url
 from ..errors import redact
@@ -26,6 +26,7 @@ from .answer_budget import FLOOR, answer_budget, model_schema
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
+from .judge_call import CallOutcome, PreparedCall
 from .judge_loop import JUDGE_LOOP, Endpoint
 from .judge_worker import JudgeWorker
 from .limits import RateLimiter
@@ -33,58 +34,9 @@ from .meter import METER
 from .openai_config import OpenAIJudgeConfig
 from .prompts import load_template, render
 
-EXPECTED_ANSWER_TOKENS = 400  # for the tokens-per-minute estimate before a call
-# An image's share of that estimate: about what a 1024-pixel image costs on common vision endpoints
-# (the endpoint's own count, when it reports one, goes to the ledger's image_tokens).
-ESTIMATED_IMAGE_TOKENS = 800
 CUT_NOTE_TOKENS = 30  # the note a text cut to fit the context ends with
-MESSAGE_CHARS = 500  # an error message kept in a row or the ledger: its first line, cut here
-SLOTS_PER_CLIENT = 8  # concurrent requests per HTTP client (connection pool) of an endpoint
 PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
 WORKER_MAIN = "dreval_assets.judges.openai_calls:worker_main"  # named: naming it here imports nothing
-
-
-@dataclass
-class _Prepared:
-    request: JudgmentRequest
-    messages: list[dict[str, Any]]
-    template_hash: str
-    cache_key: str
-    prompt_chars: int
-    model: str  # the model asked: the vision model for a visual request when one is set
-    max_tokens: int  # the answer's budget: a longer answer is cut off, and N/A
-    temperature: float  # as sent: the user's override, else the request's (its benchmark's), else 0
-    image_bytes: int = 0  # bytes of the images one request carries
-    too_long: str = ""  # why the prompt is not sent: it would not fit the model's context
-
-    @property
-    def estimated_tokens(self) -> int:
-        return self.prompt_chars // 4 + ESTIMATED_IMAGE_TOKENS * len(self.request.images) + min(
-            self.max_tokens, EXPECTED_ANSWER_TOKENS)
-
-
-@dataclass
-class _CallOutcome:
-    answer: BaseModel | None
-    na_reason: str | None = None
-    error: str = ""
-    attempts: int = 0  # attempts of our retry layer
-    validation_retries: int = 0  # instructor's re-asks after an invalid answer, over all attempts
-    tokens_in: int = 0
-    tokens_out: int = 0
-    image_tokens: int | None = None  # as the endpoint reports them (None: it did not)
-    latency_s: float = 0.0  # the request's own time: from its turn to its end, rate-limit waits excluded
-    wait_s: float = 0.0  # waiting for a concurrency slot and for the rate limiter
-    rate_wait_s: float = 0.0  # of which for the rate limiter
-    cache_hit: bool = False
-    trail: list[str] = field(default_factory=list)  # what each HTTP request got, in order (the ledger shows it)
-
-    def ledger_error(self) -> str:
-        """The error, with every request's outcome when there was more than one (a recovered call too)."""
-        if len(self.trail) < 2:
-            return self.error
-        trail = "requests: " + ", ".join(self.trail)
-        return f"{self.error} [{trail}]" if self.error else trail
 
 
 class _RowWriter:
@@ -157,10 +109,10 @@ class _Batch:
         if self.writer is not None:
             self.writer.put(item)
 
-    async def judge_chunk(self, prepared: list[_Prepared], hits: Mapping[str, Any]) -> list[_CallOutcome]:
+    async def judge_chunk(self, prepared: list[PreparedCall], hits: Mapping[str, Any]) -> list[CallOutcome]:
         return list(await asyncio.gather(*(self._judge_one(p, hits) for p in prepared)))
 
-    async def _judge_one(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
+    async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any]) -> CallOutcome:
         outcome = await self._answer(p, hits)
         p.messages = []  # sent: the rendered prompt (and its images) need not wait for the batch's end
         row = self.judge._account(p, outcome)
@@ -169,11 +121,11 @@ class _Batch:
                     tokens_out=row.tokens_out, cost=row.cost)
         return outcome
 
-    async def _answer(self, p: _Prepared, hits: Mapping[str, Any]) -> _CallOutcome:
+    async def _answer(self, p: PreparedCall, hits: Mapping[str, Any]) -> CallOutcome:
         if p.cache_key in hits:
             return _from_cache(p, hits[p.cache_key].answer_json)
         if p.too_long:  # never sent to fail
-            return _CallOutcome(None, na_reason="pipeline_failure", error=p.too_long)
+            return CallOutcome(None, na_reason="pipeline_failure", error=p.too_long)
         first = p.cache_key not in self.in_flight
         if first:
             self.in_flight[p.cache_key] = asyncio.ensure_future(self._call(p))
@@ -181,9 +133,9 @@ class _Batch:
         if first or outcome.answer is None:
             return outcome
         # an identical request in this batch already paid for the answer
-        return _CallOutcome(outcome.answer, cache_hit=True)
+        return CallOutcome(outcome.answer, cache_hit=True)
 
-    async def _call(self, p: _Prepared) -> _CallOutcome:
+    async def _call(self, p: PreparedCall) -> CallOutcome:
         if self.endpoint.worker is not None:
             outcome = await self.endpoint.worker.call(p)
         else:
@@ -238,7 +190,7 @@ class OpenAIJudge:
         self.context_tokens()
         batch = _Batch(self, self._endpoint())
         session = self.calls.store.session() if self.calls else nullcontext()
-        chunks: list[tuple[list[_Prepared], Any]] = []
+        chunks: list[tuple[list[PreparedCall], Any]] = []
         with session:
             interrupted = True
             try:
@@ -265,7 +217,7 @@ class OpenAIJudge:
                 if batch.writer is not None:
                     batch.writer.flush()  # this batch's answers and ledger rows are in the database
 
-    def _judgments_of(self, prepared: list[_Prepared], future: Any) -> list[Judgment]:
+    def _judgments_of(self, prepared: list[PreparedCall], future: Any) -> list[Judgment]:
         return [self._judgment(p, o) for p, o in zip(prepared, future.result())]
 
     def _endpoint(self) -> Endpoint:
@@ -329,7 +281,7 @@ class OpenAIJudge:
                                       "characters]")
         return replace(request, variables=variables)
 
-    def _prepare(self, request: JudgmentRequest) -> _Prepared:
+    def _prepare(self, request: JudgmentRequest) -> PreparedCall:
         _, template_hash = load_template(request.template)
         request = self._fitted(request)
         text = render(request.template, dict(request.variables))
@@ -346,7 +298,7 @@ class OpenAIJudge:
         if request.run > 1:  # a repeated run asks again (run 1 keeps the key it always had)
             identity["run"] = request.run
         key = hashlib.sha256(json.dumps(identity, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        prepared = _Prepared(request, [_user_message(text, request)], template_hash, key, len(text), model,
+        prepared = PreparedCall(request, [_user_message(text, request)], template_hash, key, len(text), model,
                              max_tokens, temperature, sum(len(image.data) for image in request.images))
         room = self.window.room_for_answer(prompt_tokens(text, len(request.images))) if self.window else None
         if room is not None and room < min(FLOOR, max_tokens):
@@ -356,7 +308,7 @@ class OpenAIJudge:
             prepared.max_tokens = min(max_tokens, room)  # the answer may take what the prompt leaves
         return prepared
 
-    def _cost(self, p: _Prepared, outcome: _CallOutcome) -> float | None:
+    def _cost(self, p: PreparedCall, outcome: CallOutcome) -> float | None:
         """At the price of the model asked (a vision model without a price is unpriced: NULL, not
         the text model's price)."""
         if outcome.cache_hit:
@@ -364,7 +316,7 @@ class OpenAIJudge:
         price = self.config.prices.get(p.model)
         return price.cost(outcome.tokens_in, outcome.tokens_out) if price else None
 
-    def _account(self, p: _Prepared, o: _CallOutcome) -> LedgerRow:
+    def _account(self, p: PreparedCall, o: CallOutcome) -> LedgerRow:
         """Count one ended request in the stats; its ledger row."""
         cost = self._cost(p, o)
         image_bytes = _image_bytes_sent(p, o)
@@ -390,7 +342,7 @@ class OpenAIJudge:
             tokens_out=o.tokens_out, cost=cost, latency_s=o.latency_s, error=redact(o.ledger_error(), self.config.api_key),
             image_bytes=image_bytes, image_tokens=o.image_tokens, wait_s=o.wait_s)
 
-    def _judgment(self, p: _Prepared, o: _CallOutcome) -> Judgment:
+    def _judgment(self, p: PreparedCall, o: CallOutcome) -> Judgment:
         provenance = Provenance(
             judge_id=self.judge_id, template=p.request.template, template_hash=p.template_hash,
             model=p.model, temperature=p.temperature, seed=self.config.seed,
@@ -412,15 +364,15 @@ def _user_message(text: str, request: JudgmentRequest) -> dict[str, Any]:
     return {"role": "user", "content": parts}
 
 
-def _image_bytes_sent(p: _Prepared, o: _CallOutcome) -> int:
+def _image_bytes_sent(p: PreparedCall, o: CallOutcome) -> int:
     """Image bytes that went over the wire: each HTTP request (a retry or re-ask too) carries them all."""
     if o.cache_hit or not p.image_bytes:
         return 0
     return p.image_bytes * len(o.trail)
 
 
-def _from_cache(p: _Prepared, answer_json: str) -> _CallOutcome:
+def _from_cache(p: PreparedCall, answer_json: str) -> CallOutcome:
     try:
-        return _CallOutcome(p.request.response_model.model_validate_json(answer_json), cache_hit=True)
+        return CallOutcome(p.request.response_model.model_validate_json(answer_json), cache_hit=True)
     except ValidationError as exc:  # the response model changed under the same key: treat as absent
-        return _CallOutcome(None, na_reason="pipeline_failure", error=f"cached answer no longer valid: {exc}")
+        return CallOutcome(None, na_reason="pipeline_failure", error=f"cached answer no longer valid: {exc}")
