@@ -74,3 +74,36 @@ def test_the_writer_has_every_answer_when_judge_many_returns(llm, calls):
     assert calls.store.query("SELECT count(*) FROM judge_cache").item() == 40
     assert calls.store.query("SELECT count(*) FROM judge_ledger").item() == 40
     assert openai_judge.PREPARE_CHUNK < 40  # more than one chunk was streamed
+
+
+def test_metric_scores_same_statement_questions_are_asked_ahead_and_found_in_the_cache(llm, calls):
+    """The judge step asks them (they need the parsed claims only); metric_scores' own questions are then
+    the same requests, answered from the call cache with no request to the endpoint."""
+    import polars as pl
+
+    from dreval_assets.benchmarks.evidence import ClaimEvidence, ReportEvidence
+    from dreval_assets.benchmarks.registry import judge_for_tasks
+    from dreval_assets.stages.frames import frame
+    from dreval_assets.stages.scores import _mark_duplicates, ask_same_statements_ahead
+
+    url = ("https://ferries.example/a",)
+    texts = {"c1": ("sentence", "The Lowmarsh ferry carried 41,200 passengers in 2023 on the estuary crossing.", url),
+             "c2": ("sentence", "In 2023 the Lowmarsh ferry carried 41,200 passengers across the wide estuary daily.", url),
+             "c3": ("uncited", "In 2023 the Lowmarsh estuary ferry carried 41,200 passengers across.", ()),
+             "c4": ("figure_caption", "Lowmarsh ferry: 41,200 passengers in 2023 on the estuary crossing.", url)}
+    claims = frame("report_claims", [{"system": "s", "task": "t", "claim_id": cid, "kind": kind, "text": text,
+                                      "urls": list(urls), "unresolved_indices": [], "citation_indices": [1] if urls else [],
+                                      "section": "", "source_claim": None, "extraction": "sentences"}
+                                     for cid, (kind, text, urls) in texts.items()])
+    tasks = pl.DataFrame({"task": ["t"], "benchmark": ["tvir"]})
+    ask_same_statements_ahead(claims, tasks, make_judge(llm, calls))
+    asked = [r for r in llm.requests if "statement_a" in str(r) or "STATEMENT" in str(r.get("messages"))]
+    assert llm.n_calls == 1 and len(asked) == 1  # one ambiguous pair of facts: c1 and c2 (c3 uncited, c4 no fact)
+    evidence = {("s", "t"): ReportEvidence("s", "t", "tvir", "j", claims=[
+        ClaimEvidence(cid, kind, text, urls) for cid, (kind, text, urls) in texts.items()])}
+    _mark_duplicates(evidence, judge_for_tasks(make_judge(llm, calls), tasks.iter_rows(named=True)))
+    assert llm.n_calls == 1  # metric_scores' question was the same request: a cache hit
+    import json
+    same = json.loads(calls.store.query("SELECT answer FROM judge_cache WHERE template = 'same_statement'").item())["same"]
+    assert evidence[("s", "t")].duplicate_of == ({"c2": "c1"} if same else {})  # as the cached answer says
+    assert calls.store.query("SELECT count(*) FROM judge_ledger WHERE template = 'same_statement' AND cache_hit").item() == 1

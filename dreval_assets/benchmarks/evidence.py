@@ -80,6 +80,9 @@ def judged_coverage(verdicts: Iterable[SourceVerdict]) -> JudgedCoverage:
     return JudgedCoverage(len(verdicts), dict(Counter(v.na_reason for v in failed)), examples[0][:200] if examples else "")
 
 
+FACT_KINDS = ("sentence", "table_row")  # cited claims of these kinds are facts (`ReportEvidence.facts`)
+
+
 @dataclass(frozen=True)
 class ClaimEvidence:
     claim_id: str
@@ -160,7 +163,7 @@ class ReportEvidence:
     @property
     def facts(self) -> list[ClaimEvidence]:
         """Cited sentences and table rows: what TVIR and FACT count, and what gets deduplicated."""
-        return [c for c in self.cited_claims if c.kind in ("sentence", "table_row")]
+        return [c for c in self.cited_claims if c.kind in FACT_KINDS]
 
     def coverage(self, claims: Iterable[ClaimEvidence] | None = None,
                  origins: tuple[str, ...] | None = ("cited",)) -> JudgedCoverage:

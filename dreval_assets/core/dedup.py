@@ -61,7 +61,9 @@ def _candidates(texts: Sequence[str]) -> tuple[tuple[int, int, float], ...]:
     return _candidates_of(tuple(texts))
 
 
-@lru_cache(maxsize=16)  # a report's facts are paired three times: the ambiguous pairs, then the groups
+# a report's facts are paired three times (the ambiguous pairs, then the groups), the first time ahead, in
+# the judge step (`scores.ask_same_statements_ahead`): a run's slice of reports (DREVAL_RUN_PARTITIONS) fits
+@lru_cache(maxsize=256)
 def _candidates_of(texts: tuple[str, ...]) -> tuple[tuple[int, int, float], ...]:
     words = [content_words(t) for t in texts]
     numbers = [_numbers(t) for t in texts]

@@ -33,7 +33,7 @@ from ..stages.parse import (PARSER_VERSION, parse_reports, parse_with_statements
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.report_images import find_report_images, image_roots, judgment_figures
-from ..stages.scores import score_reports
+from ..stages.scores import ask_same_statements_ahead, score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
@@ -250,7 +250,11 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
         pieces["report_judgments"] = (judge, partial(
             _report_judgments, dreval, judge, run_id, keys, reports, tasks, task_rubrics, parsed_reports,
             fetched_references, report_images))
-    frames = each(judge, [build for _, build in pieces.values()])  # at once when the judge can
+    ahead = []  # metric_scores' questions of the same claims, asked in this step's pool (see the function)
+    if "claim_verdicts" in selected:
+        ahead.append(partial(ask_same_statements_ahead, parsed_reports["report_claims"], tasks["tasks"],
+                             pieces["claim_verdicts"][0]))
+    frames = each(judge, [build for _, build in pieces.values()] + ahead)[:len(pieces)]  # at once when it can
     built = {name: (judge, frame) for (name, (judge, _)), frame in zip(pieces.items(), frames)}
     for name, (judge, frame) in built.items():
         record_partitions(context, name, {name: frame}, store, judge.stats.metadata())

@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
+from ..benchmarks.evidence import FACT_KINDS, ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.judging import scored_under
 from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks
 from ..benchmarks.suites import suites_for
@@ -139,23 +139,38 @@ def extraction_text(parsed_row: dict) -> str:
 
 def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
     """Deduplicate each report's facts; the judge settles only the ambiguous pairs (one batch for all)."""
-    asked: list[tuple[Key, int, int]] = []
-    requests = []
-    for key, ev in evidence.items():
-        facts = ev.facts
-        for earlier, later in ambiguous_pairs([c.text for c in facts]):
-            asked.append((key, earlier, later))
-            requests.append(JudgmentRequest(
-                "same_statement", {"statement_a": fence_untrusted(facts[earlier].text),
-                                  "statement_b": fence_untrusted(facts[later].text)},
-                SameStatement, {"asset": "metric_scores", "system": key[0], "task": key[1]}))
-    answers = judge.judge_many(requests)
+    asked = _same_statement_questions({key: [c.text for c in ev.facts] for key, ev in evidence.items()})
+    answers = judge.judge_many([request for _, request in asked])
     # an unanswered pair stays two facts: merging needs a positive answer
-    same = {q: isinstance(a.answer, SameStatement) and a.answer.same for q, a in zip(asked, answers)}
+    same = {q: isinstance(a.answer, SameStatement) and a.answer.same for (q, _), a in zip(asked, answers)}
     for key, ev in evidence.items():
         facts = ev.facts
         groups = duplicate_groups([c.text for c in facts], lambda j, i, key=key: same.get((key, j, i), False))
         ev.duplicate_of = {facts[i].claim_id: facts[g].claim_id for i, g in enumerate(groups) if g != i}
+
+
+def ask_same_statements_ahead(claims: pl.DataFrame, tasks: pl.DataFrame, judge: Judge) -> None:
+    """The same-statement questions `metric_scores` will ask of these reports' facts, asked now by a step
+    that waits on the judge anyway (they depend on the parsed claims only): `metric_scores` then finds
+    their answers in the call cache, and its reports' fact pairs computed (`dedup`'s cache), instead of
+    asking after the last verdict with the endpoint idle. Only for a judge with a call cache."""
+    if getattr(judge, "calls", None) is None:
+        return
+    facts: dict[Key, list[str]] = {}
+    for c in claims.iter_rows(named=True):
+        if (c["urls"] or c["unresolved_indices"]) and c["kind"] in FACT_KINDS:  # `ClaimEvidence.cited`
+            facts.setdefault((c["system"], c["task"]), []).append(c["text"])
+    asked = _same_statement_questions(facts)
+    if asked:
+        judge_for_tasks(judge, tasks.iter_rows(named=True)).judge_many([request for _, request in asked])
+
+
+def _same_statement_questions(facts: Mapping[Key, Sequence[str]]) -> list[tuple[tuple[Key, int, int], JudgmentRequest]]:
+    """((report, earlier, later), request) for each ambiguous pair of a report's facts."""
+    return [((key, earlier, later), JudgmentRequest(
+        "same_statement", {"statement_a": fence_untrusted(texts[earlier]), "statement_b": fence_untrusted(texts[later])},
+        SameStatement, {"asset": "metric_scores", "system": key[0], "task": key[1]}))
+        for key, texts in facts.items() for earlier, later in ambiguous_pairs(texts)]
 
 
 def _evidence_inputs(keys, task_rows, rubrics, judge: Judge, extra_suites) -> dict[str, dict]:
