@@ -10,12 +10,14 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlsplit
 
 from ..errors import first_line, redact, redact_url
-from ..store.judge_calls import JudgeCallStore, LedgerRow
 from .openai_config import OpenAIJudgeConfig
+
+if TYPE_CHECKING:
+    from ..store.judge_calls import JudgeCallStore
 
 PROMPT = "Reply with the single word OK."
 ATTEMPTS = 3  # for 5xx and timeouts only; every other answer is final
@@ -127,6 +129,8 @@ def _root_cause(exc: BaseException) -> str:
 
 def _record(calls: JudgeCallStore, config: OpenAIJudgeConfig, tokens: tuple[int, int], attempts: int,
             latency_s: float, problem: str | None) -> None:
+    from ..store.judge_calls import LedgerRow  # here: the judge worker asks, and never writes the ledger
+
     price = config.prices.get(config.model)
     calls.record([LedgerRow(
         call_id=str(uuid.uuid4()), called_at=datetime.now(timezone.utc).replace(tzinfo=None), run_id=None,
