@@ -250,10 +250,10 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
         pieces["report_judgments"] = (judge, partial(
             _report_judgments, dreval, judge, run_id, keys, reports, tasks, task_rubrics, parsed_reports,
             fetched_references, report_images))
-    ahead = []  # metric_scores' questions of the same claims, asked in this step's pool (see the function)
-    if "claim_verdicts" in selected:
+    ahead = []  # metric_scores' questions of the same claims, asked in this step's pool (see the function),
+    if "claim_verdicts" in selected:  # by a judge of their own: this step's figures count only its own
         ahead.append(partial(ask_same_statements_ahead, parsed_reports["report_claims"], tasks["tasks"],
-                             pieces["claim_verdicts"][0]))
+                             dreval.judge()))
     frames = each(judge, [build for _, build in pieces.values()] + ahead)[:len(pieces)]  # at once when it can
     built = {name: (judge, frame) for (name, (judge, _)), frame in zip(pieces.items(), frames)}
     for name, (judge, frame) in built.items():

@@ -26,11 +26,11 @@ from ..core.backoff import retry_after_seconds, wait_before_retry
 from ..core.metrics import judge_limit
 from ..errors import first_line, redact
 from .base import FreeText
+from .judge_call import MESSAGE_CHARS, SLOTS_PER_CLIENT, CallOutcome, PreparedCall
 from .judge_loop import Endpoint
 from .judge_worker import serve
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
-from .judge_call import MESSAGE_CHARS, SLOTS_PER_CLIENT, CallOutcome, PreparedCall
 from .preflight import ask_endpoint
 
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
@@ -55,8 +55,6 @@ class _FinalError(Exception):
     def __init__(self, message: str, na_reason: str):
         super().__init__(message)
         self.na_reason = na_reason
-
-
 
 
 class EndpointCalls:
