@@ -80,9 +80,6 @@ def judged_coverage(verdicts: Iterable[SourceVerdict]) -> JudgedCoverage:
     return JudgedCoverage(len(verdicts), dict(Counter(v.na_reason for v in failed)), examples[0][:200] if examples else "")
 
 
-FACT_KINDS = ("sentence", "table_row")  # cited claims of these kinds are facts (`ReportEvidence.facts`)
-
-
 @dataclass(frozen=True)
 class ClaimEvidence:
     claim_id: str
@@ -95,6 +92,11 @@ class ClaimEvidence:
     @property
     def cited(self) -> bool:
         return bool(self.urls or self.unresolved)
+
+    @property
+    def is_fact(self) -> bool:
+        """A cited sentence or table row: what TVIR and FACT count, and what gets deduplicated."""
+        return self.cited and self.kind in ("sentence", "table_row")
 
     def cited_verdicts(self) -> list[SourceVerdict]:
         return [v for v in self.verdicts if v.origin == "cited"]
@@ -162,8 +164,8 @@ class ReportEvidence:
 
     @property
     def facts(self) -> list[ClaimEvidence]:
-        """Cited sentences and table rows: what TVIR and FACT count, and what gets deduplicated."""
-        return [c for c in self.cited_claims if c.kind in FACT_KINDS]
+        """The claims that are facts (`ClaimEvidence.is_fact`), in order."""
+        return [c for c in self.claims if c.is_fact]
 
     def coverage(self, claims: Iterable[ClaimEvidence] | None = None,
                  origins: tuple[str, ...] | None = ("cited",)) -> JudgedCoverage:

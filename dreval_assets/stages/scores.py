@@ -7,7 +7,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..benchmarks.evidence import FACT_KINDS, ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
+from ..benchmarks.evidence import ClaimEvidence, ReportEvidence, SandboxDoc, SourceVerdict
 from ..benchmarks.judging import scored_under
 from ..benchmarks.registry import BENCHMARKS, judge_for, judge_for_tasks
 from ..benchmarks.suites import suites_for
@@ -98,10 +98,14 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
     for c in claims.iter_rows(named=True):
         key = (c["system"], c["task"])
         if key in result:
-            result[key].claims.append(ClaimEvidence(
-                c["claim_id"], c["kind"], c["text"], tuple(c["urls"] or ()), tuple(c["unresolved_indices"] or ()),
-                tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
+            result[key].claims.append(_claim(c, tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
     return result
+
+
+def _claim(row: Mapping, verdicts: tuple[SourceVerdict, ...] = ()) -> ClaimEvidence:
+    """A report_claims row as the suites read it."""
+    return ClaimEvidence(row["claim_id"], row["kind"], row["text"], tuple(row["urls"] or ()),
+                         tuple(row["unresolved_indices"] or ()), verdicts)
 
 
 def flagged_pages(fetched: pl.DataFrame | None) -> dict[Key, dict[str, str]]:
@@ -158,7 +162,7 @@ def ask_same_statements_ahead(claims: pl.DataFrame, tasks: pl.DataFrame, judge: 
         return
     facts: dict[Key, list[str]] = {}
     for c in claims.iter_rows(named=True):
-        if (c["urls"] or c["unresolved_indices"]) and c["kind"] in FACT_KINDS:  # `ClaimEvidence.cited`
+        if _claim(c).is_fact:  # as `ReportEvidence.facts` picks them
             facts.setdefault((c["system"], c["task"]), []).append(c["text"])
     asked = _same_statement_questions(facts)
     if asked:
