@@ -25,11 +25,9 @@ from dreval_assets.defs import assets as asset_module  # noqa: E402
 from dreval_assets.defs.jobs import PER_REPORT_ASSETS  # noqa: E402
 from dreval_assets.store.db import Store  # noqa: E402
 
-# Stages import some libraries on first use (imagehash.phash: scipy's FFT, ~0.5 s; the fetcher's
-# charset detection), once per process: imported here so that the stage work measured below is
-# steady-state work, not one-time imports
+# Stages import some libraries on first use (the fetcher's charset detection), once per process:
+# imported here so that the stage work measured below is steady-state work, not one-time imports
 import charset_normalizer  # noqa: E402,F401
-import scipy.fftpack  # noqa: E402,F401
 
 # The stage functions the per-report assets call (Dagster-free work: reading, parsing, measuring images,
 # fetching, judging, scoring). Everything else in a run is orchestration and storage: Dagster's events

@@ -1,7 +1,7 @@
-"""Images measured, compared and made ready for a vision judge (Pillow and ImageHash; no judge here).
+"""Images measured, compared and made ready for a vision judge (Pillow and numpy; no judge here).
 
 - `measure(data)`: dimensions, sharpness (variance of a Laplacian of the grey image), RMS contrast
-  and a perceptual hash; raises `UnreadableImage` for bytes Pillow cannot decode.
+  and a perceptual hash (`perceptual_hash`); raises `UnreadableImage` for bytes Pillow cannot decode.
 - `image_quality(m)`: TVIR's per-image Q = 0.25·resolution + 0.15·aspect + 0.35·sharpness + 0.25·contrast
   (methods/tvir.md), each part normalised to [0, 1] by the scales below (ours, documented).
 - `near_duplicates(hashes)`: which images repeat an earlier one (perceptual-hash distance).
@@ -22,7 +22,7 @@ import warnings
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 
-import imagehash
+import numpy as np
 from PIL import Image, ImageFilter, ImageStat, UnidentifiedImageError
 
 from ..environment import max_image_pixels
@@ -163,7 +163,7 @@ def _measure(image: Image.Image, data: bytes) -> ImageMeasure:
     contrast = ImageStat.Stat(grey).stddev[0] / 255
     mime = Image.MIME.get(image.format or "", "application/octet-stream")
     return ImageMeasure(image.width, image.height, mime, len(data), content_hash(data), round(sharpness, 3),
-                        round(contrast, 4), str(imagehash.phash(grey)))
+                        round(contrast, 4), perceptual_hash(grey))
 
 
 def resolution_score(width: int, height: int) -> float:
@@ -215,8 +215,25 @@ def _measured_background_share(data: bytes) -> float:
     return max(n for n, _ in colours) / (image.width * image.height) if colours else 0.0
 
 
+# pHash (Zauner's perceptual hash, as the common `phash` of 64 bits is made): the grey image at 32 x 32,
+# its two-dimensional DCT-II, and of the 8 x 8 lowest frequencies each bit says "above their median".
+_PHASH_SIDE, _PHASH_BITS_SIDE = 32, 8
+_DCT_ROWS = np.cos(np.pi * np.outer(np.arange(_PHASH_BITS_SIDE), 2 * np.arange(_PHASH_SIDE) + 1) / (2 * _PHASH_SIDE))
+
+
+def perceptual_hash(grey: Image.Image) -> str:
+    """The 64-bit pHash of a grey image, as 16 hex digits (row by row, first bit highest). Only the low
+    frequencies are computed (a matrix product, not an FFT library); they are rounded so a flat image's
+    coefficients are zeros, not rounding noise that would decide its bits."""
+    pixels = np.asarray(grey.resize((_PHASH_SIDE, _PHASH_SIDE), Image.Resampling.LANCZOS), dtype=np.float64)
+    low = np.round(_DCT_ROWS @ pixels @ _DCT_ROWS.T, 6)
+    bits = (low > np.median(low)).ravel()
+    return f"{int(''.join('1' if bit else '0' for bit in bits), 2):016x}"
+
+
 def hash_distance(a: str, b: str) -> int:
-    return imagehash.hex_to_hash(a) - imagehash.hex_to_hash(b)
+    """Hamming distance of two hex perceptual hashes."""
+    return (int(a, 16) ^ int(b, 16)).bit_count()
 
 
 def near_duplicates(phashes: list[str | None], max_distance: int = DUPLICATE_DISTANCE) -> list[int | None]:
