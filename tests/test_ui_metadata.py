@@ -273,3 +273,41 @@ def test_a_run_whose_partitions_wrote_no_row_still_shows_every_figure_at_zero():
     assert shown[("careful-scholar", "tvir.100001")] == {
         "rows_claim_verdicts": 0, "n_supported": 0, "n_partial": 0, "n_unsupported": 0, "n_contradicted": 0,
         "n_unknown": 0}
+
+
+def test_a_warm_up_in_the_background_changes_no_plot(board):
+    """matplotlib is made ready on a thread while a judge step waits (`plots.start_warm_up`, once per
+    process); plotting waits for it, and the plots are byte for byte those made without it."""
+    from dreval_assets.presentation import plots
+
+    before = [p.png for p in leaderboard_plots(board)]
+    warming = plots._WarmUp()
+    warming.start()
+    warming.start()  # once: a second start is no second thread
+    thread = warming._thread
+    warming.wait_done()
+    assert thread is not None and warming._thread is thread and not thread.is_alive()
+    assert [p.png for p in leaderboard_plots(board)] == before
+
+
+def test_a_judge_step_starting_gives_the_process_its_spare_work_once_per_step(monkeypatch):
+    """The runner hands a run's watch the work to do while a step waits on the judge (matplotlib made
+    ready when a leaderboard will plot); other steps' starts do not start it."""
+    from types import SimpleNamespace
+
+    from dagster import DagsterEventType
+
+    from dreval_assets.defs import runner
+    from dreval_assets.progress import RunProgress
+
+    started = []
+    watch = runner._RunWatch(instance=None, run_id="r", progress=RunProgress(live=False),
+                             spare_time=lambda: started.append(True))
+
+    def step_start(step_key):
+        return SimpleNamespace(dagster_event=SimpleNamespace(event_type=DagsterEventType.STEP_START, step_key=step_key))
+
+    watch.on_event(step_start("parsed_reports"))
+    assert started == []
+    watch.on_event(step_start("claim_verdicts_and_report_judgments"))
+    assert started == [True]

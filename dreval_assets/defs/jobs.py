@@ -34,3 +34,7 @@ STEP_ASSETS = {asset.op.name: _names(asset) for assets in JOB_ASSETS.values() fo
 
 def step_assets(step_key: str) -> list[str]:
     return STEP_ASSETS.get(step_key, [step_key])
+
+
+# assets whose step waits on the judge's endpoint most of its time: the process has time to spare then
+WAITS_ON_THE_JUDGE = frozenset({"claim_verdicts", "report_judgments"})

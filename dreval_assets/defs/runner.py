@@ -12,6 +12,7 @@ from contextlib import contextmanager, nullcontext
 from functools import partial
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, Definitions
 from dagster._core.definitions.repository_definition.valid_definitions import SINGLETON_REPOSITORY_NAME
@@ -22,10 +23,11 @@ from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
 from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
+from ..presentation.plots import start_warm_up
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
-from .jobs import job_steps, step_assets
+from .jobs import WAITS_ON_THE_JUDGE, job_steps, step_assets
 from .orphans import run_tags
 from .postgres_url import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import add_missing_partitions, system_task_key
@@ -188,9 +190,11 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     for launch in planned:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
+    # a leaderboard at the end plots: matplotlib is made ready while a judge step waits on its endpoint
+    spare_time = start_warm_up if any(launch.job == "leaderboard_job" for launch in planned) else None
     outcomes: list[RunOutcome] = []
     for launch in planned:
-        outcomes.append(_launch(defs, instance, launch, progress, store))
+        outcomes.append(_launch(defs, instance, launch, progress, store, spare_time))
         if outcomes[-1].interrupted:
             break
     return outcomes
@@ -201,14 +205,14 @@ INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
 
 
 def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgress,
-            store: Store | None = None) -> RunOutcome:
+            store: Store | None = None, spare_time: Callable[[], None] | None = None) -> RunOutcome:
     tags = run_tags() | {REPOSITORY_LABEL_TAG: UI_REPOSITORY_LABEL}
     if launch.first is not None:
         tags |= {ASSET_PARTITION_RANGE_START_TAG: launch.first, ASSET_PARTITION_RANGE_END_TAG: launch.last}
     progress.say(f"run {launch.job}: {launch.description}")
     started = time.monotonic()
     run_id = make_new_run_id()
-    watch = _RunWatch(instance, run_id, progress)
+    watch = _RunWatch(instance, run_id, progress, spare_time)
     instance.add_event_listener(run_id, watch.on_event)
     # the database stays open for the run: each step's connections cost ~1 ms, not ~30
     with store.session() if store else nullcontext(), runs_created_with_origin(instance, launch.job):
@@ -232,8 +236,10 @@ class _RunWatch:
     """Dagster's events of one in-process run, as they happen: progress, and a Ctrl-C turned into a
     cancellation (the run is marked CANCELING here, so Dagster ends it CANCELED, not FAILURE)."""
 
-    def __init__(self, instance: DagsterInstance, run_id: str, progress: RunProgress) -> None:
+    def __init__(self, instance: DagsterInstance, run_id: str, progress: RunProgress,
+                 spare_time: Callable[[], None] | None = None) -> None:
         self.instance, self.run_id, self.progress = instance, run_id, progress
+        self.spare_time = spare_time  # work for the process while a step waits on the judge
         self.interrupted = False
 
     def on_event(self, record) -> None:
@@ -242,8 +248,11 @@ class _RunWatch:
             return
         kind = event.event_type
         if kind == DagsterEventType.STEP_START:
-            for asset in step_assets(event.step_key):
+            assets = step_assets(event.step_key)
+            for asset in assets:
                 self.progress.started(asset)
+            if self.spare_time is not None and WAITS_ON_THE_JUDGE.intersection(assets):
+                self.spare_time()
         elif kind == DagsterEventType.ASSET_MATERIALIZATION:
             self.progress.materialised(event.asset_key.path[-1])
         elif kind == DagsterEventType.STEP_SUCCESS:
