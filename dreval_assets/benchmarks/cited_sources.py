@@ -4,12 +4,15 @@ its sources (a chart against the pages its caption cites). Built from the parsed
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import polars as pl
 
 TextLoader = Callable[[Sequence[str]], Mapping[str, str]]  # page hashes -> texts (store.texts)
+TEXTS_KEPT = 256  # page texts kept in memory once read (a slice's cited pages, a few MB)
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class CitedSources:
             self._references[(row["system"], row["task"])] = {int(r["index"]): r for r in refs}
         self._pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
         self._load_texts = load_texts
+        self._kept: OrderedDict[str, str] = OrderedDict()  # page hash -> text, the last TEXTS_KEPT read
+        self._lock = threading.Lock()  # TVIR's judge runs ask at once
 
     def of(self, system: str, task: str, indices: Iterable[int]) -> list[CitedSource]:
         """The cited sources of these indices, in the order given (each once)."""
@@ -53,10 +58,25 @@ class CitedSources:
                 continue
             readable[len(found)] = page["page_hash"]
             found.append(CitedSource(index, url, page.get("title") or title))
-        texts = self._load_texts(list(readable.values())) if readable else {}
+        texts = self._texts(list(dict.fromkeys(readable.values()))) if readable else {}
         for position, key in readable.items():
             source = found[position]
             text = texts.get(key)
             found[position] = replace(source, text=text) if text else replace(
                 source, na_reason="data_accessibility", detail="the page text is empty or not stored")
         return found
+
+    def _texts(self, hashes: list[str]) -> Mapping[str, str]:
+        """The texts of these pages: those read lately from memory (TVIR's judge runs each ask for the
+        same pages), the others from the store."""
+        with self._lock:
+            found = {key: self._kept[key] for key in hashes if key in self._kept}
+        missing = [key for key in hashes if key not in found]
+        loaded = self._load_texts(missing) if missing else {}
+        with self._lock:
+            for key, text in loaded.items():
+                self._kept[key] = text
+                self._kept.move_to_end(key)
+            while len(self._kept) > TEXTS_KEPT:
+                self._kept.popitem(last=False)
+        return {**found, **loaded}

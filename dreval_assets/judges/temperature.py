@@ -6,7 +6,7 @@ DREVAL_JUDGE_TEMPERATURE; the offline judge has none. Everything else is the wra
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping
 
 from .base import Judge, Judgment, JudgmentRequest
 
@@ -24,8 +24,14 @@ class WithTemperature:
         temperature = self._by_task.get(request.labels.get("task", ""), self._temperature)
         return request if temperature is None else replace(request, temperature=temperature)
 
-    def judge_many(self, requests: Sequence[JudgmentRequest]) -> list[Judgment]:
+    def judge_many(self, requests: Iterable[JudgmentRequest]) -> list[Judgment]:
+        if getattr(self._judge, "streams_requests", False):  # stamped as they are taken: the first leaves sooner
+            return self._judge.judge_many(map(self.stamped, requests))
         return self._judge.judge_many([self.stamped(r) for r in requests])
+
+    def judge_each(self, requests: Iterable[JudgmentRequest]) -> Iterator[Judgment]:
+        """A streaming judge's answers as they come, each request stamped as it is taken."""
+        return self._judge.judge_each(map(self.stamped, requests))
 
     def __getattr__(self, name: str) -> Any:  # judge_id, stats, source_token_budget, context_tokens, embed, ...
         found = getattr(self._judge, name)  # an AttributeError stays one: callers ask what a judge can do

@@ -17,9 +17,10 @@ sequence runs that many times, each run with its own caption revisions and its o
 many did. The offline judge answers every run alike, so it is asked once."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from functools import partial
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import polars as pl
 
@@ -60,17 +61,33 @@ def _one_run(ctx: JudgmentContext, plans: list[Plan], run: int) -> list[dict]:
     if run == 1:  # measured, no judge: once
         for plan in plans:
             measured_rows(plan, out)
-    first = caption_round(ctx, plans, out)
-    answer_round(first, ctx.judge.judge_many([r for *_, r in first]), out)
-    second = visual_round(ctx, plans, out)
+    # each round's requests go to the judge as they are made (a streaming judge sends the first while
+    # the rest are made); what was asked is kept, in order, for reading the answers
+    first: list = []
+    answer_round(first, ctx.judge.judge_many(_handed(ctx, _kept(caption_round(ctx, plans, out), first))), out)
     own = {r["task"] for r in ctx.tasks.iter_rows(named=True) if r["benchmark"] == "tvir"}
-    textual = [asked for plan in plans for asked in _textual_requests(ctx, plan, plan.task in own)]
-    judgments = ctx.judge.judge_many([r for *_, r in second] + [r for *_, r in textual])
+    second: list = []
+    textual: list = []
+    judgments = ctx.judge.judge_many(_handed(ctx, itertools.chain(
+        _kept(visual_round(ctx, plans, out), second),
+        _kept((asked for plan in plans for asked in _textual_requests(ctx, plan, plan.task in own)), textual))))
     answer_round(second, judgments[:len(second)], out)
     rows = out.rows + (_unreadable_rows(ctx) if run == 1 else [])
     for (base, what, _), judgment in zip(textual, judgments[len(second):], strict=True):
         rows.extend(_textual_rows(base, what, judgment))
     return rows
+
+
+def _handed(ctx: JudgmentContext, requests: Iterator[JudgmentRequest]) -> Iterable[JudgmentRequest]:
+    """As they are made for a judge that takes an iterator (`streams_requests`), else all made first."""
+    return requests if getattr(ctx.judge, "streams_requests", False) else list(requests)
+
+
+def _kept(asked: Iterable[tuple], into: list) -> Iterator[JudgmentRequest]:
+    """Each asked item's request, the item kept in `into` as it is taken."""
+    for item in asked:
+        into.append(item)
+        yield item[-1]
 
 
 def _textual_requests(ctx: JudgmentContext, plan: Plan, own_task: bool) -> list[tuple[dict, Any, JudgmentRequest]]:

@@ -31,7 +31,7 @@ A judged item with no value is N/A with the judgment's bucket (the offline judge
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from pydantic import BaseModel
 
@@ -111,54 +111,53 @@ class Rows:
                  na_reason=judgment.na_reason or "pipeline_failure", reason=judgment.error or "no answer")
 
 
-Asked = list[tuple["Plan", "FigureImage | None", str, JudgmentRequest]]  # (plan, figure, what, request)
+AskedItem = tuple["Plan", "FigureImage | None", str, JudgmentRequest]  # (plan, figure, what, request)
+Asked = list[AskedItem]
 
 
-def caption_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Asked:
-    """Round 1: per chart its ten checks, per captioned figure its caption (no caption: 0, written now)."""
-    asked: Asked = []
+def caption_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Iterator[AskedItem]:
+    """Round 1, made as it is taken: per chart its ten checks, per captioned figure its caption (no
+    caption: 0, written as it is reached)."""
     for plan in plans:
         for figure in plan.valid:
             if is_chart(figure):
-                asked.append((plan, figure, "checks", _request(ctx, plan, CHART_CHECKS_TEMPLATE, {
+                yield (plan, figure, "checks", _request(ctx, plan, CHART_CHECKS_TEMPLATE, {
                     "checks": _listing(CHART_CHECKS), "caption": fence_untrusted(figure.caption or "(none)")},
-                    ChartChecks, figure)))
+                    ChartChecks, figure))
             if figure.caption.strip():
-                asked.append((plan, figure, "caption", _request(ctx, plan, CAPTION_TEMPLATE, {
+                yield (plan, figure, "caption", _request(ctx, plan, CAPTION_TEMPLATE, {
                     "dimensions": _listing(CAPTION_DIMENSIONS), "caption": fence_untrusted(figure.caption),
                     "section": fence_untrusted(one_line(figure.section)) or "(none)",
-                    "language": _language(figure.caption, plan.report)}, CaptionQuality, figure)))
+                    "language": _language(figure.caption, plan.report)}, CaptionQuality, figure))
             else:
                 out.add(plan, "caption_quality", f"fcq.{fid(figure)}.missing", "no caption", score=0.0,
                         reason="the figure has no caption: 0 (paper)")
-    return asked
 
 
-def visual_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Asked:
-    """Round 2, after the captions were revised: per report its composition on the corrected report,
-    per figure with context its integration, per chart with readable cited pages its contradictions."""
-    asked: Asked = []
+def visual_round(ctx: JudgmentContext, plans: Sequence[Plan], out: Rows) -> Iterator[AskedItem]:
+    """Round 2, after the captions were revised, made as it is taken: per report its composition on the
+    corrected report, per figure with context its integration, per chart with readable cited pages its
+    contradictions."""
     for plan in plans:
         if plan.valid:
-            asked.append((plan, None, "composition", _request(ctx, plan, COMPOSITION_TEMPLATE, {
+            yield (plan, None, "composition", _request(ctx, plan, COMPOSITION_TEMPLATE, {
                 "dimensions": _listing(COMPOSITION_DIMENSIONS), "query": plan.query, "n_figures": len(plan.valid),
                 "report": report_for_judge(plan.corrected(), ctx.judge),
-                "facts_map": composition_facts(plan.report, plan.figures)}, CompositionScores)))
+                "facts_map": composition_facts(plan.report, plan.figures)}, CompositionScores))
         for figure in plan.valid:
             caption = plan.captions.get(figure.figure, figure.caption)
             context = " ".join(figure.context.replace("<figure>", " ").split())
             if context:
-                asked.append((plan, figure, "integration", _request(ctx, plan, INTEGRATION_TEMPLATE, {
+                yield (plan, figure, "integration", _request(ctx, plan, INTEGRATION_TEMPLATE, {
                     "dimensions": _listing(INTEGRATION_DIMENSIONS), "caption": fence_untrusted(caption or "(none)"),
-                    "context": fence_untrusted(figure.context[:CONTEXT_CHARS])}, FigureIntegration, figure)))
+                    "context": fence_untrusted(figure.context[:CONTEXT_CHARS])}, FigureIntegration, figure))
             else:
                 out.add(plan, "figure_integration", f"fci.{fid(figure)}.missing", "no context", score=0.0,
                         reason="no text around the figure: 0 (paper)")
             if is_chart(figure):
                 request = _chart_source_request(ctx, plan, figure, caption, out)
                 if request is not None:
-                    asked.append((plan, figure, "source", request))
-    return asked
+                    yield (plan, figure, "source", request)
 
 
 def answer_round(asked: Asked, judgments: Sequence[Judgment], out: Rows) -> None:
