@@ -131,9 +131,15 @@ class _DecodedCache:
 def _decode(data: bytes) -> _Decoded:
     try:
         image = _open(data)
-        return _Decoded(_measure(image, data), _judge_bytes(image, data, JUDGE_MAX_SIDE, JUDGE_MAX_BYTES))
+        measured, judge = _measure(image, data), _judge_bytes(image, data, JUDGE_MAX_SIDE, JUDGE_MAX_BYTES)
     except UnreadableImage as exc:
         return _Decoded(None, None, exc)
+    # a judge reading this image's kind asks for its background share (TVIR, MOSAIC): measured now from
+    # the decoded image, not decoded again by the judge step's threads all at once; only for bytes a
+    # judge is sent unchanged, so the share is of the same bytes whoever asks first
+    if judge[0] is data and measured.sha256 not in _BACKGROUND_SHARES:
+        _BACKGROUND_SHARES[measured.sha256] = _share_of(image)
+    return _Decoded(measured, judge)
 
 
 _DECODED = _DecodedCache(DECODED_CACHE_BYTES)
@@ -207,9 +213,14 @@ _BACKGROUND_SHARES: dict[str, float] = {}
 
 def _measured_background_share(data: bytes) -> float:
     try:
-        image = _open(data).convert("RGB")
+        image = _open(data)
     except UnreadableImage:
         return 0.0
+    return _share_of(image)
+
+
+def _share_of(image: Image.Image) -> float:
+    image = image.convert("RGB")
     image.thumbnail((256, 256))
     colours = image.getcolors(image.width * image.height) or []
     return max(n for n, _ in colours) / (image.width * image.height) if colours else 0.0
