@@ -84,6 +84,41 @@ def test_the_wrapper_stamps_by_task_and_keeps_an_explicit_temperature():
     assert not hasattr(with_temperature(recording, 0.2), "room_for")  # what the judge cannot do stays so
 
 
+def test_a_streaming_judge_gets_the_requests_stamped_as_they_are_made():
+    """Wrapped, a judge that takes an iterator (`streams_requests`) still gets one, each request stamped
+    as it is taken (its first sent before the rest are made); `judge_each` stamps too."""
+    taken = []
+
+    class Streaming(RecordingJudge):
+        streams_requests = True
+
+        def judge_many(self, requests):
+            assert not isinstance(requests, list)
+            return super().judge_many(list(requests))
+
+        def judge_each(self, requests):
+            for one in requests:
+                taken.append(one)
+                yield from super().judge_many([one])
+
+    streaming = Streaming()
+    judge = with_temperature(streaming, 0.0, by_task={"mmdr.q7": 0.2})
+    made = []
+
+    def requests():
+        for task in ("mmdr.q7", "tvir.1"):
+            made.append(task)
+            yield request(task=task)
+
+    judge.judge_many(requests())
+    assert [r.temperature for r in streaming.requests] == [0.2, 0.0]
+    answers = judge.judge_each(requests())
+    next(answers)
+    assert made[2:] == ["mmdr.q7"] and [r.temperature for r in taken] == [0.2]  # the second not made yet
+    list(answers)
+    assert [r.temperature for r in taken] == [0.2, 0.0]
+
+
 def _task(task, benchmark, **extra):
     return {**{k: None for k in SCHEMAS["tasks"]}, "task": task, "benchmark": benchmark, "query": "Explain it.",
             "modality": "multimodal", **extra}
