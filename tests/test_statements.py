@@ -403,3 +403,18 @@ def test_a_judge_that_miscounts_its_answers_fails_the_extraction_plainly(llm, ca
     claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT})
     with pytest.raises(RuntimeError, match=said):
         extract_statements(claims, _MiscountingJudge(llm, calls, extra), labels={"asset": "parsed_reports"})
+
+
+def test_a_frame_taken_as_a_table_is_what_its_rows_make_and_a_missing_column_is_said():
+    """`frames.as_table`: the statements' frame as report_claims without a trip through Python rows."""
+    from dreval_assets.stages.frames import SCHEMAS, as_table, frame
+    from dreval_assets.stages.statements import STATEMENT_SCHEMA
+
+    rows = [{**{k: None for k in STATEMENT_SCHEMA}, "system": "s", "task": "t", "claim_id": f"c{i}.s1",
+             "kind": "sentence", "text": f"Ridership rose {i} %.", "citation_indices": [i], "urls": ["https://a.example"],
+             "unresolved_indices": [], "source_claim": f"c{i}", "extraction": "llm"} for i in range(3)]
+    statements = pl.DataFrame(rows, schema=STATEMENT_SCHEMA, orient="row").with_columns(pl.lit(1).alias("extra"))
+    taken = as_table("report_claims", statements)
+    assert taken.columns == list(SCHEMAS["report_claims"]) and taken.equals(frame("report_claims", rows))
+    with pytest.raises(KeyError, match="report_claims frame lacks \\['text'\\]"):
+        as_table("report_claims", statements.drop("text"))

@@ -86,6 +86,16 @@ def frame(table: str, rows: Iterable[Mapping]) -> pl.DataFrame:
     return pl.DataFrame([{k: row[k] for k in schema} for row in rows], schema=schema, orient="row")
 
 
+def as_table(table: str, df: pl.DataFrame) -> pl.DataFrame:
+    """A frame that holds (at least) a table's columns, as that table's frame: its columns, in order, of
+    its types (what `frame` makes of the same rows, without going through Python rows)."""
+    schema = SCHEMAS[table]
+    missing = schema.keys() - set(df.columns)
+    if missing:
+        raise KeyError(f"{table} frame lacks {sorted(missing)}")
+    return df.select(list(schema)).cast(schema)
+
+
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -12,7 +12,7 @@ from ..benchmarks.policies import policy_value
 from ..core import report_parser
 from ..core.models import ParsedReport
 from ..judges.base import Judge
-from .frames import frame
+from .frames import as_table, frame
 from .statements import extract_statements_of
 
 _PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "chatter.py",
@@ -53,8 +53,11 @@ class ParsedFrames:
             yield row["system"], row["task"], claims
 
     def frames(self) -> dict[str, pl.DataFrame]:
-        return {"parsed_reports": frame("parsed_reports", self.report_rows),
-                "report_claims": frame("report_claims", self.claim_rows)}
+        return {"parsed_reports": self.report_frame(), "report_claims": frame("report_claims", self.claim_rows)}
+
+    def report_frame(self) -> pl.DataFrame:
+        """The parsed_reports rows alone (the claims' frame, ~0.12 s at 100 reports, is not built)."""
+        return frame("parsed_reports", self.report_rows)
 
 
 def citation_style(parsed: ParsedReport) -> str:
@@ -95,9 +98,9 @@ def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
                     summary: pl.DataFrame) -> dict[str, pl.DataFrame]:
     """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`):
     each report row says how many statements it has, how many were dropped as ungrounded, and why a
-    chunk kept its sentences."""
+    chunk kept its sentences. Only `frames["parsed_reports"]` is read: the statements replace the claims."""
     by_report = {(r["system"], r["task"]): r for r in summary.iter_rows(named=True)}
-    claims = frame("report_claims", statements.to_dicts())
+    claims = as_table("report_claims", statements)
     counts = {(s, t): n for s, t, n in claims.group_by("system", "task").len().iter_rows()}
     rows = []
     for row in frames["parsed_reports"].iter_rows(named=True):
@@ -121,7 +124,7 @@ def parse_with_statements(reports: pl.DataFrame, judge: Judge, keep_sentences: s
     statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
     for _ in to_extract:  # every report parsed, whatever the judge read
         pass
-    return with_statements(parsed.frames(), statements, summary)
+    return with_statements({"parsed_reports": parsed.report_frame()}, statements, summary)
 
 
 RELEASE = "release"  # the policy value that chooses a release's own statements
