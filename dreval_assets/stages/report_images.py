@@ -34,7 +34,7 @@ from ..core.images import (MAX_IMAGE_BYTES, ImageMeasure, ImageOverCap, Unreadab
                            near_duplicates)
 from ..fetch.images import RemoteImages
 from ..judges.base import ImageInput
-from ..releases.records import is_inside, open_regular
+from ..releases.records import open_regular
 from ..store.db import Store
 from ..store.images import blob_frame, image_blobs, imported_base_dirs, stored_local_figures, task_sources
 from ..store.registry import load_systems
@@ -138,7 +138,7 @@ def locate_local(src: str, roots: ImageRoots) -> Found:
             resolved = candidate.resolve()
         except (OSError, RuntimeError, ValueError):
             continue
-        if not any(is_inside(root, resolved) for root in allowed):
+        if not any(resolved.is_relative_to(root) for root in allowed):  # both resolved: links followed
             refused = True  # `..` or an absolute path leading out of the report's folders
             continue
         if resolved.is_file():
@@ -153,8 +153,9 @@ def locate_local(src: str, roots: ImageRoots) -> Found:
 def _where(path: Path, roots: ImageRoots) -> str:
     """Where a file was found, relative to the folder it was found under (no machine path)."""
     for label, root in (("report folder", roots.report_dir), *(("attachments", d) for d in roots.attachment_dirs)):
-        if root is not None and path.is_relative_to(root.resolve()):
-            return f"{label}: {path.relative_to(root.resolve()).as_posix()}"
+        real = root.resolve() if root is not None else None
+        if real is not None and path.is_relative_to(real):
+            return f"{label}: {path.relative_to(real).as_posix()}"
     return path.name
 
 
