@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from pydantic import BaseModel
 
@@ -97,6 +97,12 @@ class JudgeStats:
                 "judge_validation_retries": self.validation_retries, "judge_tokens_in": self.tokens_in,
                 "judge_tokens_out": self.tokens_out, "judge_image_bytes": self.image_bytes,
                 "judge_cost": "unpriced" if self.cost is None else round(self.cost, 6)}
+
+
+def as_taken(judge: object, requests: Iterable[JudgmentRequest]) -> Iterable[JudgmentRequest]:
+    """Requests as `judge.judge_many` takes them: as they are made for a judge that takes an iterator
+    (`streams_requests`: its first request leaves while the rest are made), else all made first."""
+    return requests if getattr(judge, "streams_requests", False) else list(requests)
 
 
 class Judge(Protocol):

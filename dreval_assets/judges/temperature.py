@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
 
-from .base import Judge, Judgment, JudgmentRequest
+from .base import Judge, Judgment, JudgmentRequest, as_taken
 
 
 class WithTemperature:
@@ -25,9 +25,7 @@ class WithTemperature:
         return request if temperature is None else replace(request, temperature=temperature)
 
     def judge_many(self, requests: Iterable[JudgmentRequest]) -> list[Judgment]:
-        if getattr(self._judge, "streams_requests", False):  # stamped as they are taken: the first leaves sooner
-            return self._judge.judge_many(map(self.stamped, requests))
-        return self._judge.judge_many([self.stamped(r) for r in requests])
+        return self._judge.judge_many(as_taken(self._judge, map(self.stamped, requests)))
 
     def judge_each(self, requests: Iterable[JudgmentRequest]) -> Iterator[Judgment]:
         """A streaming judge's answers as they come, each request stamped as it is taken."""

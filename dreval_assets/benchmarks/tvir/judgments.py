@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import polars as pl
 
 from ...core.models import ContradictionCount, RubricScores
-from ...judges.base import Judgment, JudgmentRequest
+from ...judges.base import Judgment, JudgmentRequest, as_taken
 from ...judges.parallel import each
 from ...judges.prompts import load_template
 from ...stages.frames import frame, rows_by_partition
@@ -64,11 +64,11 @@ def _one_run(ctx: JudgmentContext, plans: list[Plan], run: int) -> list[dict]:
     # each round's requests go to the judge as they are made (a streaming judge sends the first while
     # the rest are made); what was asked is kept, in order, for reading the answers
     first: list = []
-    answer_round(first, ctx.judge.judge_many(_handed(ctx, _kept(caption_round(ctx, plans, out), first))), out)
+    answer_round(first, ctx.judge.judge_many(as_taken(ctx.judge, _kept(caption_round(ctx, plans, out), first))), out)
     own = {r["task"] for r in ctx.tasks.iter_rows(named=True) if r["benchmark"] == "tvir"}
     second: list = []
     textual: list = []
-    judgments = ctx.judge.judge_many(_handed(ctx, itertools.chain(
+    judgments = ctx.judge.judge_many(as_taken(ctx.judge, itertools.chain(
         _kept(visual_round(ctx, plans, out), second),
         _kept((asked for plan in plans for asked in _textual_requests(ctx, plan, plan.task in own)), textual))))
     answer_round(second, judgments[:len(second)], out)
@@ -76,11 +76,6 @@ def _one_run(ctx: JudgmentContext, plans: list[Plan], run: int) -> list[dict]:
     for (base, what, _), judgment in zip(textual, judgments[len(second):], strict=True):
         rows.extend(_textual_rows(base, what, judgment))
     return rows
-
-
-def _handed(ctx: JudgmentContext, requests: Iterator[JudgmentRequest]) -> Iterable[JudgmentRequest]:
-    """As they are made for a judge that takes an iterator (`streams_requests`), else all made first."""
-    return requests if getattr(ctx.judge, "streams_requests", False) else list(requests)
 
 
 def _kept(asked: Iterable[tuple], into: list) -> Iterator[JudgmentRequest]:
