@@ -87,7 +87,7 @@ def statements_of(frames: dict[str, pl.DataFrame], failed: bool) -> tuple[pl.Dat
 
 def test_statements_replace_the_claims_and_the_report_row_says_how(tmp_path):
     frames = parse_reports(reports_frame())
-    merged = with_statements(frames, *statements_of(frames, failed=False))
+    merged = with_statements(frames["parsed_reports"], *statements_of(frames, failed=False))
     claims = merged["report_claims"]
     assert claims.get_column("claim_id").to_list() == ["c0001.s1", "c0001.s2"]
     assert set(claims.get_column("urls").to_list()[0]) == {"https://port.example/2023"}  # the sentence's own
@@ -101,7 +101,7 @@ def test_a_failed_extraction_is_due_again(tmp_path):
     store = Store(tmp_path / "dreval.duckdb")
     store.ensure_schema()
     frames = parse_reports(reports_frame())
-    store.replace_partitions("parsed_reports", [("s", "t")], with_statements(frames, *statements_of(frames, True)),
+    store.replace_partitions("parsed_reports", [("s", "t")], with_statements(frames["parsed_reports"], *statements_of(frames, True)),
                              "run-1")
     assert store.query(PROVIDER_FAILED_REPORTS).rows() == [("s", "t")]
 

@@ -342,7 +342,7 @@ def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_p
     monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse)
     frames = parse_reports(reports)  # all parsed first, then asked (the answers now from the cache)
     claims = frames["report_claims"].filter(pl.col("system") != "s39")
-    at_once = with_statements(frames, *extract_statements(claims, judge, {"asset": "parsed_reports"}))
+    at_once = with_statements(frames["parsed_reports"], *extract_statements(claims, judge, {"asset": "parsed_reports"}))
     assert llm.n_calls == 39
     for name in ("parsed_reports", "report_claims"):
         assert streamed[name].to_dicts() == at_once[name].to_dicts()  # same rows, same order

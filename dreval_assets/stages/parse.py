@@ -94,16 +94,17 @@ def _report_row(system: str, task: str, parsed: ParsedReport) -> dict:
     }
 
 
-def with_statements(frames: dict[str, pl.DataFrame], statements: pl.DataFrame,
+def with_statements(parsed_reports: pl.DataFrame, statements: pl.DataFrame,
                     summary: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`):
-    each report row says how many statements it has, how many were dropped as ungrounded, and why a
-    chunk kept its sentences. Only `frames["parsed_reports"]` is read: the statements replace the claims."""
+    """The parse frames, the judge's grounded statements as the claims (`claims.extraction = llm`), from
+    the parsed_reports rows (the parser's claims are not needed: the statements replace them): each
+    report row says how many statements it has, how many were dropped as ungrounded, and why a chunk
+    kept its sentences."""
     by_report = {(r["system"], r["task"]): r for r in summary.iter_rows(named=True)}
     claims = as_table("report_claims", statements)
     counts = {(s, t): n for s, t, n in claims.group_by("system", "task").len().iter_rows()}
     rows = []
-    for row in frames["parsed_reports"].iter_rows(named=True):
+    for row in parsed_reports.iter_rows(named=True):
         found = by_report.get((row["system"], row["task"]))
         if found is not None:
             row = {**row, "extraction": "llm", "n_statements": counts.get((row["system"], row["task"]), 0),
@@ -124,7 +125,7 @@ def parse_with_statements(reports: pl.DataFrame, judge: Judge, keep_sentences: s
     statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
     for _ in to_extract:  # every report parsed, whatever the judge read
         pass
-    return with_statements({"parsed_reports": parsed.report_frame()}, statements, summary)
+    return with_statements(parsed.report_frame(), statements, summary)
 
 
 RELEASE = "release"  # the policy value that chooses a release's own statements
