@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -120,11 +121,12 @@ def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
 @dataclass
 class _ProbeRequest:
     variables: dict
+    images: tuple = ()
 
 
 @dataclass
 class _ProbeCall:
-    """The shape `JudgeWorker.call` sends (it drops the request's variables)."""
+    """The shape `JudgeWorker.call` sends (it drops the request's variables and images)."""
     request: _ProbeRequest
 
 
@@ -150,6 +152,27 @@ def test_the_worker_loads_uncollected_then_serves_with_what_it_made_set_aside():
         worker.close()
     assert (loading, serving) == (False, True)
     assert frozen > 10_000  # the imports alone are tens of thousands of objects
+
+
+@dataclass
+class _UnpicklableCall:
+    request: _ProbeRequest
+    how: Any = lambda: None  # a lambda cannot be pickled
+
+
+def test_a_call_that_cannot_be_sent_fails_alone_and_the_pipe_goes_on():
+    """Messages are pickled by the caller before the writer thread sends them: one that cannot be is the
+    caller's error (as from a direct send), and the next call still reaches the worker."""
+    import pickle
+
+    worker = JudgeWorker(_collector_probe_main, None)
+    try:
+        with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
+            JUDGE_LOOP.run(worker.call(_UnpicklableCall(_ProbeRequest({}))))
+        loading, serving, _ = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
+    finally:
+        worker.close()
+    assert (loading, serving) == (False, True)
 
 
 def test_through_the_worker_the_runs_process_never_loads_the_client(llm, tmp_path):

@@ -30,6 +30,7 @@ from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
 from ..stages.parse import (PARSER_VERSION, parse_reports, parse_with_statements, release_statement_keys,
                             with_release_statements)
+from ..stages.parse_ahead import PARSED_AHEAD
 from ..stages.report_writing import write_reports
 from ..stages.reports import read_reports
 from ..stages.report_images import find_report_images, image_roots, judgment_figures
@@ -122,16 +123,14 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     """Each system's report for each task, as received, with a status and content hash."""
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
     systems, keys = load_systems(dreval.store()), _keys(context)
-    kind = {k: systems[k[0]].kind if k[0] in systems else "" for k in keys}
-    imported = imported_reports(dreval.store(), [k for k in keys if kind[k] == "imported"])
     written, writing = {}, {}
-    for system in sorted({k[0] for k in keys if kind[k] == "endpoint"}):
+    for system in sorted({s for s, _ in keys if s in systems and systems[s].kind == "endpoint"}):
         writer = dreval.writer(systems[system])
         written.update(write_reports([k for k in keys if k[0] == system], tasks["tasks"], writer,
                                      {"run_id": context.run.run_id, "asset": "reports"}))
         writing.update({f"{system}_{name.replace('judge_', 'writer_')}": value
                         for name, value in writer.stats.metadata().items()})
-    frame = read_reports(keys, systems, original_ids, imported, written)
+    frame = _read_reports(dreval, keys, systems, original_ids, written)
     record_partitions(context, "reports", {"reports": frame}, dreval.store(),
                       {"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
     yield Output(frame)
@@ -155,21 +154,54 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
     """Sections, references, figures, tables and claims from the deterministic parser; with
     `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences;
     a report whose release ships the benchmark's own statements has those, when its policy says so."""
-    shipped = release_statement_keys(reports, dreval.policy_map())
-    judge = None
-    if dreval.extraction() == "llm":
-        judge = dreval.judge()  # the release's statements are not re-extracted
-        frames = parse_with_statements(reports, judge, shipped, {"asset": "parsed_reports"}, _keys(context))
-    else:
-        frames = parse_reports(reports)
-    sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
-    frames = with_release_statements(frames, reports, shipped)
-    record_partitions(context, "parsed_reports", frames, dreval.store(),
-                      {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})})
+    keys = _keys(context)
+    # made while the slice before this one waited on its judge (`parse_ahead_of`), else here
+    frames, figures = PARSED_AHEAD.take(keys, reports) or _parsed_frames(dreval, reports, keys)
+    record_partitions(context, "parsed_reports", frames, dreval.store(), figures)
     yield Output(frames, metadata={"extraction": dreval.extraction()})
     yield _check("no_orphan_claims", "parsed_reports",
                  checks.orphan_claims(frames["parsed_reports"], frames["report_claims"]),
                  "claims whose report has no parsed_reports row")
+
+
+def _read_reports(dreval: DrevalResource, keys: list[tuple[str, str]], systems: dict,
+                  original_ids: dict[str, str], written: dict) -> pl.DataFrame:
+    """The `reports` frame: folder and imported systems read, endpoint systems' reports as `written`."""
+    imported = imported_reports(dreval.store(),
+                                [k for k in keys if k[0] in systems and systems[k[0]].kind == "imported"])
+    return read_reports(keys, systems, original_ids, imported, written)
+
+
+def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tuple[str, str]]):
+    """parsed_reports' frames and the figures its metadata records."""
+    shipped = release_statement_keys(reports, dreval.policy_map())
+    judge = None
+    if dreval.extraction() == "llm":
+        judge = dreval.judge()  # the release's statements are not re-extracted
+        frames = parse_with_statements(reports, judge, shipped, {"asset": "parsed_reports"}, keys)
+    else:
+        frames = parse_reports(reports)
+    sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
+    frames = with_release_statements(frames, reports, shipped)
+    return frames, {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})}
+
+
+def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]]) -> None:
+    """Start making these partitions' parsed_reports frames on a thread, from their reports read as the
+    `reports` step will read them; a slice with a system that writes its reports in the run is left to
+    its own steps (stages/parse_ahead.py)."""
+    def make():
+        store = dreval.store()
+        systems = load_systems(store)
+        if any(system in systems and systems[system].kind == "endpoint" for system, _ in keys):
+            return None
+        tasks = {task for _, task in keys}  # as the `tasks` step wrote them (the reports step's input)
+        original_ids = {task: original for task, original in store.query("SELECT task, original_id FROM tasks")
+                        .iter_rows() if task in tasks}
+        reports = _read_reports(dreval, keys, systems, original_ids, {})
+        return reports, _parsed_frames(dreval, reports, keys)
+
+    PARSED_AHEAD.start(keys, make)
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"reports": AssetIn(partition_mapping=same_report),

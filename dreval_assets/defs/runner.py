@@ -27,6 +27,7 @@ from ..presentation.plots import start_warm_up
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
+from .assets import parse_ahead_of
 from .jobs import WAITS_ON_THE_JUDGE, job_steps, step_assets
 from .orphans import run_tags
 from .postgres_url import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
@@ -150,6 +151,7 @@ class Launch:
     last: str | None
     description: str
     partitions: int  # partitions each of the job's steps materialises (1: an unpartitioned asset)
+    pairs: tuple[tuple[str, str], ...] = ()  # an evaluation run's (system, task) partitions
 
 
 def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
@@ -167,9 +169,11 @@ def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
         systems = first_system if first_system == last_system else f"{first_system}..{last_system}"
         in_systems = system_order[system_order.index(first_system):system_order.index(last_system) + 1]
         in_tasks = set(task_order[place[first]:place[last] + 1])
-        n = sum(1 for system in in_systems for task in the_plan.per_system.get(system, []) if task in in_tasks)
+        pairs = tuple((system, task) for system in in_systems for task in the_plan.per_system.get(system, [])
+                      if task in in_tasks)
         found.append(Launch("evaluate_job", str(system_task_key(first_system, first)),
-                            str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", n))
+                            str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", len(pairs),
+                            pairs))
     # what did materialise is published even when a block failed: one failure never freezes the results
     if the_plan.leaderboard:
         found.append(Launch("leaderboard_job", None, None, "leaderboard", 1))
@@ -190,14 +194,32 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     for launch in planned:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
-    # a leaderboard at the end plots: matplotlib is made ready while a judge step waits on its endpoint
-    spare_time = start_warm_up if any(launch.job == "leaderboard_job" for launch in planned) else None
     outcomes: list[RunOutcome] = []
-    for launch in planned:
-        outcomes.append(_launch(defs, instance, launch, progress, store, spare_time))
+    for n, launch in enumerate(planned):
+        outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:])))
         if outcomes[-1].interrupted:
             break
     return outcomes
+
+
+def _spare_work(defs: Definitions, ahead: list[Launch]) -> Callable[[], None] | None:
+    """What the process does while the judge step of `ahead[0]` waits on its endpoint: the next evaluation
+    slice's parsing and statements (`assets.parse_ahead_of`: between two slices the endpoint waited for
+    them), and matplotlib made ready when a leaderboard will plot."""
+    work = []
+    following = next((launch for launch in ahead[1:] if launch.job == "evaluate_job"), None)
+    if ahead[0].job == "evaluate_job" and following is not None and following.pairs:
+        work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs)))
+    if any(launch.job == "leaderboard_job" for launch in ahead):
+        work.append(start_warm_up)
+    if not work:
+        return None
+
+    def spare_work() -> None:
+        for do in work:
+            do()
+
+    return spare_work
 
 
 # The exceptions a Ctrl-C becomes inside a Dagster step (Dagster turns SIGINT into the first one).

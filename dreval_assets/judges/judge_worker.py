@@ -15,9 +15,11 @@ import gc
 import importlib
 import itertools
 import multiprocessing
+import queue
 import signal
 import threading
 from concurrent.futures import Future
+from multiprocessing.reduction import ForkingPickler
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
@@ -46,7 +48,8 @@ class JudgeWorker:
         child.close()
         self._ids = itertools.count()
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop | None, asyncio.Future | Future]] = {}
-        self._send_lock = threading.Lock()
+        self._ended = False
+        self._writer = PipeWriter(self._conn, self._worker_ended, "dreval-judge-worker-writer")
         threading.Thread(target=self._receive, name="dreval-judge-worker-reader", daemon=True).start()
 
     async def call(self, prepared: Any) -> Any:
@@ -56,8 +59,10 @@ class JudgeWorker:
         future = loop.create_future()
         self._waiting[call_id] = (loop, future)
         try:
-            # what the worker needs: the rendered messages, not the variables they were rendered from
-            self._send(("call", call_id, replace(prepared, request=replace(prepared.request, variables={}))))
+            # what the worker needs: the rendered messages (images in them as data URLs), not the variables
+            # they were rendered from nor the images' bytes again (a third of what crossed the pipe)
+            self._send(("call", call_id, replace(prepared, request=replace(prepared.request, variables={},
+                                                                            images=()))))
             return await future
         except asyncio.CancelledError:
             try:
@@ -96,24 +101,53 @@ class JudgeWorker:
         return self._process.pid
 
     def _send(self, message: tuple) -> None:
-        try:
-            with self._send_lock:
-                self._conn.send(message)
-        except (OSError, EOFError, ValueError):  # a closed or broken pipe: the worker is gone
-            raise WorkerEnded(ENDED) from None
+        """Queued for the writer thread: the judge loop never waits on a full pipe (a worker busy with its
+        calls reads it late; at concurrency 64 the loop spent ~3.8 s of a run blocked in pipe writes)."""
+        if self._ended:
+            raise WorkerEnded(ENDED)
+        self._writer.put(message)
 
     def _receive(self) -> None:
         while True:
             try:
                 call_id, ok, value = self._conn.recv()
-            except (EOFError, OSError):  # the worker died: every waiting call fails, so nothing hangs
-                error = WorkerEnded(ENDED)
-                for loop, future in list(self._waiting.values()):
-                    _settle_from(loop, future, False, error)
+            except (EOFError, OSError):  # the worker died
+                self._worker_ended()
                 return
             waiting = self._waiting.get(call_id)
             if waiting is not None:
                 _settle_from(*waiting, ok, value)
+
+    def _worker_ended(self) -> None:
+        """Every waiting call fails, so nothing hangs (from the reader, or the writer's broken pipe)."""
+        self._ended = True
+        error = WorkerEnded(ENDED)
+        for loop, future in list(self._waiting.values()):
+            _settle_from(loop, future, False, error)
+
+
+class PipeWriter:
+    """One end of a pipe written by a thread of its own, in the order messages were put: a caller on an
+    event loop hands a message over and goes on, whether or not the other process is reading."""
+
+    def __init__(self, conn: Any, on_broken: Callable[[], None], name: str) -> None:
+        self._conn = conn
+        self._on_broken = on_broken
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._write, name=name, daemon=True).start()
+
+    def put(self, message: tuple) -> None:
+        """Pickled here, so a message that cannot be is the caller's error, as from `Connection.send`."""
+        self._outbox.put(ForkingPickler.dumps(message))
+
+    def _write(self) -> None:
+        while True:
+            data = self._outbox.get()
+            try:
+                self._conn.send_bytes(data)  # what `Connection.send` writes: `recv` reads it alike
+            except (OSError, EOFError, ValueError):  # a closed or broken pipe: the other side is gone
+                self._on_broken()
+                return
 
 
 def _settle_from(loop: asyncio.AbstractEventLoop | None, future: Any, ok: bool, value: Any) -> None:
@@ -154,12 +188,12 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
     # again (a full one over openai's ~200k objects stalled every request in flight for ~0.2 s)
     gc.freeze()
     gc.enable()
-    send_lock = threading.Lock()
     tasks: dict[int, asyncio.Task] = {}
+    # answers leave by a thread of their own: the worker's loop never waits for the run to read them
+    answers = PipeWriter(conn, lambda: None, "dreval-judge-worker-answers")
 
     def reply(call_id: int, ok: bool, value: Any) -> None:
-        with send_lock:
-            conn.send((call_id, ok, value))
+        answers.put((call_id, ok, value))
 
     async def run(call_id: int, prepared: Any) -> None:
         try:
