@@ -23,7 +23,7 @@ class ParsedAhead:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._made: dict[frozenset, Future] = {}
+        self._next: tuple[frozenset, Future] | None = None  # the partitions, what is made for them
 
     def start(self, keys: Iterable[tuple[str, str]],
               make: Callable[[], tuple[pl.DataFrame, Made] | None]) -> None:
@@ -31,16 +31,16 @@ class ParsedAhead:
         slice's reports cannot be read ahead (a system that writes its reports in the run)."""
         future: Future = Future()
         with self._lock:
-            self._made = {frozenset(keys): future}  # an earlier slice's, never taken, is dropped
+            self._next = (frozenset(keys), future)  # an earlier slice's, never taken, is dropped
         threading.Thread(target=_settle, args=(future, make), name="dreval-parse-ahead", daemon=True).start()
 
     def take(self, keys: Iterable[tuple[str, str]], reports: pl.DataFrame) -> Made | None:
         """What was made ahead for exactly these partitions from exactly these reports (waiting for it
         if it is still being made), or None: the step makes its own."""
         with self._lock:
-            future = self._made.pop(frozenset(keys), None)
-        if future is None:
-            return None
+            if self._next is None or self._next[0] != frozenset(keys):
+                return None
+            future, self._next = self._next[1], None
         try:
             found = future.result()
         except Exception:  # noqa: BLE001 - only a head start: the step makes its frames and says what fails
