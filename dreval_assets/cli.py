@@ -7,13 +7,13 @@ import json
 import logging
 import os
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import duckdb
 
+from .background import in_background
 from .releases.generic import load_generic
 from .config import JUDGES, ConfigError, Settings
 from .home import DATABASE, HOME_FOLDER, MODES, FoundHome, find_home
@@ -462,7 +462,7 @@ def cmd_run(args, settings: Settings) -> int:
         return 0
     judged = bool(the_plan.tasks or the_plan.per_system)
     # the judge's check (a request, and its worker process starting) overlaps Dagster's import below
-    check = _in_background(_checked_judge, settings, store) if judged else None
+    check = in_background(_checked_judge, settings, store) if judged else None
     _mark_orphaned_runs(settings)
     if check is not None:
         found = check.result()
@@ -559,15 +559,6 @@ def _checked_judge(settings: Settings, store: Store) -> str:
         return check_judge(settings.judge, store, settings.home)
     except PreflightFailed as exc:
         raise CliError(f"judge check failed, nothing was run: {exc}") from exc
-
-
-def _in_background(work, *args) -> Future:
-    """`work(*args)` on a thread of its own; its result, or its exception, from `.result()`."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dreval-background")
-    try:
-        return pool.submit(work, *args)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with the work
 
 
 def cmd_verify(args, settings: Settings) -> int:

@@ -15,6 +15,8 @@ from typing import Callable, Iterable
 
 import polars as pl
 
+from ..background import in_background
+
 Made = tuple[dict[str, pl.DataFrame], dict]  # the step's frames, and the figures its metadata records
 
 
@@ -29,10 +31,9 @@ class ParsedAhead:
               make: Callable[[], tuple[pl.DataFrame, Made] | None]) -> None:
         """`make()` on a thread of its own: (the reports frame it read, what it made), or None when the
         slice's reports cannot be read ahead (a system that writes its reports in the run)."""
-        future: Future = Future()
+        future = in_background(make, name="dreval-parse-ahead")
         with self._lock:
             self._next = (frozenset(keys), future)  # an earlier slice's, never taken, is dropped
-        threading.Thread(target=_settle, args=(future, make), name="dreval-parse-ahead", daemon=True).start()
 
     def take(self, keys: Iterable[tuple[str, str]], reports: pl.DataFrame) -> Made | None:
         """What was made ahead for exactly these partitions from exactly these reports (waiting for it
@@ -49,13 +50,6 @@ class ParsedAhead:
             return None
         read, made = found
         return made if _same(read, reports) else None
-
-
-def _settle(future: Future, make: Callable[[], object]) -> None:
-    try:
-        future.set_result(make())
-    except BaseException as exc:  # noqa: BLE001 - handed to `take`, which falls back to the step's own
-        future.set_exception(exc)
 
 
 def _same(read: pl.DataFrame, reports: pl.DataFrame) -> bool:
