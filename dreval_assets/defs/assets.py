@@ -124,7 +124,7 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
     systems, keys = load_systems(dreval.store()), _keys(context)
     written, writing = {}, {}
-    for system in sorted({s for s, _ in keys if s in systems and systems[s].kind == "endpoint"}):
+    for system in sorted({s for s, _ in _of_kind(keys, systems, "endpoint")}):
         writer = dreval.writer(systems[system])
         written.update(write_reports([k for k in keys if k[0] == system], tasks["tasks"], writer,
                                      {"run_id": context.run.run_id, "asset": "reports"}))
@@ -167,9 +167,13 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
 def _read_reports(dreval: DrevalResource, keys: list[tuple[str, str]], systems: dict,
                   original_ids: dict[str, str], written: dict) -> pl.DataFrame:
     """The `reports` frame: folder and imported systems read, endpoint systems' reports as `written`."""
-    imported = imported_reports(dreval.store(),
-                                [k for k in keys if k[0] in systems and systems[k[0]].kind == "imported"])
+    imported = imported_reports(dreval.store(), _of_kind(keys, systems, "imported"))
     return read_reports(keys, systems, original_ids, imported, written)
+
+
+def _of_kind(keys: list[tuple[str, str]], systems: dict, kind: str) -> list[tuple[str, str]]:
+    """The partitions whose system is registered as `kind` (folder, imported, endpoint)."""
+    return [key for key in keys if key[0] in systems and systems[key[0]].kind == kind]
 
 
 def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tuple[str, str]]):
@@ -193,7 +197,7 @@ def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]]) -> None:
     def make():
         store = dreval.store()
         systems = load_systems(store)
-        if any(system in systems and systems[system].kind == "endpoint" for system, _ in keys):
+        if _of_kind(keys, systems, "endpoint"):
             return None
         tasks = {task for _, task in keys}  # as the `tasks` step wrote them (the reports step's input)
         original_ids = {task: original for task, original in store.query("SELECT task, original_id FROM tasks")
