@@ -173,3 +173,26 @@ def test_a_run_in_which_every_judge_call_failed_exits_non_zero(home, capsys, mon
         assert main(["--home", str(home), "run", "--task", "drb.drb-52"]) == 1
     err = capsys.readouterr().err
     assert "every judge call of this run failed" in err
+
+
+def test_a_connection_attempt_cut_short_by_ctrl_c_is_not_a_warning_on_the_console():
+    """A call cancelled while httpx's anyio backend is still connecting leaves that attempt's coroutine
+    unstarted; its "never awaited" warning, printed wherever it is collected, was a stray line among an
+    interrupted run's closing ones. Only that coroutine is silenced: another one never awaited still warns."""
+    probe = ("import asyncio, gc, warnings\n"
+             "import dreval_assets.judges.openai_calls\n"
+             "async def connect_tcp():\n"
+             "    async def try_connect(): pass\n"
+             "    return try_connect()\n"
+             "async def elsewhere():\n"
+             "    async def try_connect(): pass\n"
+             "    return try_connect()\n"
+             "for made in (connect_tcp, elsewhere):\n"
+             "    attempt = asyncio.run(made())\n"
+             "    del attempt\n"
+             "    gc.collect()\n")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", probe], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert "connect_tcp.<locals>.try_connect" not in done.stderr
+    assert "elsewhere.<locals>.try_connect' was never awaited" in done.stderr

@@ -11,6 +11,7 @@ import logging
 import os
 import re
 import time
+import warnings
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -42,6 +43,11 @@ TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer a
 # instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
 # every outcome, so its lines would only repeat ours on the console.
 logging.getLogger("instructor").setLevel(logging.CRITICAL)
+# A request cancelled (a Ctrl-C) while httpx's anyio backend is still connecting leaves that attempt's
+# coroutine unstarted; Python warns when it is collected, wherever that happens, among the run's own
+# closing lines. Nothing is lost: the cancelled call is asked again by the next run.
+warnings.filterwarnings("ignore", message=r"coroutine 'connect_tcp\.<locals>\.try_connect' was never awaited",
+                        category=RuntimeWarning)
 
 
 class _RetryableError(Exception):
