@@ -63,6 +63,15 @@ def test_demo_with_openai_judge_twice(openai_env, home, capsys, monkeypatch):
                   in json.dumps(r)]
     assert len(vef_bodies) == 3 and all(len(r["_images"]) == 1 and r["temperature"] == 0.2 for r in vef_bodies)
 
+    # every request of a step names the run it was asked for, statements and same-statement questions too
+    # (a run's spend in the UI counts them), and that run is one of the home's; the judge check comes first
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    named = store.query("SELECT asset, bool_and(run_id IS NOT NULL) FROM judge_ledger GROUP BY asset")
+    assert dict(named.iter_rows()) == {"preflight": False} | {asset: True for asset in (
+        "task_rubrics", "parsed_reports", "claim_verdicts", "report_judgments", "metric_scores")}
+    runs = {run.run_id for run in instance.get_runs()}
+    assert set(store.query("SELECT DISTINCT run_id FROM judge_ledger WHERE run_id IS NOT NULL").to_series()) <= runs
+
     # batching: calls are per source chunk, fewer than the judged claim x source pairs
     judged = store.query("SELECT count(*) FROM claim_verdicts WHERE template <> ''").item()
     verdict_calls = store.query("SELECT count(*) FROM judge_ledger WHERE template LIKE 'claim_verdict%' "

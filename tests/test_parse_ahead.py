@@ -2,12 +2,14 @@
 taken only for the same partitions and the same reports, made by the step itself otherwise, and the
 rows a sliced run writes are those of one run."""
 import json
+import sys
 import threading
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
+from dagster import AssetKey, DagsterInstance
 
 from dreval_assets.cli import main
 from dreval_assets.defs import assets
@@ -37,13 +39,14 @@ def test_what_was_made_ahead_is_taken_once_for_the_same_partitions_and_reports()
     assert ahead.take(KEYS, reports()) is None  # taken once
 
 
-@pytest.mark.parametrize("case", ["other reports", "other partitions", "failed", "not read ahead"])
+@pytest.mark.parametrize("case", ["other reports", "other partitions", "other run", "failed", "not read ahead"])
 def test_otherwise_the_step_makes_its_own(case):
     ahead = ParsedAhead()
     make = {"failed": lambda: 1 / 0, "not read ahead": lambda: None}.get(case, lambda: (reports(), made()))
-    ahead.start(KEYS, make)
+    ahead.start(KEYS, make, "run-2")
     keys = KEYS[:1] if case == "other partitions" else KEYS
-    assert ahead.take(keys, reports("One [2].") if case == "other reports" else reports()) is None
+    run = "run-3" if case == "other run" else "run-2"  # its requests' ledger rows would name another run
+    assert ahead.take(keys, reports("One [2].") if case == "other reports" else reports(), run) is None
 
 
 def test_the_step_waits_for_what_is_still_being_made():
@@ -94,9 +97,9 @@ def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_ru
     made_on = []
     own = assets._parsed_frames
 
-    def recorded(dreval, frame, keys):
+    def recorded(dreval, frame, keys, run_id):
         made_on.append((threading.current_thread().name, len(keys)))
-        return own(dreval, frame, keys)
+        return own(dreval, frame, keys, run_id)
 
     monkeypatch.setattr(assets, "_parsed_frames", recorded)
     monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "2")
@@ -113,3 +116,27 @@ def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_ru
     assert len(rows(whole, "parsed_reports")) == 8
     for table in ("parsed_reports", "report_claims", "claim_verdicts", "metric_scores"):
         assert rows(sliced, table) == rows(whole, table), table
+
+
+def test_statements_asked_ahead_are_the_next_runs_own(tmp_path, monkeypatch):
+    """The next slice's statement requests, asked while the slice before it is judged, name the run that
+    materialises that slice's parsed_reports (its spend in the UI counts them)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from judge_answers import dreval_answer
+    from loopback_llm import LoopbackLLM
+
+    monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "2")
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        for name, value in {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_MODEL": "loopback-model",
+                            "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}.items():
+            monkeypatch.setenv(name, value)
+        home = slice_home(tmp_path / "home", tmp_path / "reports")
+        assert main(["--home", str(home), "run"]) == 0
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    materialised_in = {str(r.asset_materialization.partition): r.run_id for r in
+                       instance.fetch_materializations(AssetKey("parsed_reports"), limit=100).records}
+    with duckdb.connect(str(home / "dreval.duckdb"), read_only=True) as con:
+        asked_in = dict(((system + "|" + task), run) for system, task, run in con.execute(
+            "SELECT DISTINCT system, task, run_id FROM judge_ledger WHERE template = 'statement_extraction'").fetchall())
+    assert len(set(materialised_in.values())) == 4  # four slices, four runs
+    assert asked_in == materialised_in

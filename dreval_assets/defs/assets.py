@@ -156,7 +156,8 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
     a report whose release ships the benchmark's own statements has those, when its policy says so."""
     keys = _keys(context)
     # made while the slice before this one waited on its judge (`parse_ahead_of`), else here
-    frames, figures = PARSED_AHEAD.take(keys, reports) or _parsed_frames(dreval, reports, keys)
+    run_id = context.run.run_id
+    frames, figures = PARSED_AHEAD.take(keys, reports, run_id) or _parsed_frames(dreval, reports, keys, run_id)
     record_partitions(context, "parsed_reports", frames, dreval.store(), figures)
     yield Output(frames, metadata={"extraction": dreval.extraction()})
     yield _check("no_orphan_claims", "parsed_reports",
@@ -176,13 +177,14 @@ def _of_kind(keys: list[tuple[str, str]], systems: dict, kind: str) -> list[tupl
     return [key for key in keys if key[0] in systems and systems[key[0]].kind == kind]
 
 
-def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tuple[str, str]]):
-    """parsed_reports' frames and the figures its metadata records."""
+def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tuple[str, str]], run_id: str):
+    """parsed_reports' frames and the figures its metadata records; `run_id`: the run its requests are for."""
     shipped = release_statement_keys(reports, dreval.policy_map())
     judge = None
     if dreval.extraction() == "llm":
         judge = dreval.judge()  # the release's statements are not re-extracted
-        frames = parse_with_statements(reports, judge, shipped, {"asset": "parsed_reports"}, keys)
+        frames = parse_with_statements(reports, judge, shipped, {"run_id": run_id, "asset": "parsed_reports"},
+                                       keys)
     else:
         frames = parse_reports(reports)
     sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
@@ -190,10 +192,10 @@ def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tup
     return frames, {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})}
 
 
-def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]]) -> None:
-    """Start making these partitions' parsed_reports frames on a thread, from their reports read as the
-    `reports` step will read them; a slice with a system that writes its reports in the run is left to
-    its own steps (stages/parse_ahead.py)."""
+def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]], run_id: str) -> None:
+    """Start making these partitions' parsed_reports frames for the run `run_id` on a thread, from their
+    reports read as the `reports` step will read them; a slice with a system that writes its reports in
+    the run is left to its own steps (stages/parse_ahead.py)."""
     def make():
         store = dreval.store()
         systems = load_systems(store)
@@ -203,9 +205,9 @@ def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]]) -> None:
         original_ids = {task: original for task, original in store.query("SELECT task, original_id FROM tasks")
                         .iter_rows() if task in tasks}
         reports = _read_reports(dreval, keys, systems, original_ids, {})
-        return reports, _parsed_frames(dreval, reports, keys)
+        return reports, _parsed_frames(dreval, reports, keys, run_id)
 
-    PARSED_AHEAD.start(keys, make)
+    PARSED_AHEAD.start(keys, make, run_id)
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"reports": AssetIn(partition_mapping=same_report),
@@ -289,7 +291,7 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     ahead = []  # metric_scores' questions of the same claims, asked in this step's pool (see the function),
     if "claim_verdicts" in selected:  # by a judge of their own: this step's figures count only its own
         ahead.append(partial(ask_same_statements_ahead, parsed_reports["report_claims"], tasks["tasks"],
-                             dreval.judge()))
+                             dreval.judge(), run_id))
     frames = each(judge, [build for _, build in pieces.values()] + ahead)[:len(pieces)]  # at once when it can
     built = {name: (judge, frame) for (name, (judge, _)), frame in zip(pieces.items(), frames)}
     for name, (judge, frame) in built.items():
@@ -345,7 +347,8 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
     frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
                           claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
                           dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
-                          systems_without_citations(dreval.store()), fetched=fetched_references)
+                          systems_without_citations(dreval.store()), fetched=fetched_references,
+                          run_id=context.run.run_id)
     record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), judge.stats.metadata())
     yield Output(frame)
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),

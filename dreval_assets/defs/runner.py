@@ -10,7 +10,7 @@ import os
 import time
 from contextlib import contextmanager, nullcontext
 from functools import partial
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -152,6 +152,8 @@ class Launch:
     description: str
     partitions: int  # partitions each of the job's steps materialises (1: an unpartitioned asset)
     pairs: tuple[tuple[str, str], ...] = ()  # an evaluation run's (system, task) partitions
+    # known before the run starts: work done ahead for it (the next slice's parsing) is its own in the ledger
+    run_id: str = field(default_factory=make_new_run_id)
 
 
 def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
@@ -209,7 +211,7 @@ def _spare_work(defs: Definitions, ahead: list[Launch]) -> Callable[[], None] | 
     work = []
     following = next((launch for launch in ahead[1:] if launch.job == "evaluate_job"), None)
     if ahead[0].job == "evaluate_job" and following is not None and following.pairs:
-        work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs)))
+        work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
     if not work:
@@ -233,7 +235,7 @@ def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgre
         tags |= {ASSET_PARTITION_RANGE_START_TAG: launch.first, ASSET_PARTITION_RANGE_END_TAG: launch.last}
     progress.say(f"run {launch.job}: {launch.description}")
     started = time.monotonic()
-    run_id = make_new_run_id()
+    run_id = launch.run_id
     watch = _RunWatch(instance, run_id, progress, spare_time)
     instance.add_event_listener(run_id, watch.on_event)
     # the database stays open for the run: each step's connections cost ~1 ms, not ~30

@@ -6,7 +6,8 @@ statements and grounded them (~10 s of one core at 250 partitions). The runner s
 the next slice on a thread as soon as the current slice's judge step starts (`start`); the next
 slice's `parsed_reports` step takes it (`take`) when it was made from the very reports frame the step
 read, and makes its frames itself otherwise. Its judge requests are the step's own (same prompts,
-cache keys and ledger labels), so nothing is asked twice either way."""
+cache keys and ledger labels: the run they are made for is known before it starts, `runner.Launch.run_id`),
+so nothing is asked twice either way."""
 from __future__ import annotations
 
 import threading
@@ -25,21 +26,22 @@ class ParsedAhead:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._next: tuple[frozenset, Future] | None = None  # the partitions, what is made for them
+        self._next: tuple[tuple[frozenset, str | None], Future] | None = None  # partitions and run: what is made
 
-    def start(self, keys: Iterable[tuple[str, str]],
-              make: Callable[[], tuple[pl.DataFrame, Made] | None]) -> None:
-        """`make()` on a thread of its own: (the reports frame it read, what it made), or None when the
-        slice's reports cannot be read ahead (a system that writes its reports in the run)."""
+    def start(self, keys: Iterable[tuple[str, str]], make: Callable[[], tuple[pl.DataFrame, Made] | None],
+              run_id: str | None = None) -> None:
+        """`make()` on a thread of its own for the run `run_id` (its requests' ledger rows name it): (the
+        reports frame it read, what it made), or None when the slice's reports cannot be read ahead (a
+        system that writes its reports in the run)."""
         future = in_background(make, name="dreval-parse-ahead")
         with self._lock:
-            self._next = (frozenset(keys), future)  # an earlier slice's, never taken, is dropped
+            self._next = ((frozenset(keys), run_id), future)  # an earlier slice's, never taken, is dropped
 
-    def take(self, keys: Iterable[tuple[str, str]], reports: pl.DataFrame) -> Made | None:
-        """What was made ahead for exactly these partitions from exactly these reports (waiting for it
-        if it is still being made), or None: the step makes its own."""
+    def take(self, keys: Iterable[tuple[str, str]], reports: pl.DataFrame, run_id: str | None = None) -> Made | None:
+        """What was made ahead for exactly these partitions of this run from exactly these reports
+        (waiting for it if it is still being made), or None: the step makes its own."""
         with self._lock:
-            if self._next is None or self._next[0] != frozenset(keys):
+            if self._next is None or self._next[0] != (frozenset(keys), run_id):
                 return None
             future, self._next = self._next[1], None
         try:

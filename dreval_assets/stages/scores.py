@@ -27,15 +27,17 @@ def score_reports(
     extra_suites: Sequence[str] = (), policies: Mapping[str, str] | None = None,
     judgments: pl.DataFrame | None = None, rubrics: pl.DataFrame | None = None,
     systems_without_citations: frozenset[str] = frozenset(), fetched: pl.DataFrame | None = None,
+    run_id: str | None = None,
 ) -> pl.DataFrame:
     """`systems_without_citations`: systems a release marks as writing without citations; their
     citation metrics are N/A, never scored from a stray URL line. `fetched`: the fetched_references
-    rows, for the pages read although our detector flags them (a suite may count or drop those)."""
+    rows, for the pages read although our detector flags them (a suite may count or drop those).
+    `run_id`: the run the judge's questions are asked for (their ledger rows name it)."""
     task_rows = {r["task"]: r for r in tasks.iter_rows(named=True)}
     report_by_key = rows_by_partition(reports)
     inputs = _evidence_inputs(keys, task_rows, rubrics, judge, extra_suites)
     evidence = _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge.judge_id, inputs, policies or {})
-    _mark_duplicates(evidence, judge_for_tasks(judge, task_rows.values()))
+    _mark_duplicates(evidence, judge_for_tasks(judge, task_rows.values()), run_id)
     for key, flagged in flagged_pages(fetched).items():
         if key in evidence:
             evidence[key].flagged_pages = flagged
@@ -141,9 +143,9 @@ def extraction_text(parsed_row: dict) -> str:
     return text[:400]
 
 
-def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
+def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge, run_id: str | None = None) -> None:
     """Deduplicate each report's facts; the judge settles only the ambiguous pairs (one batch for all)."""
-    asked = _same_statement_questions({key: [c.text for c in ev.facts] for key, ev in evidence.items()})
+    asked = _same_statement_questions({key: [c.text for c in ev.facts] for key, ev in evidence.items()}, run_id)
     answers = judge.judge_many([request for _, request in asked])
     # an unanswered pair stays two facts: merging needs a positive answer
     same = {q: isinstance(a.answer, SameStatement) and a.answer.same for (q, _), a in zip(asked, answers)}
@@ -153,7 +155,7 @@ def _mark_duplicates(evidence: dict[Key, ReportEvidence], judge: Judge) -> None:
         ev.duplicate_of = {facts[i].claim_id: facts[g].claim_id for i, g in enumerate(groups) if g != i}
 
 
-def ask_same_statements_ahead(claims: pl.DataFrame, tasks: pl.DataFrame, judge: Judge) -> None:
+def ask_same_statements_ahead(claims: pl.DataFrame, tasks: pl.DataFrame, judge: Judge, run_id: str | None = None) -> None:
     """The same-statement questions `metric_scores` will ask of these reports' facts, asked now by a step
     that waits on the judge anyway (they depend on the parsed claims only): `metric_scores` then finds
     their answers in the call cache, and its reports' fact pairs computed (`dedup`'s cache), instead of
@@ -164,16 +166,18 @@ def ask_same_statements_ahead(claims: pl.DataFrame, tasks: pl.DataFrame, judge: 
     for c in claims.iter_rows(named=True):
         if _claim(c).is_fact:  # as `ReportEvidence.facts` picks them
             facts.setdefault((c["system"], c["task"]), []).append(c["text"])
-    asked = _same_statement_questions(facts)
+    asked = _same_statement_questions(facts, run_id)
     if asked:
         judge_for_tasks(judge, tasks.iter_rows(named=True)).judge_many([request for _, request in asked])
 
 
-def _same_statement_questions(facts: Mapping[Key, Sequence[str]]) -> list[tuple[tuple[Key, int, int], JudgmentRequest]]:
+def _same_statement_questions(facts: Mapping[Key, Sequence[str]], run_id: str | None = None,
+                              ) -> list[tuple[tuple[Key, int, int], JudgmentRequest]]:
     """((report, earlier, later), request) for each ambiguous pair of a report's facts."""
+    run = {"run_id": run_id} if run_id else {}
     return [((key, earlier, later), JudgmentRequest(
         "same_statement", {"statement_a": fence_untrusted(texts[earlier]), "statement_b": fence_untrusted(texts[later])},
-        SameStatement, {"asset": "metric_scores", "system": key[0], "task": key[1]}))
+        SameStatement, {**run, "asset": "metric_scores", "system": key[0], "task": key[1]}))
         for key, texts in facts.items() for earlier, later in ambiguous_pairs(texts)]
 
 
