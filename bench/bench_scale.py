@@ -9,7 +9,9 @@ pages and attachments feed every benchmark's metrics; `--pages` extra sandbox pa
 it into a fresh home and runs `dreval run` in a child process against `tests/loopback_llm.py` answering
 after `--latency` seconds. Per concurrency it prints: wall time, the lower bound (judge requests x
 latency / concurrency: the endpoint as the only limit), their ratio, judge calls per report, the child's
-peak RSS, and the storage (working DuckDB file, Dagster history). With `--add-system` it then adds one
+peak RSS, the storage (working DuckDB file, Dagster history), and where the wall beyond the bound went:
+when the first request arrived, how long after the last answer the command ended, and how busy the
+endpoint's slots were in between. With `--add-system` it then adds one
 more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
 """
 from __future__ import annotations
@@ -151,13 +153,26 @@ def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency:
                  reports: int, *argv: str) -> dict:
     calls_before, remembered_before = llm.n_calls, llm.answers_remembered
     llm.forget_answers()  # each run's repeated requests alike, whatever ran before
+    llm.spans.clear()
+    started = time.monotonic()
     wall, rss_kib, cpu = dreval(home, env, "run", *argv)
     calls = llm.n_calls - calls_before
     lower = calls * latency / concurrency
     return {"wall": wall, "cpu": cpu, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
+            **endpoint_use(llm.spans, started, wall, concurrency),
             "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024,
             "remembered": llm.answers_remembered - remembered_before,
             "duckdb_mb": size_mb(home / "dreval.duckdb"), "dagster_mb": size_mb(home / "dagster")}
+
+
+def endpoint_use(spans: list[tuple[float, float]], started: float, wall: float, concurrency: int) -> dict:
+    """When the first request arrived and the last answer left (seconds into the command), and the share
+    of the endpoint's `concurrency` slots busy in between."""
+    if not spans:
+        return {"first": float("nan"), "last": float("nan"), "after": float("nan"), "busy": float("nan")}
+    first, last = min(a for a, _ in spans) - started, max(b for _, b in spans) - started
+    busy = sum(b - a for a, b in spans) / (concurrency * (last - first)) if last > first else float("nan")
+    return {"first": first, "last": last, "after": wall - last, "busy": busy}
 
 
 def show(label: str, r: dict) -> None:
@@ -166,6 +181,8 @@ def show(label: str, r: dict) -> None:
           f"({r['remembered']:,} answered from the stand-in's memory); "
           f"peak RSS {r['rss_mib']:,.0f} MiB; "
           f"DuckDB {r['duckdb_mb']:.1f} MB, Dagster history {r['dagster_mb']:.1f} MB", flush=True)
+    print(f"  first request at {r['first']:.1f} s, last answer at {r['last']:.1f} s, the command ended "
+          f"{r['after']:.1f} s after it; endpoint slots busy {r['busy']:.0%} in between", flush=True)
 
 
 def main() -> None:
@@ -201,7 +218,7 @@ def measure(args: argparse.Namespace, tmp: Path, root: Path, reports: int, extra
     # answers cost the stand-in CPU of these cores, which a real endpoint never takes: a repeated request
     # (TVIR's three judge runs repeat their prompts) is answered from memory, still after the latency
     with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False,
-                     remember_answers=REMEMBERED_ANSWERS) as llm:
+                     remember_answers=REMEMBERED_ANSWERS, record_spans=True) as llm:
         for concurrency in args.concurrency:
             home = tmp / f"home-{concurrency}"
             env = judge_env(llm, concurrency)

@@ -46,6 +46,9 @@ per image part, in order, of the decoded bytes (``None`` fields for a part
 that is not a base64 data URL); ``image_parts(request)`` gives the decoded
 (mime, bytes) to an answer callable.
 
+``record_spans`` (benchmarks): ``spans`` gets (arrived, answered) of each chat request, in
+``time.monotonic`` seconds, to tell how busy the endpoint was.
+
 Standard library only.
 """
 
@@ -395,7 +398,7 @@ class LoopbackLLM:
     def __init__(self, answer: AnswerFn | None = None, latency_s: float = 0.0,
                  report_image_tokens: bool = True, context_tokens: int | None = None,
                  embedding_models: frozenset[str] | None = None, keep_requests: bool = True,
-                 remember_answers: int = 0) -> None:
+                 remember_answers: int = 0, record_spans: bool = False) -> None:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
@@ -412,6 +415,8 @@ class LoopbackLLM:
         self.remember_answers = remember_answers
         self._answers: OrderedDict[bytes, str] = OrderedDict()
         self.answers_remembered = 0  # requests answered from memory
+        # a benchmark's account of the endpoint's use: (arrived, answered) of each chat request, monotonic
+        self.spans: list[tuple[float, float]] | None = [] if record_spans else None
         self.requests: list[dict] = []
         self._n_requests = 0
         self._faults: deque[Fault] = deque()
@@ -585,6 +590,8 @@ class LoopbackLLM:
         delayed = [0.0]  # a delay fault's seconds come on top of the latency
         answered = self._respond(request, delayed)
         self._sleep(self.latency_s - (time.monotonic() - received - delayed[0]))
+        if self.spans is not None:
+            self.spans.append((received, time.monotonic()))
         return answered
 
     def _respond(self, request: dict, delayed: list[float]) -> tuple[int, Any, dict, tuple[int, int] | None]:

@@ -400,3 +400,24 @@ def test_a_stand_in_that_remembers_answers_answers_a_repeated_body_from_memory()
         ask(server, "z")
         ask(server, "z")
         assert asked[-2:] == ["z", "z"] and server.answers_remembered == 0
+
+
+def test_spans_say_when_each_request_arrived_and_was_answered():
+    """A benchmark's account of the endpoint's use (bench/bench_scale.py): one (arrived, answered) per chat
+    request, the answer no sooner than the latency; none kept unless asked for."""
+    def ask(server) -> None:
+        resp = httpx.post(f"{server.base_url}/chat/completions", json={
+            "model": "m", "messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}})
+        assert resp.status_code == 200
+
+    before = time.monotonic()
+    with LoopbackLLM(latency_s=0.05, record_spans=True) as server:
+        ask(server)
+        ask(server)
+        after = time.monotonic()
+        assert len(server.spans) == 2
+        (a1, b1), (a2, b2) = server.spans
+        assert before <= a1 and b1 - a1 >= 0.05 and b1 <= a2 and b2 - a2 >= 0.05 and b2 <= after
+    with LoopbackLLM() as server:
+        ask(server)
+        assert server.spans is None
