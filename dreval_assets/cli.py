@@ -109,6 +109,9 @@ def console() -> None:
     from .judges.judge_loop import JUDGE_LOOP
 
     JUDGE_LOOP.close_workers()
+    plots = sys.modules.get("dreval_assets.presentation.plots")  # loaded: it may have started a helper
+    if plots is not None:
+        plots.PLOT_HELPER.close()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -486,7 +489,7 @@ def cmd_run(args, settings: Settings) -> int:
         if _COMMAND_PROCESS:  # what exists now lives as long as the process: full collections skip it
             gc.freeze()
         with RunProgress() as progress:
-            outcomes = execute(defs, instance, the_plan, store=store, progress=progress)
+            outcomes = execute(defs, instance, the_plan, store=store, progress=progress, helpers=_COMMAND_PROCESS)
     prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded
     stopped = [o for o in outcomes if o.interrupted]
     if stopped:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
+import subprocess
+import sys
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +21,7 @@ import polars as pl
 import pytest
 from PIL import Image
 
+from dreval_assets.cli import main
 from dreval_assets.defs.assets import ALL_ASSETS
 from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spend_figures, spend_markdown
 from dreval_assets.presentation.leaderboard_summary import headline_cell, headline_records, suite_markdown
@@ -311,3 +315,60 @@ def test_a_judge_step_starting_gives_the_process_its_spare_work_once_per_step(mo
     assert started == []
     watch.on_event(step_start("claim_verdicts_and_report_judgments"))
     assert started == [True]
+
+
+@pytest.fixture
+def plot_helper(monkeypatch):
+    from dreval_assets.helper_process import HelperProcess
+    from dreval_assets.presentation import plots
+
+    helper = HelperProcess()
+    monkeypatch.setattr(plots, "PLOT_HELPER", helper)
+    yield helper
+    helper.close()
+
+
+def test_plots_drawn_by_the_helper_process_are_those_drawn_here(board, plot_helper):
+    """The command's plot helper (`plots.start_plot_helper`) draws the heatmap and the rank shifts while
+    this process draws the headline plot: the same bytes, in the same order, as all three drawn here."""
+    from dreval_assets.presentation import plots
+
+    here = leaderboard_plots(board)
+    plot_helper.start(plots.warm_up)
+    there = leaderboard_plots(board)
+    assert [(p.name, p.title, p.png) for p in there] == [(p.name, p.title, p.png) for p in here]
+    assert plot_helper.started  # still there for the next leaderboard
+
+
+def test_plots_are_drawn_here_when_the_helper_process_is_gone(board, plot_helper):
+    from dreval_assets.presentation import plots
+
+    here = [p.png for p in leaderboard_plots(board)]
+    plot_helper.start()
+    plot_helper.submit(os._exit, 1).exception(timeout=60)  # its process dies
+    assert [p.png for p in leaderboard_plots(board)] == here
+    assert not plot_helper.started  # dropped: the next plots are drawn here at once
+    assert [p.png for p in leaderboard_plots(board)] == here
+    assert plots.PLOT_HELPER is plot_helper
+
+
+def test_a_helper_process_ends_with_the_process_that_started_it():
+    """A command ends with `os._exit` (and a killed one without a word): the helper holds the command's
+    stdout, a pipe its caller reads to the end, only until it sees its parent gone."""
+    code = ("from dreval_assets.helper_process import HelperProcess; import os; h = HelperProcess(); h.start(); "
+            "assert h.submit(abs, -2).result() == 2; print('helped', flush=True); os._exit(0)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.stdout == "helped\n", done.stderr
+
+
+def test_only_the_commands_own_process_starts_the_plot_helper(home, monkeypatch):
+    """A run from `main` (a test, a library user) draws its plots itself: a patched plotting function is the
+    one that draws, and no process is left behind."""
+    from dreval_assets.helper_process import HelperProcess
+    from dreval_assets.presentation import plots
+
+    helper = HelperProcess()
+    monkeypatch.setattr(plots, "PLOT_HELPER", helper)
+    assert main(["--home", str(home), "demo"]) == 0
+    assert not helper.started

@@ -1,0 +1,94 @@
+"""A second process for CPU work the command's own process would otherwise do alone on one core (the
+leaderboard's plots): started ahead, warmed, and ended with the command however it ends.
+
+Only the `dreval` command's own process starts one (`cli`): a library user or a test that runs in its
+own process keeps every piece of work there. Whatever the helper cannot do (never started, its
+process gone, an error) the caller does itself, so the helper changes when work is done, never what
+it makes."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any, Callable
+
+ORPHAN_CHECK_S = 0.2  # how often the helper looks whether the process that started it is gone
+
+
+class HelperProcess:
+    """One spawned process, kept until `close` (or the starting process's end)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def start(self, warm_up: Callable[[], Any] | None = None) -> None:
+        """Start the process (once) and have it run `warm_up` (a module-level function) now."""
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_ready)
+                self._pool.submit(warm_up or int)  # a process starts on its first task
+
+    @property
+    def started(self) -> bool:
+        with self._lock:
+            return self._pool is not None
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Future | None:
+        """`function(*args)` in the helper (a module-level function, picklable arguments), or None when
+        there is no helper: the caller does it."""
+        with self._lock:
+            pool = self._pool
+        if pool is None:
+            return None
+        try:
+            return pool.submit(function, *args)
+        except Exception:  # noqa: BLE001 - a broken or closed pool: the caller does the work
+            self._drop(pool)
+            return None
+
+    def result_or_here(self, future: Future | None, function: Callable[..., Any], *args: Any) -> Any:
+        """What `submit` started, or `function(*args)` done here when it was not started or failed
+        (an error of `function` itself is raised here, as it would be without the helper)."""
+        if future is not None:
+            try:
+                return future.result()
+            except Exception:  # noqa: BLE001 - done again here: a real error surfaces from this call
+                with self._lock:
+                    pool = self._pool
+                if pool is not None:
+                    self._drop(pool)
+        return function(*args)
+
+    def close(self) -> None:
+        """End the process. A command that ends with `os._exit` calls this first: the pool's own exit hook
+        does not run then."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _drop(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _ready() -> None:
+    """The helper's start: Ctrl-C is the command's to handle (it reaches the whole process group), and it
+    ends when the process that started it is gone, however that one ended (killed, `os._exit`: the
+    pool's queue does not tell it)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_end_when_orphaned, args=(os.getppid(),), name="dreval-helper-orphan-check",
+                     daemon=True).start()
+
+
+def _end_when_orphaned(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_S)
+    os._exit(0)
