@@ -489,7 +489,8 @@ def cmd_run(args, settings: Settings) -> int:
         if _COMMAND_PROCESS:  # what exists now lives as long as the process: full collections skip it
             gc.freeze()
         with RunProgress() as progress:
-            outcomes = execute(defs, instance, the_plan, store=store, progress=progress, helpers=_COMMAND_PROCESS)
+            outcomes = execute(defs, instance, the_plan, store=store, progress=progress,
+                               command_process=_COMMAND_PROCESS)
     prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded
     stopped = [o for o in outcomes if o.interrupted]
     if stopped:

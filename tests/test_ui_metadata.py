@@ -372,3 +372,19 @@ def test_only_the_commands_own_process_starts_the_plot_helper(home, monkeypatch)
     monkeypatch.setattr(plots, "PLOT_HELPER", helper)
     assert main(["--home", str(home), "demo"]) == 0
     assert not helper.started
+
+
+def test_the_commands_helper_processes_end_once_their_work_is_done(monkeypatch):
+    """In the command's own process the judge workers end after the last run that judges and the plot
+    helper after the leaderboard, so neither is held beside the closing runs' memory peak."""
+    from dreval_assets.defs import runner
+
+    ended = []
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: ended.append("judge workers"))
+    monkeypatch.setattr(runner, "end_plot_helper", lambda: ended.append("plot helper"))
+    planned = [runner.Launch(job, None, None, job, 1) for job in
+               ("tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job")]
+    for n in range(len(planned)):
+        runner._end_helpers_done_after(planned[n:])
+        ended.append(f"after {n}")
+    assert ended == ["after 0", "after 1", "judge workers", "after 2", "judge workers", "plot helper", "after 3"]

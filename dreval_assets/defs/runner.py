@@ -23,7 +23,8 @@ from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
 from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
-from ..presentation.plots import start_plot_helper, start_warm_up
+from ..judges.judge_loop import JUDGE_LOOP
+from ..presentation.plots import end_plot_helper, start_plot_helper, start_warm_up
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
@@ -185,10 +186,14 @@ def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
 
 
 def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store: Store | None = None,
-            progress: RunProgress | None = None, helpers: bool = False) -> list[RunOutcome]:
+            progress: RunProgress | None = None, command_process: bool = False) -> list[RunOutcome]:
     """Launch the plan's runs one after another; a Ctrl-C cancels the run it lands in and launches
-    nothing more (what that run's judge calls already answered is in the judge cache). `helpers`: the
-    process may start helper processes (the command's own, which ends them: `helper_process`)."""
+    nothing more (what that run's judge calls already answered is in the judge cache).
+
+    `command_process`: this is the `dreval` command's own process, not a test's or a library user's: it
+    may start a plot helper (`helper_process`), and ends each helper process once its work is done (the
+    judge worker after the last run that judges, the plot helper after the leaderboard), so their memory
+    is not held beside the closing runs' peak."""
     progress = progress or RunProgress(live=False)
     if store is not None:  # what the evaluation reads is observed first, so the UI can tell when it changes
         report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
@@ -199,24 +204,39 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
             progress.add_due(step, launch.partitions)
     outcomes: list[RunOutcome] = []
     for n, launch in enumerate(planned):
-        outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helpers)))
+        outcomes.append(_launch(defs, instance, launch, progress, store,
+                                _spare_work(defs, planned[n:], command_process)))
         if outcomes[-1].interrupted:
             break
+        if command_process:
+            _end_helpers_done_after(planned[n:])
     return outcomes
 
 
-def _spare_work(defs: Definitions, ahead: list[Launch], helpers: bool = False) -> Callable[[], None] | None:
+JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps call a judge
+
+
+def _end_helpers_done_after(ahead: list[Launch]) -> None:
+    """After the run `ahead[0]`: end the judge workers when no later run judges, the plot helper once the
+    leaderboard is drawn (a later call would start either anew)."""
+    if not any(launch.job in JUDGED_JOBS for launch in ahead[1:]):
+        JUDGE_LOOP.close_workers()
+    if ahead[0].job == "leaderboard_job":
+        end_plot_helper()
+
+
+def _spare_work(defs: Definitions, ahead: list[Launch], command_process: bool = False) -> Callable[[], None] | None:
     """What the process does while the judge step of `ahead[0]` waits on its endpoint: the next evaluation
     slice's parsing and statements (`assets.parse_ahead_of`: between two slices the endpoint waited for
-    them), and matplotlib made ready when a leaderboard will plot (with `helpers`, in the plot helper
-    process too, which then draws two of the three plots)."""
+    them), and matplotlib made ready when a leaderboard will plot (in the command's own process, in the
+    plot helper process too, which then draws two of the three plots)."""
     work = []
     following = next((launch for launch in ahead[1:] if launch.job == "evaluate_job"), None)
     if ahead[0].job == "evaluate_job" and following is not None and following.pairs:
         work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
-        if helpers:
+        if command_process:
             work.append(start_plot_helper)
     if not work:
         return None
