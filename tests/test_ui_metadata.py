@@ -337,7 +337,7 @@ def test_plots_drawn_by_the_helper_process_are_those_drawn_here(board, plot_help
     plot_helper.start(plots.warm_up)
     there = leaderboard_plots(board)
     assert [(p.name, p.title, p.png) for p in there] == [(p.name, p.title, p.png) for p in here]
-    assert plot_helper.started  # still there for the next leaderboard
+    assert not plot_helper.started  # ended once it has drawn: its memory is not held past the leaderboard
 
 
 def test_plots_are_drawn_here_when_the_helper_process_is_gone(board, plot_helper):
@@ -374,17 +374,44 @@ def test_only_the_commands_own_process_starts_the_plot_helper(home, monkeypatch)
     assert not helper.started
 
 
-def test_the_commands_helper_processes_end_once_their_work_is_done(monkeypatch):
-    """In the command's own process the judge workers end after the last run that judges and the plot
-    helper after the leaderboard, so neither is held beside the closing runs' memory peak."""
+def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypatch):
+    """In the command's own process (only there) the judge workers end once no later run judges, so they
+    are not held beside the closing runs' memory peak."""
     from dreval_assets.defs import runner
 
     ended = []
     monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: ended.append("judge workers"))
-    monkeypatch.setattr(runner, "end_plot_helper", lambda: ended.append("plot helper"))
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest: ended.append(launch.job) or
+                        runner.RunOutcome(launch.job, "", True, "r"))
     planned = [runner.Launch(job, None, None, job, 1) for job in
                ("tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job")]
-    for n in range(len(planned)):
-        runner._end_helpers_done_after(planned[n:])
-        ended.append(f"after {n}")
-    assert ended == ["after 0", "after 1", "judge workers", "after 2", "judge workers", "plot helper", "after 3"]
+    monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
+    monkeypatch.setattr(runner, "_spare_work", lambda *args: None)
+    runner.execute(None, None, None, command_process=True)
+    assert ended == ["tasks_job", "evaluate_job", "evaluate_job", "judge workers", "leaderboard_job"]
+    ended.clear()
+    runner.execute(None, None, None)
+    assert ended == ["tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job"]
+
+
+def test_the_plot_helper_starts_with_the_last_slices_judge_step(monkeypatch):
+    """The helper lives from the last evaluation slice's judge step until it has drawn, not through every
+    slice; matplotlib is warmed here from the first one; only the command's own process starts it."""
+    from types import SimpleNamespace
+
+    from dreval_assets.defs import runner
+
+    done = []
+    monkeypatch.setattr(runner, "start_plot_helper", lambda: done.append("helper"))
+    monkeypatch.setattr(runner, "start_warm_up", lambda: done.append("warm-up"))
+    monkeypatch.setattr(runner, "parse_ahead_of", lambda *args: done.append("parse ahead"))
+    defs = SimpleNamespace(resources={"dreval": None})
+    planned = [runner.Launch("evaluate_job", "a", "b", "slice", 1, (("s", "t1"),)),
+               runner.Launch("evaluate_job", "c", "d", "slice", 1, (("s", "t2"),)),
+               runner.Launch("leaderboard_job", None, None, "leaderboard", 1)]
+    for command_process, expected in ((True, [["parse ahead", "warm-up"], ["warm-up", "helper"]]),
+                                      (False, [["parse ahead", "warm-up"], ["warm-up"]])):
+        for n, wanted in enumerate(expected):
+            done.clear()
+            runner._spare_work(defs, planned[n:], command_process)()
+            assert done == wanted, (command_process, n)

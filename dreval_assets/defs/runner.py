@@ -24,7 +24,7 @@ from dagster._core.utils import make_new_run_id
 from ..config import ConfigError, Settings
 from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
 from ..judges.judge_loop import JUDGE_LOOP
-from ..presentation.plots import end_plot_helper, start_plot_helper, start_warm_up
+from ..presentation.plots import start_plot_helper, start_warm_up
 from ..progress import RunProgress
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
@@ -191,9 +191,8 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     nothing more (what that run's judge calls already answered is in the judge cache).
 
     `command_process`: this is the `dreval` command's own process, not a test's or a library user's: it
-    may start a plot helper (`helper_process`), and ends each helper process once its work is done (the
-    judge worker after the last run that judges, the plot helper after the leaderboard), so their memory
-    is not held beside the closing runs' peak."""
+    may start a plot helper (`helper_process`; it ends once it has drawn), and ends the judge workers
+    after the last run that judges, so their memory is not held beside the closing runs' peak."""
     progress = progress or RunProgress(live=False)
     if store is not None:  # what the evaluation reads is observed first, so the UI can tell when it changes
         report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
@@ -208,21 +207,13 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
                                 _spare_work(defs, planned[n:], command_process)))
         if outcomes[-1].interrupted:
             break
-        if command_process:
-            _end_helpers_done_after(planned[n:])
+        if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
+                                                                      for later in planned[n + 1:]):
+            JUDGE_LOOP.close_workers()  # the last run that judges (a later call would start a worker anew)
     return outcomes
 
 
 JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps call a judge
-
-
-def _end_helpers_done_after(ahead: list[Launch]) -> None:
-    """After the run `ahead[0]`: end the judge workers when no later run judges, the plot helper once the
-    leaderboard is drawn (a later call would start either anew)."""
-    if not any(launch.job in JUDGED_JOBS for launch in ahead[1:]):
-        JUDGE_LOOP.close_workers()
-    if ahead[0].job == "leaderboard_job":
-        end_plot_helper()
 
 
 def _spare_work(defs: Definitions, ahead: list[Launch], command_process: bool = False) -> Callable[[], None] | None:
@@ -236,8 +227,8 @@ def _spare_work(defs: Definitions, ahead: list[Launch], command_process: bool = 
         work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
-        if command_process:
-            work.append(start_plot_helper)
+        if command_process and not any(launch.job == "evaluate_job" for launch in ahead[1:]):
+            work.append(start_plot_helper)  # by the last slice: it lives from there until it has drawn
     if not work:
         return None
 

@@ -60,6 +60,8 @@ def leaderboard_plots(board: pl.DataFrame) -> list[Plot]:
     drawn = {"headline_ci": headline_ci_png(tables)}
     for name, future in helped.items():
         drawn[name] = PLOT_HELPER.result_or_here(future, draw_png, name, tables)
+    if any(helped.values()):  # a command draws one leaderboard: the helper's ~150 MB are not held past it
+        PLOT_HELPER.close()
     return [Plot(name, title, drawn[name]) for name, title in TITLES.items()]
 
 
@@ -107,11 +109,6 @@ def start_warm_up() -> None:
 def start_plot_helper() -> None:
     """Start the plot helper process (once), warmed like this one: for the command's own process."""
     PLOT_HELPER.start(warm_up)
-
-
-def end_plot_helper() -> None:
-    """End the plot helper (its memory, ~150 MB, is not held through the rest of the command)."""
-    PLOT_HELPER.close()
 
 
 def warm_up() -> None:
