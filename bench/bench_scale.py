@@ -9,7 +9,7 @@ pages and attachments feed every benchmark's metrics; `--pages` extra sandbox pa
 it into a fresh home and runs `dreval run` in a child process against `tests/loopback_llm.py` answering
 after `--latency` seconds. Per concurrency it prints: wall time, the lower bound (judge requests x
 latency / concurrency: the endpoint as the only limit), their ratio, judge calls per report, the child's
-peak RSS, the storage (working DuckDB file, Dagster history), and where the wall beyond the bound went:
+peak RSS (and the peak of its processes' summed RSS: its judge worker and plot helper too), the storage (working DuckDB file, Dagster history), and where the wall beyond the bound went:
 when the first request arrived, how long after the last answer the command ended, and how busy the
 endpoint's slots were in between. With `--add-system` it then adds one
 more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
@@ -104,12 +104,13 @@ def generate(root: Path, n_tasks: int, n_systems: int, words: int, extra_pages: 
     return root / "extra" / f"system-{n_systems:03d}", f"system-{n_systems:03d}"
 
 
-def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, float]:
-    """Wall seconds, peak RSS (KiB) and CPU seconds of one `dreval` command in a child process."""
+def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, float, int]:
+    """Wall seconds, peak RSS (KiB), CPU seconds and the peak of its processes' summed RSS (KiB: the
+    command's, its judge worker's, its plot helper's) of one `dreval` command in a child process."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CLI, "--home", str(home), *argv], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak = [0]
+    peak = [0, 0]
     watcher = threading.Thread(target=_watch_peak, args=(child.pid, peak), daemon=True)
     watcher.start()
     _, status, usage = os.wait4(child.pid, 0)
@@ -117,23 +118,47 @@ def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, flo
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode:
         raise SystemExit(f"dreval {' '.join(argv)} failed: {child.stderr.read().decode()[-3000:]}")
-    return time.perf_counter() - started, peak[0], usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - started, peak[0], usage.ru_utime + usage.ru_stime, peak[1]
 
 
 def _watch_peak(pid: int, peak: list[int]) -> None:
-    """The child's own peak RSS (VmHWM, KiB), read until it ends. Not wait4's ru_maxrss: Linux keeps in it
-    the RSS the child had before its exec, and a child of this process (which holds every request the
-    stand-in answered) starts as large as it."""
+    """The child's own peak RSS (VmHWM, KiB) and the largest sum of its and its descendants' RSS seen,
+    read until it ends. Not wait4's ru_maxrss: Linux keeps in it the RSS the child had before its exec,
+    and a child of this process (which holds every request the stand-in answered) starts as large as it."""
     while True:
-        try:
-            with open(f"/proc/{pid}/status") as status:
-                found = next((line for line in status if line.startswith("VmHWM:")), None)
-        except OSError:
+        found = _status(pid, "VmHWM:")
+        if found is None:  # gone, or a zombie: it has ended
             return
-        if found is None:  # a zombie: it has ended
-            return
-        peak[0] = max(peak[0], int(found.split()[1]))
+        peak[0] = max(peak[0], found)
+        peak[1] = max(peak[1], sum(_status(p, "VmRSS:") or 0 for p in _family(pid)))
         time.sleep(0.05)
+
+
+def _status(pid: int, field: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            found = next((line for line in status if line.startswith(field)), None)
+    except OSError:
+        return None
+    return int(found.split()[1]) if found else None
+
+
+def _family(pid: int) -> list[int]:
+    """The process and its descendants."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    family, grown = {pid}, True
+    while grown:
+        more = {child for child, parent in parents.items() if parent in family} - family
+        family |= more
+        grown = bool(more)
+    return sorted(family)
 
 
 def size_mb(path: Path) -> float:
@@ -155,12 +180,12 @@ def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency:
     llm.forget_answers()  # each run's repeated requests alike, whatever ran before
     llm.spans.clear()
     started = time.monotonic()
-    wall, rss_kib, cpu = dreval(home, env, "run", *argv)
+    wall, rss_kib, cpu, family_kib = dreval(home, env, "run", *argv)
     calls = llm.n_calls - calls_before
     lower = calls * latency / concurrency
     return {"wall": wall, "cpu": cpu, "calls": calls, "lower": lower, "ratio": wall / lower if lower else float("nan"),
             **endpoint_use(llm.spans, started, wall, concurrency),
-            "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024,
+            "calls_per_report": calls / reports, "rss_mib": rss_kib / 1024, "family_mib": family_kib / 1024,
             "remembered": llm.answers_remembered - remembered_before,
             "duckdb_mb": size_mb(home / "dreval.duckdb"), "dagster_mb": size_mb(home / "dagster")}
 
@@ -179,7 +204,7 @@ def show(label: str, r: dict) -> None:
     print(f"{label}: wall {r['wall']:.1f} s for {r['calls']:,} judge requests; lower bound {r['lower']:.1f} s "
           f"-> {r['ratio']:.2f}x; CPU {r['cpu']:.1f} s; {r['calls_per_report']:.1f} calls per report "
           f"({r['remembered']:,} answered from the stand-in's memory); "
-          f"peak RSS {r['rss_mib']:,.0f} MiB; "
+          f"peak RSS {r['rss_mib']:,.0f} MiB (with its worker and helper processes {r['family_mib']:,.0f} MiB); "
           f"DuckDB {r['duckdb_mb']:.1f} MB, Dagster history {r['dagster_mb']:.1f} MB", flush=True)
     print(f"  first request at {r['first']:.1f} s, last answer at {r['last']:.1f} s, the command ended "
           f"{r['after']:.1f} s after it; endpoint slots busy {r['busy']:.0%} in between", flush=True)
