@@ -24,6 +24,7 @@ class HelperProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
+        self._ending: list[threading.Thread] = []  # shutdowns `close(wait=False)` left running
 
     def start(self, warm_up: Callable[[], Any] | None = None) -> None:
         """Start the process (once) and have it run `warm_up` (a module-level function) now."""
@@ -64,13 +65,19 @@ class HelperProcess:
                     self._drop(pool)
         return function(*args)
 
-    def close(self) -> None:
-        """End the process. A command that ends with `os._exit` calls this first: the pool's own exit hook
-        does not run then."""
+    def close(self, wait: bool = True) -> None:
+        """End the process. A command that ends with `os._exit` calls this first (the pool's own exit hook
+        does not run then). `wait=False` ends it on a thread, so the caller goes on while the process
+        exits (~0.2 s); a later `close()` still waits for that."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if pool is not None:
+                self._ending.append(threading.Thread(target=pool.shutdown, kwargs={"cancel_futures": True},
+                                                     name="dreval-helper-shutdown", daemon=True))
+                self._ending[-1].start()
+            waiting, self._ending = (self._ending, []) if wait else ([], self._ending)
+        for thread in waiting:
+            thread.join()
 
     def _drop(self, pool: ProcessPoolExecutor) -> None:
         with self._lock:

@@ -4,6 +4,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -12,7 +13,7 @@ from loopback_llm import LoopbackLLM  # noqa: E402
 from test_openai_judge import claim_request, make_judge  # noqa: E402
 
 from dreval_assets.judges import openai_judge  # noqa: E402
-from dreval_assets.judges.parallel import each  # noqa: E402
+from dreval_assets.judges.parallel import as_done, each  # noqa: E402
 
 
 def test_the_first_requests_are_answered_while_the_rest_are_prepared(llm, calls, monkeypatch):
@@ -66,6 +67,25 @@ def test_batches_asked_at_once_share_the_endpoints_concurrency(calls):
     assert llm.n_calls == 48
     assert llm.peak == 3  # the pieces ran together, never more than the endpoint's limit in flight
     assert elapsed >= 48 / 3 * 0.05 * 0.9
+
+
+def test_pieces_are_handed_back_as_they_end_and_each_keeps_their_order():
+    """The judge step writes one asset while the other still waits on the judge (`as_done`); `each`
+    gives results in the pieces' order whichever ends first."""
+    judge = SimpleNamespace(parallel_batches=True)
+    slow_may_end = threading.Event()
+
+    def slow():
+        assert slow_may_end.wait(10)
+        return "slow"
+
+    done = as_done(judge, [slow, lambda: "fast"])
+    assert next(done) == (1, "fast")  # while the slow piece still runs
+    slow_may_end.set()
+    assert next(done) == (0, "slow")
+    assert list(done) == []
+    assert each(judge, [lambda: time.sleep(0.05) or "first", lambda: "second"]) == ["first", "second"]
+    assert list(as_done(SimpleNamespace(parallel_batches=False), [lambda: 1, lambda: 2])) == [(0, 1), (1, 2)]
 
 
 def test_the_writer_has_every_answer_when_judge_many_returns(llm, calls):

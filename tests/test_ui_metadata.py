@@ -352,6 +352,20 @@ def test_plots_are_drawn_here_when_the_helper_process_is_gone(board, plot_helper
     assert plots.PLOT_HELPER is plot_helper
 
 
+def test_a_helper_closed_without_waiting_is_ended_by_the_next_close():
+    """The leaderboard step lets the helper exit while it goes on; the command's end waits for that exit."""
+    from dreval_assets.helper_process import HelperProcess
+
+    helper = HelperProcess()
+    helper.start()
+    pid = helper.submit(os.getpid).result(timeout=60)
+    helper.close(wait=False)
+    assert not helper.started and helper.submit(abs, -1) is None  # the caller does the work from now on
+    helper.close()
+    with pytest.raises(ProcessLookupError):  # ended and reaped
+        os.kill(pid, 0)
+
+
 def test_a_helper_process_ends_with_the_process_that_started_it():
     """A command ends with `os._exit` (and a killed one without a word): the helper holds the command's
     stdout, a pipe its caller reads to the end, only until it sees its parent gone."""

@@ -38,7 +38,7 @@ from ..stages.scores import ask_same_statements_ahead, score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
 from ..stages.verdicts import judge_claims
-from ..judges.parallel import each
+from ..judges.parallel import as_done
 from ..store.earlier_judges import scores_of_every_judge
 from ..store.imports import imported_reports
 from ..store.publish import publish
@@ -276,7 +276,7 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     """The two judge-bound assets of a report, asked of the judge at once (one step): they are independent,
     so the endpoint is never left waiting between them, and each one's last slow answers overlap the
     other's requests. Either can be materialised alone."""
-    selected = context.selected_output_names
+    selected = context.op_execution_context.selected_output_names
     store, keys, run_id = dreval.store(), _keys(context), context.run.run_id
     pieces = {}  # asset name: (its judge, what builds its frame)
     if "claim_verdicts" in selected:
@@ -292,19 +292,22 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     if "claim_verdicts" in selected:  # by a judge of their own: this step's figures count only its own
         ahead.append(partial(ask_same_statements_ahead, parsed_reports["report_claims"], tasks["tasks"],
                              dreval.judge(), run_id))
-    frames = each(judge, [build for _, build in pieces.values()] + ahead)[:len(pieces)]  # at once when it can
-    built = {name: (judge, frame) for (name, (judge, _)), frame in zip(pieces.items(), frames)}
-    for name, (judge, frame) in built.items():
-        record_partitions(context, name, {name: frame}, store, judge.stats.metadata())
-        yield Output(frame, output_name=name, metadata={"judge": judge.judge_id})
-    if "claim_verdicts" in built:
-        frame = built["claim_verdicts"][1]
-        yield _check("verdict_labels_valid", "claim_verdicts",
-                     checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
-                     "labels outside the five verdicts, or unknown without a reason")
-    if "report_judgments" in built:
-        yield _check("credits_valid", "report_judgments", checks.invalid_credits(built["report_judgments"][1]),
-                     "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
+    names = list(pieces)
+    # each asset written as soon as its piece ends (at once when the judge can), while the others still judge
+    for index, frame in as_done(judge, [build for _, build in pieces.values()] + ahead):
+        if index >= len(names):
+            continue
+        name = names[index]
+        its_judge = pieces[name][0]
+        record_partitions(context, name, {name: frame}, store, its_judge.stats.metadata())
+        yield Output(frame, output_name=name, metadata={"judge": its_judge.judge_id})
+        if name == "claim_verdicts":
+            yield _check("verdict_labels_valid", "claim_verdicts",
+                         checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
+                         "labels outside the five verdicts, or unknown without a reason")
+        else:
+            yield _check("credits_valid", "report_judgments", checks.invalid_credits(frame),
+                         "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
 
 
 def _claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed_reports: dict[str, pl.DataFrame],

@@ -11,6 +11,7 @@ import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -42,8 +43,6 @@ def headline_rows(table: BoardTable) -> pl.DataFrame:
     return table.rows.filter(pl.col("column") == table.ranked_by)
 
 
-TITLES = {"headline_ci": "Headline score per system with 95 % CI", "heatmap": "Systems x metrics",
-          "rank_shifts": "Rank shifts between benchmarks"}
 # drawn by the plot helper process, when the command started one, while this process draws the headline
 # plot (~0.5 s each way at 10 systems, against ~0.95 s for all three here)
 HELPED = ("heatmap", "rank_shifts")
@@ -57,17 +56,17 @@ def leaderboard_plots(board: pl.DataFrame) -> list[Plot]:
     if not tables:
         return []
     helped = {name: PLOT_HELPER.submit(draw_png, name, tables) for name in HELPED}
-    drawn = {"headline_ci": headline_ci_png(tables)}
+    drawn = {name: draw_png(name, tables) for name in PLOTS if name not in helped}
     for name, future in helped.items():
         drawn[name] = PLOT_HELPER.result_or_here(future, draw_png, name, tables)
     if any(helped.values()):  # a command draws one leaderboard: the helper's ~150 MB are not held past it
-        PLOT_HELPER.close()
-    return [Plot(name, title, drawn[name]) for name, title in TITLES.items()]
+        PLOT_HELPER.close(wait=False)  # the command's end waits for it
+    return [Plot(name, title, drawn[name]) for name, (title, _) in PLOTS.items()]
 
 
 def draw_png(name: str, tables: list[BoardTable]) -> bytes:
     """One plot by its name (in whichever process draws it)."""
-    return {"headline_ci": headline_ci_png, "heatmap": heatmap_png, "rank_shifts": rank_shifts_png}[name](tables)
+    return PLOTS[name][1](tables)
 
 
 class _WarmUp:
@@ -312,3 +311,11 @@ def rank_shifts_png(tables: list[BoardTable]) -> bytes:
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.set_title("Rank shifts between benchmarks", fontsize=10)
     return _png(figure)
+
+
+# The leaderboard's plots, in the order they are shown: name (file stem): (title, how it is drawn).
+PLOTS: dict[str, tuple[str, Callable[[list[BoardTable]], bytes]]] = {
+    "headline_ci": ("Headline score per system with 95 % CI", headline_ci_png),
+    "heatmap": ("Systems x metrics", heatmap_png),
+    "rank_shifts": ("Rank shifts between benchmarks", rank_shifts_png),
+}
