@@ -77,7 +77,8 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
         docs.setdefault(r["task"], []).append(SandboxDoc(r["url"], r["title"] or "", r["role"],
                                                          tuple(corpora_of(r))))
     by_claim: dict[tuple[str, str, str], list[SourceVerdict]] = {}
-    for v in verdicts.iter_rows(named=True):
+    for v in _columns(verdicts, "system", "task", "claim_id", "source", "verdict", "origin", "na_reason",
+                      "reason").iter_rows(named=True):
         by_claim.setdefault((v["system"], v["task"], v["claim_id"]), []).append(
             SourceVerdict(v["source"], v["verdict"], v.get("origin") or "cited", v.get("na_reason"),
                           (v.get("reason") or "") if v.get("na_reason") else ""))
@@ -97,11 +98,20 @@ def _evidence(keys, parsed, claims, verdicts, task_rows, sandbox, judge_id, inpu
             sandbox=docs.get(task, []), corpus=run_corpus(system, (c for d in docs.get(task, []) for c in d.corpora)),
             attachments=list(task_row.get("attachments") or []),
             inputs=dict(inputs.get(task, {})), policies=dict(policies))
-    for c in claims.iter_rows(named=True):
+    for c in _columns(claims, "system", "task", *_CLAIM_COLUMNS).iter_rows(named=True):
         key = (c["system"], c["task"])
         if key in result:
             result[key].claims.append(_claim(c, tuple(by_claim.get((key[0], key[1], c["claim_id"]), ()))))
     return result
+
+
+def _columns(rows: pl.DataFrame, *names: str) -> pl.DataFrame:
+    """Only the columns read (those it has): a row as a dict costs per column, and verdicts and claims
+    carry texts no score reads."""
+    return rows.select([name for name in names if name in rows.columns])
+
+
+_CLAIM_COLUMNS = ("claim_id", "kind", "text", "urls", "unresolved_indices")  # what `_claim` reads
 
 
 def _claim(row: Mapping, verdicts: tuple[SourceVerdict, ...] = ()) -> ClaimEvidence:
