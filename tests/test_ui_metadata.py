@@ -408,9 +408,10 @@ def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypat
     assert ended == ["tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job"]
 
 
-def test_the_plot_helper_starts_with_the_last_slices_judge_step(monkeypatch):
-    """The helper lives from the last evaluation slice's judge step until it has drawn, not through every
-    slice; matplotlib is warmed here from the first one; only the command's own process starts it."""
+def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monkeypatch):
+    """The helper lives from the evaluation's judge step until it has drawn, and only when the evaluation is
+    one run (a sliced one's last slice is its memory peak); matplotlib is warmed here in any case; only the
+    command's own process starts it."""
     from types import SimpleNamespace
 
     from dreval_assets.defs import runner
@@ -419,13 +420,24 @@ def test_the_plot_helper_starts_with_the_last_slices_judge_step(monkeypatch):
     monkeypatch.setattr(runner, "start_plot_helper", lambda: done.append("helper"))
     monkeypatch.setattr(runner, "start_warm_up", lambda: done.append("warm-up"))
     monkeypatch.setattr(runner, "parse_ahead_of", lambda *args: done.append("parse ahead"))
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)
+
+    def launch(defs, instance, launch, progress, store, spare_time):
+        done.append(launch.description)
+        if spare_time is not None and launch.job == "evaluate_job":  # its judge step starts
+            spare_time()
+        return runner.RunOutcome(launch.job, "", True, "r")
+
+    monkeypatch.setattr(runner, "_launch", launch)
     defs = SimpleNamespace(resources={"dreval": None})
-    planned = [runner.Launch("evaluate_job", "a", "b", "slice", 1, (("s", "t1"),)),
-               runner.Launch("evaluate_job", "c", "d", "slice", 1, (("s", "t2"),)),
-               runner.Launch("leaderboard_job", None, None, "leaderboard", 1)]
-    for command_process, expected in ((True, [["parse ahead", "warm-up"], ["warm-up", "helper"]]),
-                                      (False, [["parse ahead", "warm-up"], ["warm-up"]])):
-        for n, wanted in enumerate(expected):
-            done.clear()
-            runner._spare_work(defs, planned[n:], command_process)()
-            assert done == wanted, (command_process, n)
+    one = [runner.Launch("evaluate_job", "a", "b", "slice 1", 1, (("s", "t1"),)),
+           runner.Launch("leaderboard_job", None, None, "leaderboard", 1)]
+    two = one[:1] + [runner.Launch("evaluate_job", "c", "d", "slice 2", 1, (("s", "t2"),))] + one[1:]
+    for planned, command_process, expected in (
+            (one, True, ["slice 1", "warm-up", "helper", "leaderboard"]),
+            (one, False, ["slice 1", "warm-up", "leaderboard"]),
+            (two, True, ["slice 1", "parse ahead", "warm-up", "slice 2", "warm-up", "leaderboard"])):
+        done.clear()
+        monkeypatch.setattr(runner, "launches", lambda instance, plan, planned=planned: planned)
+        runner.execute(defs, None, SimpleNamespace(per_system={}), command_process=command_process)
+        assert done == expected, (len(planned), command_process)

@@ -202,9 +202,11 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
     outcomes: list[RunOutcome] = []
+    # a plot helper only for a command whose evaluation is one run: a longer one's leaderboard is a small part
+    # of it, and the helper (~140 MB) would stand beside the last slice's memory peak (100 x 10: 1,029 MiB)
+    helper = command_process and sum(launch.job == "evaluate_job" for launch in planned) <= 1
     for n, launch in enumerate(planned):
-        outcomes.append(_launch(defs, instance, launch, progress, store,
-                                _spare_work(defs, planned[n:], command_process)))
+        outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper)))
         if outcomes[-1].interrupted:
             break
         if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
@@ -216,18 +218,18 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
 JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps call a judge
 
 
-def _spare_work(defs: Definitions, ahead: list[Launch], command_process: bool = False) -> Callable[[], None] | None:
+def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) -> Callable[[], None] | None:
     """What the process does while the judge step of `ahead[0]` waits on its endpoint: the next evaluation
     slice's parsing and statements (`assets.parse_ahead_of`: between two slices the endpoint waited for
-    them), and matplotlib made ready when a leaderboard will plot (in the command's own process, in the
-    plot helper process too, which then draws two of the three plots)."""
+    them), and matplotlib made ready when a leaderboard will plot (with `helper`, in the plot helper
+    process too, which then draws two of the three plots)."""
     work = []
     following = next((launch for launch in ahead[1:] if launch.job == "evaluate_job"), None)
     if ahead[0].job == "evaluate_job" and following is not None and following.pairs:
         work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
-        if command_process and not any(launch.job == "evaluate_job" for launch in ahead[1:]):
+        if helper and not any(launch.job == "evaluate_job" for launch in ahead[1:]):
             work.append(start_plot_helper)  # by the last slice: it lives from there until it has drawn
     if not work:
         return None
