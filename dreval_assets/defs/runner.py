@@ -229,8 +229,8 @@ def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) ->
         work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
-        if helper and not any(launch.job == "evaluate_job" for launch in ahead[1:]):
-            work.append(start_plot_helper)  # by the last slice: it lives from there until it has drawn
+        if helper:
+            work.append(start_plot_helper)  # by the evaluation's judge step: it lives until it has drawn
     if not work:
         return None
 
