@@ -389,8 +389,8 @@ def test_only_the_commands_own_process_starts_the_plot_helper(home, monkeypatch)
 
 
 def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypatch):
-    """In the command's own process (only there) the judge workers end once no later run judges, so they
-    are not held beside the closing runs' memory peak."""
+    """In the command's own process (only there) the judge workers end once no later run judges, and the
+    runs' caches are emptied, so neither is held beside the closing runs' memory peak."""
     from dreval_assets.defs import runner
 
     ended = []
@@ -401,11 +401,23 @@ def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypat
                ("tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job")]
     monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
     monkeypatch.setattr(runner, "_spare_work", lambda *args: None)
+    from dreval_assets.core.evidence_match import content_tokens
+    from dreval_assets.defs.resources import RUN_READS
+
+    def read_by_the_runs():
+        content_tokens("The tidal barrage opened in 2031.")
+        RUN_READS.keep("r", "tasks", [("t",)], {"tasks": pl.DataFrame({"task": ["t"]})})
+
+    read_by_the_runs()
     runner.execute(None, None, None, command_process=True)
     assert ended == ["tasks_job", "evaluate_job", "evaluate_job", "judge workers", "leaderboard_job"]
+    # what the judging runs cached is let go for the closing runs
+    assert content_tokens.cache_info().currsize == 0 and not RUN_READS.frames and RUN_READS.size == 0
     ended.clear()
+    read_by_the_runs()
     runner.execute(None, None, None)
     assert ended == ["tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job"]
+    assert content_tokens.cache_info().currsize == 1  # a test's or a library user's process keeps its caches
 
 
 def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monkeypatch):

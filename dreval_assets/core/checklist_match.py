@@ -9,9 +9,9 @@ words ("报告是否", "包括", ...) are dropped. A lexical baseline, labelled 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from .language import fold_width, han_terms, has_han
+from .run_caches import run_cache
 
 FULL_COVERAGE = 0.75
 PARTIAL_COVERAGE = 0.45
@@ -70,7 +70,7 @@ def without_placeholders(report: str) -> str:
     return "".join(pieces + [report[last:]])
 
 
-@lru_cache(maxsize=64)
+@run_cache(maxsize=64)
 def _report_words(report: str) -> frozenset[str]:
     """Key words of a report, placeholders left out (every checklist item reads the same report)."""
     return frozenset(key_words(without_placeholders(report)))

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from functools import lru_cache
 from typing import Callable, Sequence
+
+from .run_caches import run_cache
 
 NEAR_DUPLICATE_JACCARD = 0.85
 AMBIGUOUS_JACCARD = 0.6
@@ -63,7 +64,7 @@ def _candidates(texts: Sequence[str]) -> tuple[tuple[int, int, float], ...]:
 
 # a report's facts are paired three times (the ambiguous pairs, then the groups), the first time ahead, in
 # the judge step (`scores.ask_same_statements_ahead`): a run's slice of reports (DREVAL_RUN_PARTITIONS) fits
-@lru_cache(maxsize=256)
+@run_cache(maxsize=256)
 def _candidates_of(texts: tuple[str, ...]) -> tuple[tuple[int, int, float], ...]:
     words = [content_words(t) for t in texts]
     numbers = [_numbers(t) for t in texts]

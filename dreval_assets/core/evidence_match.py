@@ -54,10 +54,10 @@ import string
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Iterator, Sequence
 
 from .language import HAN, fold_width, han_terms, has_han, word_count
+from .run_caches import run_cache
 
 HIGH_OVERLAP = 0.6
 MODERATE_OVERLAP = 0.3
@@ -143,7 +143,7 @@ def _stem(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=200_000)
+@run_cache(maxsize=200_000)
 def _content_stem(word: str) -> str:
     """The stem of a word, or '' for stop words, single letters and numbers."""
     lower = word.lower()
@@ -397,7 +397,7 @@ def _conflicts(claimed: _Mention, found: _Mention) -> bool:
     return not _agrees(claimed, found)
 
 
-@lru_cache(maxsize=1024)
+@run_cache(maxsize=1024)
 def _leading_digits_pattern(digits: str) -> re.Pattern:
     """Finds where a number starting with these digits may be written: '12' in '1,200,000'."""
     return re.compile("[.,]?".join(digits))
@@ -527,12 +527,12 @@ class _Page:
         return False
 
 
-@lru_cache(maxsize=64)  # a source is matched against each claim cited to it: its sentences are read once
+@run_cache(maxsize=64)  # a source is matched against each claim cited to it: its sentences are read once
 def _read_page(text: str) -> _Page:
     return _Page(text)
 
 
-@lru_cache(maxsize=1024)
+@run_cache(maxsize=1024)
 def _entity_pattern(lower_entity: str) -> re.Pattern:
     words = r"\s+".join(re.escape(word) for word in lower_entity.split())
     return re.compile(rf"{words}(?:['\u2019]?s)?(?!\w)")
@@ -773,7 +773,7 @@ def _decide(score: float, comparison: _Comparison, missing_names: list[str]) -> 
 # ------------------------------------------------------------- for other readers
 
 
-@lru_cache(maxsize=4096)  # an extracted statement is read for its words twice (empty? grounded?)
+@run_cache(maxsize=4096)  # an extracted statement is read for its words twice (empty? grounded?)
 def content_tokens(text: str) -> tuple[str, ...]:
     """The content words of `text` as the matcher reads them (citation markers and URLs left out,
     full-width folded, Chinese as character pairs), unique, in order of appearance."""
@@ -791,7 +791,7 @@ def unstated_values(statement: str, text: str) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
-@lru_cache(maxsize=4096)  # a unit's text is asked about once for each statement made of it
+@run_cache(maxsize=4096)  # a unit's text is asked about once for each statement made of it
 def _stated_mentions(text: str) -> tuple[_Mention, ...]:
     return tuple(_find_mentions(_CITATION_MARKER_RE.sub(" ", fold_width(text))))
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+
+from .run_caches import run_cache
 
 SAMPLE_CHARS = 20_000
 CJK_LETTER_WEIGHT = 3
@@ -68,7 +69,7 @@ def detect_language(text: str) -> Language | None:
     return _detect(text[:SAMPLE_CHARS])
 
 
-@lru_cache(maxsize=512)
+@run_cache(maxsize=512)
 def _detect(sample: str) -> Language | None:
     weights: dict[str, int] = {}
     latin_words: list[str] = []

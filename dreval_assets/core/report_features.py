@@ -6,11 +6,11 @@ baseline that rewards structure and explicit reasoning, not a reading of the rep
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from .dedup import duplicate_groups
 from .models import ParsedReport
 from .report_parser import parse_report
+from .run_caches import run_cache
 
 _CAUSAL = re.compile(r"\b(because|therefore|thus|hence|as a result|due to|leads? to|led to|driven by|owing to|"
                      r"which means|so that|consequently)\b", re.I)
@@ -25,7 +25,7 @@ _WORD = re.compile(r"[^\W_]+")
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 
 
-@lru_cache(maxsize=16)
+@run_cache(maxsize=16)
 def _parsed(report: str) -> ParsedReport:
     """One parse for the measures of one report: WQ, ADB and FLC read the same text in turn (read only)."""
     return parse_report(report)

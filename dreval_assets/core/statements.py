@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 from .citation_markers import tokenize_inline
 from .evidence_match import content_tokens, unstated_values
+from .run_caches import run_cache
 
 MIN_COVERAGE = 0.5  # share of a statement's content words its unit and context must hold
 _DIGITS_RE = re.compile(r"(\d+)")
@@ -90,6 +90,6 @@ def grounding_problem(statement: str, unit: Unit, previous: Unit | None) -> str:
     return ""
 
 
-@lru_cache(maxsize=4096)  # a unit's context is asked about once for each statement made of it
+@run_cache(maxsize=4096)  # a unit's context is asked about once for each statement made of it
 def _known_words(context: str) -> frozenset[str]:
     return frozenset(content_tokens(context))

@@ -136,6 +136,9 @@ class RunReads:
             for key in [key for key in self.frames if key[0] == asset]:
                 self.size -= sum(frame.estimated_size() for frame in self.frames.pop(key).values())
 
+    def clear(self) -> None:
+        self.run_id, self.frames, self.size = None, {}, 0
+
 
 RUN_READS = RunReads()
 

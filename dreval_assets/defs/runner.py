@@ -22,6 +22,7 @@ from dagster._core.remote_origin import RegisteredCodeLocationOrigin, RemoteJobO
 from dagster._core.utils import make_new_run_id
 
 from ..config import ConfigError, Settings
+from ..core.run_caches import clear_run_caches
 from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
 from ..judges.judge_loop import JUDGE_LOOP
 from ..presentation.plots import start_plot_helper, start_warm_up
@@ -34,6 +35,7 @@ from .orphans import run_tags
 from .postgres_url import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
 from .partitions import add_missing_partitions, system_task_key
 from .registry_events import report_input_changes
+from .resources import RUN_READS
 
 # Written by dreval into <home>/dagster/dagster.yaml (a file without this first line is the user's own and
 # is never touched). Run monitoring: `dagster dev`'s daemon marks failed a run whose worker died (the
@@ -211,11 +213,20 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
             break
         if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
                                                                       for later in planned[n + 1:]):
-            JUDGE_LOOP.close_workers()  # the last run that judges (a later call would start a worker anew)
+            _release_what_judging_held()
     return outcomes
 
 
 JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps call a judge
+
+
+def _release_what_judging_held() -> None:
+    """After the last run that judges: its judge workers end (a later call would start one anew), and the
+    caches of the texts it read and the frames its steps shared are emptied, so the closing runs, which
+    read the whole home, use that memory instead of adding to it (100 x 10: ~900 MiB held by then)."""
+    JUDGE_LOOP.close_workers()
+    clear_run_caches()
+    RUN_READS.clear()
 
 
 def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) -> Callable[[], None] | None:
