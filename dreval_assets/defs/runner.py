@@ -6,6 +6,7 @@ task or per system (`planner.evaluation_blocks`).
 """
 from __future__ import annotations
 
+import gc
 import os
 import time
 from contextlib import contextmanager, nullcontext
@@ -222,11 +223,13 @@ JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps c
 
 def _release_what_judging_held() -> None:
     """After the last run that judges: its judge workers end (a later call would start one anew), and the
-    caches of the texts it read and the frames its steps shared are emptied, so the closing runs, which
-    read the whole home, use that memory instead of adding to it (100 x 10: ~900 MiB held by then)."""
+    caches of the texts it read, the frames its steps shared and the cycles its runs left (the collector
+    runs seldom here, `cli.console`) are let go, so the closing runs, which read the whole home, use that
+    memory instead of adding to it (100 x 10: ~900 MiB held by then)."""
     JUDGE_LOOP.close_workers()
     clear_run_caches()
     RUN_READS.clear()
+    gc.collect()
 
 
 def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) -> Callable[[], None] | None:
