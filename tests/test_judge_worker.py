@@ -62,6 +62,64 @@ def test_auto_uses_a_worker_from_concurrency_16():
         OpenAIJudgeConfig(model="m", worker="sometimes")
 
 
+def test_workers_auto_one_per_32_slots_at_most_one_per_core_and_their_shares_sum_to_the_limits(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert [OpenAIJudgeConfig(model="m", concurrency=c).worker_processes for c in (16, 32, 33, 64, 200)] == [
+        1, 1, 2, 2, 4]
+    assert OpenAIJudgeConfig(model="m", concurrency=3, workers=8).worker_processes == 3  # a slot each at least
+    limited = OpenAIJudgeConfig(model="m", concurrency=64, workers=3, requests_per_minute=2, tokens_per_minute=1000)
+    assert limited.worker_processes == 2  # never a worker without a request a minute
+    shares = OpenAIJudgeConfig(model="m", concurrency=65, workers=3, requests_per_minute=100,
+                               tokens_per_minute=1000).worker_shares()
+    assert [s.concurrency for s in shares] == [22, 22, 21]
+    assert [s.requests_per_minute for s in shares] == [34, 33, 33]
+    assert sum(s.tokens_per_minute for s in shares) == 1000
+    assert {(s.model, s.workers, s.max_attempts) for s in shares} == {("m", 3, 6)}
+    assert [s.requests_per_minute for s in OpenAIJudgeConfig(model="m", concurrency=64).worker_shares()] == [
+        None, None]
+    monkeypatch.setenv("DREVAL_JUDGE_MODEL", "m")
+    monkeypatch.setenv("DREVAL_JUDGE_WORKERS", "many")
+    with pytest.raises(ConfigError, match="DREVAL_JUDGE_WORKERS='many'"):
+        OpenAIJudgeConfig.from_env()
+    monkeypatch.setenv("DREVAL_JUDGE_WORKERS", "0")
+    with pytest.raises(ConfigError, match="DREVAL_JUDGE_WORKERS=0"):
+        OpenAIJudgeConfig.from_env()
+    monkeypatch.setenv("DREVAL_JUDGE_WORKERS", "auto")
+    assert OpenAIJudgeConfig.from_env().workers is None
+
+
+def test_a_pool_of_workers_keeps_the_endpoints_limit_and_starts_the_next_only_when_needed(llm, calls):
+    """Two workers of 2 slots each: 4 requests in flight at the peak, never more; a batch the first
+    worker's slots hold never starts the second; the answers are those of one process."""
+    in_flight, peak, lock = [0], [0], threading.Lock()
+
+    def slow_answer(request, schema):
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.2)
+        with lock:
+            in_flight[0] -= 1
+        return dreval_answer(request, schema)
+
+    llm.answer = slow_answer
+    judge = make_judge(llm, calls, concurrency=4, worker="on", workers=2)
+    judge.judge_many(_claims(2))
+    pool = judge._endpoint().worker
+    assert len(pool.pids) == 1 and peak[0] == 2
+    judge.judge_many(_claims(8, offset=100))  # more than the first worker's slots: the second starts
+    assert len(pool.pids) == 2 and len(set(pool.pids)) == 2
+    deadline = time.monotonic() + 60
+    while not all(worker.ready for worker in pool._workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    peak[0] = 0
+    pooled = judge.judge_many(_claims(24, offset=10))
+    assert peak[0] == 4  # both workers' slots, never more
+    inline = make_judge(llm, calls, worker="off").judge_many(_claims(24, offset=10))
+    assert [j.answer for j in pooled] == [j.answer for j in inline]
+    assert all(j.provenance.cache_hit for j in inline)  # the same requests: the same cache keys
+
+
 @pytest.mark.parametrize("test", [
     judge_tests.test_concurrency_limit_is_respected_and_used,
     judge_tests.test_429_honours_retry_after,

@@ -5,7 +5,9 @@ of sharing one interpreter lock. At concurrency 32-64 that work is what kept the
 The run's process still prepares every request, reads and writes the cache and the ledger, and counts;
 the worker only sends, retries and validates, with the endpoint's clients, its concurrency limit and
 its rate limiter (so `DREVAL_JUDGE_CONCURRENCY` still bounds what is in flight), and hands back each
-call's outcome. Used when `DREVAL_JUDGE_WORKER` says so (`auto`: from concurrency 16). The worker ignores
+call's outcome. Used when `DREVAL_JUDGE_WORKER` says so (`auto`: from concurrency 16). One process's
+client work saturates its core at ~100-200 requests a second, so an endpoint's calls may go to several
+(`WorkerPool`, `DREVAL_JUDGE_WORKERS`), each with its share of the endpoint's limits. The worker ignores
 Ctrl-C (it reaches the whole process group): the run cancels its requests by message, and the worker
 ends when the run's process does (its pipe closes)."""
 from __future__ import annotations
@@ -18,6 +20,7 @@ import multiprocessing
 import queue
 import signal
 import threading
+from collections import deque
 from concurrent.futures import Future
 from multiprocessing.reduction import ForkingPickler
 from dataclasses import replace
@@ -25,6 +28,7 @@ from typing import Any, Awaitable, Callable
 
 from .judge_loop import JUDGE_LOOP
 
+READY = -1  # the call id of the worker's message that it serves
 ENDED = "the judge worker process ended (see the run's log for why); run again to ask what it did not answer"
 
 
@@ -35,9 +39,11 @@ class WorkerEnded(RuntimeError):
 class JudgeWorker:
     """The run's side: one worker process per endpoint, called from the shared judge loop."""
 
-    def __init__(self, main: Callable[[Any, Any], None] | str, config: Any) -> None:
+    def __init__(self, main: Callable[[Any, Any], None] | str, config: Any,
+                 on_ready: Callable[[], None] | None = None) -> None:
         """`main(conn, config)`: the worker's body, a module-level function that calls `serve`, or its
-        name ("module:function"), so the run's process need not import the worker's modules."""
+        name ("module:function"), so the run's process need not import the worker's modules. `on_ready`
+        is called (from the reader thread) once the worker serves."""
         context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
         self._conn, child = context.Pipe()
         # named, not pickled: unpickling a function imports its module before any code of ours runs
@@ -49,6 +55,8 @@ class JudgeWorker:
         self._ids = itertools.count()
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop | None, asyncio.Future | Future]] = {}
         self._ended = False
+        self._ready = False
+        self._on_ready = on_ready
         self._writer = PipeWriter(self._conn, self._worker_ended, "dreval-judge-worker-writer")
         threading.Thread(target=self._receive, name="dreval-judge-worker-reader", daemon=True).start()
 
@@ -100,6 +108,20 @@ class JudgeWorker:
     def pid(self) -> int | None:
         return self._process.pid
 
+    @property
+    def outstanding(self) -> int:
+        """Calls sent and not yet answered."""
+        return len(self._waiting)
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    @property
+    def ready(self) -> bool:
+        """The worker has made its clients and serves (until then what it is sent waits in its pipe)."""
+        return self._ready
+
     def _send(self, message: tuple) -> None:
         """Queued for the writer thread: the judge loop never waits on a full pipe (a worker busy with its
         calls reads it late; at concurrency 64 the loop spent ~3.8 s of a run blocked in pipe writes)."""
@@ -114,6 +136,11 @@ class JudgeWorker:
             except (EOFError, OSError):  # the worker died
                 self._worker_ended()
                 return
+            if call_id == READY:
+                self._ready = True
+                if self._on_ready is not None:
+                    self._on_ready()
+                continue
             waiting = self._waiting.get(call_id)
             if waiting is not None:
                 _settle_from(*waiting, ok, value)
@@ -124,6 +151,95 @@ class JudgeWorker:
         error = WorkerEnded(ENDED)
         for loop, future in list(self._waiting.values()):
             _settle_from(loop, future, False, error)
+
+
+class WorkerPool:
+    """An endpoint's worker processes, each started with its share of the endpoint's limits (`shares`:
+    the configurations, `slots`: each one's concurrency), so together they keep what one would. The first
+    starts at once (it also sends the judge check); each next one only when the calls asked for exceed
+    the slots of those started, so a run with few requests never pays another process's start and memory.
+    A worker is handed at most twice its slots (what it sends, and as many waiting to follow at once), the
+    rest wait here and go to whichever worker has room first; a worker still starting has none (but the
+    first), so no call waits on another process's start while a started one could send it."""
+
+    def __init__(self, main: Callable[[Any, Any], None] | str, shares: list[Any], slots: list[int]) -> None:
+        if not shares or len(shares) != len(slots):
+            raise ValueError("a worker pool needs one share of the limits per worker")
+        self._main, self._shares, self._slots = main, shares, slots
+        self._waiters: deque[asyncio.Future] = deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._workers = [self._started(0)]
+
+    async def call(self, prepared: Any) -> Any:
+        worker = await self._worker_with_room()
+        try:
+            return await worker.call(prepared)
+        finally:
+            self._wake_one()
+
+    def check(self, timeout_s: float) -> Any:
+        return self._workers[0].check(timeout_s)
+
+    def close(self) -> None:
+        for worker in self._workers:
+            worker.close()
+
+    @property
+    def pid(self) -> int | None:
+        """The first worker's process (the one that sends the check)."""
+        return self._workers[0].pid
+
+    @property
+    def pids(self) -> list[int | None]:
+        return [worker.pid for worker in self._workers]
+
+    def _started(self, index: int) -> JudgeWorker:
+        return JudgeWorker(self._main, self._shares[index], on_ready=self._wake_all)
+
+    async def _worker_with_room(self) -> JudgeWorker:
+        self._loop = asyncio.get_running_loop()
+        while True:
+            started = len(self._workers)
+            asked = sum(worker.outstanding for worker in self._workers) + len(self._waiters)
+            if started < len(self._shares) and asked >= sum(self._slots[:started]):
+                self._workers.append(self._started(started))
+            live = [i for i, worker in enumerate(self._workers) if not worker.ended]
+            if not live:
+                return self._workers[0]  # its call raises WorkerEnded
+            room = [i for i in live if (i == 0 or self._workers[i].ready)
+                    and self._workers[i].outstanding < 2 * self._slots[i]]
+            if room:
+                return self._workers[min(room, key=lambda i: self._workers[i].outstanding / self._slots[i])]
+            waiter = self._loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake_one()  # the room it was woken for goes to the next
+                raise
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def _wake_one(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    def _wake_all(self) -> None:
+        """A worker is ready (called from its reader thread): every waiting call looks for room again."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._wake_waiting)
+
+    def _wake_waiting(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 class PipeWriter:
@@ -191,6 +307,7 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
     tasks: dict[int, asyncio.Task] = {}
     # answers leave by a thread of their own: the worker's loop never waits for the run to read them
     answers = PipeWriter(conn, lambda: None, "dreval-judge-worker-answers")
+    answers.put((READY, True, None))
 
     def reply(call_id: int, ok: bool, value: Any) -> None:
         answers.put((call_id, ok, value))

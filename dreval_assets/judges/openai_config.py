@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..environment import env_float, env_int
@@ -14,6 +14,9 @@ from .answer_budget import overrides_from_env
 # DREVAL_JUDGE_WORKER=auto: the calls' client work in a process of its own from this concurrency (below it,
 # that work is small beside the endpoint's time and a second process would only add its start)
 AUTO_WORKER_FROM = 16
+# DREVAL_JUDGE_WORKERS=auto: one worker process per this many slots of DREVAL_JUDGE_CONCURRENCY, at most one
+# per core (a worker's client work fills its core at ~100-200 requests a second, 32-64 slots of a 0.3 s endpoint)
+SLOTS_PER_WORKER = 32
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 
@@ -54,10 +57,28 @@ class OpenAIJudgeConfig:
     write_interval_s: float = 1.0
     # the calls' HTTP side in a worker process (judges/judge_worker.py): on, off, or auto (from concurrency 16)
     worker: str = "auto"
+    workers: int | None = None  # how many worker processes share the endpoint's limits (None: auto)
 
     @property
     def uses_worker(self) -> bool:
         return self.worker == "on" or (self.worker == "auto" and self.concurrency >= AUTO_WORKER_FROM)
+
+    @property
+    def worker_processes(self) -> int:
+        """How many worker processes send this endpoint's calls: the setting, else one per
+        SLOTS_PER_WORKER slots, at most one per core; never more than the concurrency or the requests per
+        minute, so every worker's share of them is at least 1."""
+        wanted = self.workers or min(-(-self.concurrency // SLOTS_PER_WORKER), os.cpu_count() or 1)
+        return max(1, min(wanted, self.concurrency, self.requests_per_minute or wanted))
+
+    def worker_shares(self) -> list["OpenAIJudgeConfig"]:
+        """Each worker's settings: its share of the concurrency and of the rate limits (they sum to the
+        endpoint's), everything else the same."""
+        n = self.worker_processes
+        return [replace(self, concurrency=_share(self.concurrency, n, i),
+                        requests_per_minute=self.requests_per_minute and _share(self.requests_per_minute, n, i),
+                        tokens_per_minute=self.tokens_per_minute and _share(self.tokens_per_minute, n, i))
+                for i in range(n)]
 
     def temperature_for(self, requested: float | None) -> float:
         """The temperature sent: the user's override, else the request's (its benchmark's), else 0."""
@@ -82,6 +103,8 @@ class OpenAIJudgeConfig:
             raise ConfigError("DREVAL_JUDGE_TIMEOUT and DREVAL_JUDGE_DEADLINE must be > 0 seconds")
         if self.worker not in ("auto", "on", "off"):
             raise ConfigError(f"DREVAL_JUDGE_WORKER={self.worker!r}: choose auto, on or off")
+        if self.workers is not None and self.workers < 1:
+            raise ConfigError(f"DREVAL_JUDGE_WORKERS={self.workers}: choose auto or a number from 1")
         if not 0 <= self.write_interval_s <= 60:
             raise ConfigError(f"DREVAL_JUDGE_WRITE_S={self.write_interval_s:g}: choose 0 to 60 seconds")
 
@@ -119,7 +142,23 @@ class OpenAIJudgeConfig:
             max_tokens=overrides_from_env(),
             write_interval_s=env_float("DREVAL_JUDGE_WRITE_S", 1.0),
             worker=env.get("DREVAL_JUDGE_WORKER", "").strip().lower() or "auto",
+            workers=_workers_setting(env.get("DREVAL_JUDGE_WORKERS", "")),
         )
+
+
+def _share(total: int, n: int, index: int) -> int:
+    """The `index`-th of `n` near-equal parts of `total` that sum to it."""
+    return total // n + (index < total % n)
+
+
+def _workers_setting(text: str) -> int | None:
+    text = text.strip().lower()
+    if text in ("", "auto"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"DREVAL_JUDGE_WORKERS={text!r}: choose auto or a number from 1") from None
 
 
 def load_prices(setting: str | None, home: Path | None) -> dict[str, Price]:

@@ -28,7 +28,7 @@ from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from .judge_call import CallOutcome, PreparedCall
 from .judge_loop import JUDGE_LOOP, Endpoint
-from .judge_worker import JudgeWorker
+from .judge_worker import WorkerPool
 from .limits import RateLimiter
 from .meter import METER
 from .openai_config import OpenAIJudgeConfig
@@ -226,13 +226,14 @@ class OpenAIJudge:
         key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
                c.tokens_per_minute)
         if c.uses_worker:  # the worker retries and waits by its own copy of the settings
-            key += ("worker", c.seed, c.deadline_s, c.max_attempts, c.validation_retries, c.backoff_base_s,
+            key += ("worker", c.worker_processes, c.seed, c.deadline_s, c.max_attempts, c.validation_retries, c.backoff_base_s,
                     c.backoff_cap_s)
 
         def make() -> Endpoint:
-            if c.uses_worker:  # its process has the clients and the limits (these two stay unused)
+            if c.uses_worker:  # its processes have the clients and the limits (these two stay unused)
+                shares = c.worker_shares()
                 return Endpoint([], asyncio.Semaphore(c.concurrency), RateLimiter(None, None),
-                                worker=JudgeWorker(WORKER_MAIN, c))
+                                worker=WorkerPool(WORKER_MAIN, shares, [share.concurrency for share in shares]))
             from .openai_calls import endpoint_of  # openai and instructor: only where calls are sent
 
             return endpoint_of(c)
