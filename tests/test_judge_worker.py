@@ -16,11 +16,12 @@ import pytest
 import test_openai_judge as judge_tests
 from judge_answers import dreval_answer
 from loopback_llm import LoopbackLLM
-from test_openai_judge import claim_request, ledger, make_judge
+from test_openai_judge import claim_request, ledger, make_judge, slow_answer_counting_peak
 
 from dreval_assets.config import ConfigError
 from dreval_assets.judges.judge_loop import JUDGE_LOOP
 from dreval_assets.judges.judge_worker import JudgeWorker, serve
+from dreval_assets.judges import openai_config
 from dreval_assets.judges.openai_config import OpenAIJudgeConfig
 
 
@@ -63,7 +64,7 @@ def test_auto_uses_a_worker_from_concurrency_16():
 
 
 def test_workers_auto_one_per_32_slots_at_most_one_per_core_and_their_shares_sum_to_the_limits(monkeypatch):
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(openai_config, "usable_cores", lambda: 4)
     assert [OpenAIJudgeConfig(model="m", concurrency=c).worker_processes for c in (16, 32, 33, 64, 200)] == [
         1, 1, 2, 2, 4]
     assert OpenAIJudgeConfig(model="m", concurrency=3, workers=8).worker_processes == 3  # a slot each at least
@@ -91,18 +92,7 @@ def test_workers_auto_one_per_32_slots_at_most_one_per_core_and_their_shares_sum
 def test_a_pool_of_workers_keeps_the_endpoints_limit_and_starts_the_next_only_when_needed(llm, calls):
     """Two workers of 2 slots each: 4 requests in flight at the peak, never more; a batch the first
     worker's slots hold never starts the second; the answers are those of one process."""
-    in_flight, peak, lock = [0], [0], threading.Lock()
-
-    def slow_answer(request, schema):
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.2)
-        with lock:
-            in_flight[0] -= 1
-        return dreval_answer(request, schema)
-
-    llm.answer = slow_answer
+    llm.answer, peak = slow_answer_counting_peak(0.2)
     judge = make_judge(llm, calls, concurrency=4, worker="on", workers=2)
     judge.judge_many(_claims(2))
     pool = judge._endpoint().worker

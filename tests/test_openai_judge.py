@@ -160,18 +160,24 @@ def test_batch_answers_map_back_by_claim_id(llm, calls):
     assert verdicts == {"c1": "supported", "c2": "contradicted"} and llm.n_calls == 1
 
 
-def test_concurrency_limit_is_respected_and_used(llm, calls):
+def slow_answer_counting_peak(seconds: float):
+    """An answer function taking `seconds`, and the list whose item is the most requests it held at once."""
     in_flight, peak, lock = [0], [0], threading.Lock()
 
     def slow_answer(request, schema):
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-        time.sleep(0.2)
+        time.sleep(seconds)
         with lock:
             in_flight[0] -= 1
         return dreval_answer(request, schema)
 
+    return slow_answer, peak
+
+
+def test_concurrency_limit_is_respected_and_used(llm, calls):
+    slow_answer, peak = slow_answer_counting_peak(0.2)
     llm_answer, llm.answer = llm.answer, slow_answer
     requests = [claim_request(f"The ferry made crossing number {i} in 2023.") for i in range(12)]
     make_judge(llm, calls, concurrency=4).judge_many(requests)
@@ -237,7 +243,8 @@ def test_the_deadline_covers_every_attempt_and_wait_together(llm, calls):
     assert judgment.na_reason == "provider_failure" and "deadline of 1 s exceeded" in judgment.error
     assert "last: 503 server error" in judgment.error
     attempts = ledger(calls, "attempts").item()
-    assert 1 < attempts < 50 and attempts == llm.n_calls
+    # the attempt the deadline cut may have been sent without reaching the server yet
+    assert 1 < attempts < 50 and llm.n_calls in (attempts - 1, attempts)
 
 
 def test_an_invalid_answer_then_a_server_error_is_retried_and_every_request_is_in_the_ledger(llm, calls):

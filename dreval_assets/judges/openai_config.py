@@ -68,7 +68,7 @@ class OpenAIJudgeConfig:
         """How many worker processes send this endpoint's calls: the setting, else one per
         SLOTS_PER_WORKER slots, at most one per core; never more than the concurrency or the requests per
         minute, so every worker's share of them is at least 1."""
-        wanted = self.workers or min(-(-self.concurrency // SLOTS_PER_WORKER), os.cpu_count() or 1)
+        wanted = self.workers or min(-(-self.concurrency // SLOTS_PER_WORKER), usable_cores())
         return max(1, min(wanted, self.concurrency, self.requests_per_minute or wanted))
 
     def worker_shares(self) -> list["OpenAIJudgeConfig"]:
@@ -144,6 +144,14 @@ class OpenAIJudgeConfig:
             worker=env.get("DREVAL_JUDGE_WORKER", "").strip().lower() or "auto",
             workers=_workers_setting(env.get("DREVAL_JUDGE_WORKERS", "")),
         )
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, which a container's CPU set narrows)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _share(total: int, n: int, index: int) -> int:
