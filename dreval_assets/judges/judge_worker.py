@@ -213,14 +213,13 @@ class WorkerPool:
             waiter = self._loop.create_future()
             self._waiters.append(waiter)
             try:
-                await waiter
+                await waiter  # a waiter is taken off the queue when it is woken
             except asyncio.CancelledError:
                 if waiter.done() and not waiter.cancelled():
                     self._wake_one()  # the room it was woken for goes to the next
-                raise
-            finally:
-                if waiter in self._waiters:
+                elif waiter in self._waiters:
                     self._waiters.remove(waiter)
+                raise
 
     def _wake_one(self) -> None:
         while self._waiters:
