@@ -9,7 +9,7 @@ pages and attachments feed every benchmark's metrics; `--pages` extra sandbox pa
 it into a fresh home and runs `dreval run` in a child process against `tests/loopback_llm.py` answering
 after `--latency` seconds. Per concurrency it prints: wall time, the lower bound (judge requests x
 latency / concurrency: the endpoint as the only limit), their ratio, judge calls per report, the child's
-peak RSS (and the peak of its processes' summed RSS: its judge worker and plot helper too), the storage (working DuckDB file, Dagster history), and where the wall beyond the bound went:
+peak RSS (and the peak of its processes' summed RSS: its judge workers and plot helper too), the storage (working DuckDB file, Dagster history), and where the wall beyond the bound went:
 when the first request arrived, how long after the last answer the command ended, and how busy the
 endpoint's slots were in between. With `--add-system` it then adds one
 more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
@@ -106,7 +106,7 @@ def generate(root: Path, n_tasks: int, n_systems: int, words: int, extra_pages: 
 
 def dreval(home: Path, env: dict[str, str], *argv: str) -> tuple[float, int, float, int]:
     """Wall seconds, peak RSS (KiB), CPU seconds and the peak of its processes' summed RSS (KiB: the
-    command's, its judge worker's, its plot helper's) of one `dreval` command in a child process."""
+    command's, its judge workers', its plot helper's) of one `dreval` command in a child process."""
     started = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CLI, "--home", str(home), *argv], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
