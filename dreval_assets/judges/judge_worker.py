@@ -236,9 +236,7 @@ class WorkerPool:
 
     def _wake_waiting(self) -> None:
         while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+            self._wake_one()
 
 
 class PipeWriter:
