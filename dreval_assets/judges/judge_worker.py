@@ -6,7 +6,7 @@ The run's process still prepares every request, reads and writes the cache and t
 the worker only sends, retries and validates, with the endpoint's clients, its concurrency limit and
 its rate limiter (so `DREVAL_JUDGE_CONCURRENCY` still bounds what is in flight), and hands back each
 call's outcome. Used when `DREVAL_JUDGE_WORKER` says so (`auto`: from concurrency 16). One process's
-client work saturates its core at ~100-200 requests a second, so an endpoint's calls may go to several
+client work saturates its core at ~90-250 requests a second, so an endpoint's calls may go to several
 (`WorkerPool`, `DREVAL_JUDGE_WORKERS`), each with its share of the endpoint's limits. The worker ignores
 Ctrl-C (it reaches the whole process group): the run cancels its requests by message, and the worker
 ends when the run's process does (its pipe closes)."""

@@ -15,7 +15,7 @@ from .answer_budget import overrides_from_env
 # that work is small beside the endpoint's time and a second process would only add its start)
 AUTO_WORKER_FROM = 16
 # DREVAL_JUDGE_WORKERS=auto: one worker process per this many slots of DREVAL_JUDGE_CONCURRENCY, at most one
-# per core (a worker's client work fills its core at ~100-200 requests a second, 32-64 slots of a 0.3 s endpoint)
+# per core (a worker's client work fills its core at ~90-250 requests a second, ~27-75 slots of a 0.3 s endpoint)
 SLOTS_PER_WORKER = 32
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
