@@ -37,7 +37,7 @@ class WorkerEnded(RuntimeError):
 
 
 class JudgeWorker:
-    """The run's side: one worker process per endpoint, called from the shared judge loop."""
+    """The run's side of one worker process (of an endpoint's `WorkerPool`), called from the shared judge loop."""
 
     def __init__(self, main: Callable[[Any, Any], None] | str, config: Any,
                  on_ready: Callable[[], None] | None = None) -> None:

@@ -226,8 +226,8 @@ class OpenAIJudge:
         key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
                c.tokens_per_minute)
         if c.uses_worker:  # the worker retries and waits by its own copy of the settings
-            key += ("worker", c.worker_processes, c.seed, c.deadline_s, c.max_attempts, c.validation_retries, c.backoff_base_s,
-                    c.backoff_cap_s)
+            key += ("worker", c.worker_processes, c.seed, c.deadline_s, c.max_attempts, c.validation_retries,
+                    c.backoff_base_s, c.backoff_cap_s)
 
         def make() -> Endpoint:
             if c.uses_worker:  # its processes have the clients and the limits (these two stay unused)
