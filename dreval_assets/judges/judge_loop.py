@@ -85,7 +85,7 @@ class Endpoint:
     """What every judge of one endpoint shares: its clients, and the limits on what it sends. Requests
     take the clients in turn: httpcore scans every connection of its pool for each request it places
     (a readability check each), so one pool of 64 connections cost more CPU than the answers' parsing."""
-    clients: list[Any]  # instructor-patched AsyncOpenAI, each with a small connection pool
+    clients: list[Any]  # AsyncOpenAI clients, each with a small connection pool
     semaphore: asyncio.Semaphore
     limiter: Any  # RateLimiter
     turn: int = 0

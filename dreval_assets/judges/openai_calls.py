@@ -1,13 +1,11 @@
-"""The call side of an OpenAI-compatible judge: one prepared request sent with instructor (structured
-answers) or as plain chat, our one retry layer (openai `max_retries=0`), the failure buckets, and the
-endpoint's clients. Imported only by a process that sends requests: the judge worker's, or the run's own
+"""The call side of an OpenAI-compatible judge: one prepared request sent with openai's client, shaped,
+validated and re-asked by instructor's mode handlers (`structured_request`) or as plain chat, our one
+retry layer (openai `max_retries=0`), the failure buckets, and the endpoint's clients. Imported only by a process that sends requests: the judge worker's, or the run's own
 when it calls without one (`DREVAL_JUDGE_WORKER`), so a run whose calls go through the worker never
 loads openai and instructor (~0.5 s of its start under one interpreter lock)."""
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
 import os
 import re
 import time
@@ -19,8 +17,7 @@ from typing import Any
 import httpx
 import instructor
 import openai
-from instructor.core.exceptions import IncompleteOutputException, InstructorRetryException
-from instructor.v2.core.hooks import Hooks
+from instructor.core.exceptions import IncompleteOutputException
 from pydantic import BaseModel, ValidationError
 
 from ..core.backoff import retry_after_seconds, wait_before_retry
@@ -33,6 +30,7 @@ from .judge_worker import serve
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
 from .preflight import ask_endpoint
+from .structured_request import INVALID_ANSWER, post_chat, structured_shape
 
 INSTRUCTOR_MODES = {"tools": instructor.Mode.TOOLS, "json": instructor.Mode.JSON,
                     "json_schema": instructor.Mode.JSON_SCHEMA, "md_json": instructor.Mode.MD_JSON}
@@ -40,9 +38,6 @@ CONTEXT_ERROR = re.compile(r"context (size|length|window)|maximum context|too ma
 IMAGES_REFUSED = re.compile(r"image input is not supported|does not support (image|vision)|not a (vision|multimodal) "
                             r"model|mmproj", re.I)
 TIMEOUTS_TRIED = 2  # a request timed out this often is final: the same answer at the same speed times out again
-# instructor logs every API error at ERROR level; ours is the one retry layer and the ledger keeps
-# every outcome, so its lines would only repeat ours on the console.
-logging.getLogger("instructor").setLevel(logging.CRITICAL)
 # A request cancelled (a Ctrl-C) while httpx's anyio backend is still connecting leaves that attempt's
 # coroutine unstarted; Python warns when it is collected, wherever that happens, among the run's own
 # closing lines. Nothing is lost: the cancelled call is asked again by the next run.
@@ -69,7 +64,7 @@ class EndpointCalls:
     def __init__(self, config: OpenAIJudgeConfig) -> None:
         self.config = config
 
-    async def call(self, p: PreparedCall, patched, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> CallOutcome:
+    async def call(self, p: PreparedCall, client: Any, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> CallOutcome:
         outcome = CallOutcome(answer=None)
         queued = time.perf_counter()
         async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
@@ -78,7 +73,7 @@ class EndpointCalls:
             deadline = self.config.deadline_s
             try:
                 async with asyncio.timeout(deadline):
-                    await self._attempts(p, patched, limiter, outcome, time.monotonic() + deadline)
+                    await self._attempts(p, client, limiter, outcome, time.monotonic() + deadline)
             except TimeoutError:
                 last = f"; last: {outcome.error}" if outcome.error else ""
                 outcome.answer, outcome.na_reason = None, "provider_failure"
@@ -89,14 +84,14 @@ class EndpointCalls:
         outcome.wait_s += outcome.rate_wait_s
         return outcome
 
-    async def _attempts(self, p: PreparedCall, patched, limiter: RateLimiter, outcome: CallOutcome,
+    async def _attempts(self, p: PreparedCall, client: Any, limiter: RateLimiter, outcome: CallOutcome,
                         deadline_at: float) -> None:
         """Our one retry layer: sets `outcome.answer`, or its na_reason and error."""
         for attempt in range(1, self.config.max_attempts + 1):
             outcome.attempts = attempt
             outcome.rate_wait_s += await limiter.acquire(p.estimated_tokens)
             try:
-                outcome.answer = await self._attempt(p, patched, outcome)
+                outcome.answer = await self._attempt(p, client, outcome)
                 outcome.error = ""  # recovered: what went wrong on the way stays in the trail
                 break
             except _RetryableError as exc:
@@ -125,73 +120,54 @@ class EndpointCalls:
                 outcome.na_reason, outcome.error = exc.na_reason, self._redact(str(exc))
                 break
 
-    async def _attempt(self, p: PreparedCall, patched, outcome: CallOutcome) -> BaseModel:
-        """One attempt of our retry layer: a request and instructor's re-asks after invalid answers.
-        Each request's outcome goes to `outcome.trail` (hooks fire per request)."""
-        hooks = Hooks()
-        first = len(outcome.trail)
-
-        def sent(*_: Any, **__: Any) -> None:
-            outcome.trail.append("sent")
-
-        def answered(response: Any) -> None:
-            _count_usage(outcome, getattr(response, "usage", None))
-            outcome.trail[-1] = "answered"
-
-        def invalid(*_: Any, **__: Any) -> None:
-            outcome.trail[-1] = "invalid answer"
-
-        def failed(error: Exception, *_: Any, **__: Any) -> None:
-            outcome.trail[-1] = _request_label(error)
-
-        hooks.on("completion:kwargs", sent)
-        hooks.on("completion:response", answered)
-        hooks.on("parse:error", invalid)
-        hooks.on("completion:error", failed)
+    async def _attempt(self, p: PreparedCall, client: Any, outcome: CallOutcome) -> BaseModel:
+        """One attempt of our retry layer: a request, and instructor's re-asks after invalid answers
+        (at most `validation_retries`). Each request's outcome goes to `outcome.trail`."""
         params: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
         if self.config.seed is not None:
             params["seed"] = self.config.seed
+        chat = {"model": p.model, "messages": p.messages, **params}
         if p.request.response_model is FreeText:
-            return await self._free_text(p, patched.client, outcome, params)
-        try:
-            answer, _ = await patched.chat.completions.create_with_completion(
-                model=p.model, messages=p.messages, response_model=_wire_model(p.request.response_model),
-                max_retries=self.config.validation_retries, hooks=hooks, **params)
-            # a clean copy: instructor attaches the raw completion, which we neither need nor keep
-            clean = p.request.response_model.model_validate(answer.model_dump())
+            return await self._free_text(p, client, outcome, chat)
+        shape = structured_shape(wire_model(p.request.response_model), INSTRUCTOR_MODES[self.config.mode])
+        body = shape.request(chat)
+        for ask in range(self.config.validation_retries + 1):
+            completion = await self._post(client, body, outcome)
+            try:
+                answer = shape.parse(completion)
+            except IncompleteOutputException as exc:  # our budget: asking again unchanged would cut it again
+                _mark_last(outcome, "cut off")
+                raise _FinalError(f"answer cut off at {p.max_tokens} tokens (DREVAL_JUDGE_MAX_TOKENS)",
+                                  "pipeline_failure") from exc
+            except INVALID_ANSWER as exc:
+                _mark_last(outcome, "invalid answer")
+                if ask == self.config.validation_retries:
+                    raise _FinalError(f"answer failed validation after {ask + 1} attempt(s): "
+                                      f"{_validation_summary(exc)}", "pipeline_failure") from exc
+                outcome.validation_retries += 1
+                body = shape.reask(body, completion, exc)
+                continue
             _mark_last(outcome, "ok")
-            return clean
-        except InstructorRetryException as exc:
-            last = exc.__cause__ or exc
-            if isinstance(last, openai.OpenAIError):  # the last request failed on the way: the provider's fault
-                raise _classify_api_error(last) from exc
-            invalid_answers = len(exc.failed_attempts or []) or 1
-            raise _FinalError(f"answer failed validation after {invalid_answers} attempt(s): "
-                              f"{_validation_summary(last)}", "pipeline_failure") from exc
-        except IncompleteOutputException as exc:  # our budget: asking again unchanged would cut it again
-            _mark_last(outcome, "cut off")
-            raise _FinalError(f"answer cut off at {p.max_tokens} tokens (DREVAL_JUDGE_MAX_TOKENS)",
-                              "pipeline_failure") from exc
-        except (ValidationError, json.JSONDecodeError) as exc:
-            _mark_last(outcome, "invalid answer")
-            raise _FinalError(f"answer failed validation: {_validation_summary(exc)}", "pipeline_failure") from exc
-        except openai.OpenAIError as exc:
-            raise _classify_api_error(exc) from exc
-        finally:
-            # every request after an attempt's first is a re-ask after an invalid answer
-            outcome.validation_retries += max(0, len(outcome.trail) - first - 1)
+            # a clean copy of the caller's model: instructor's answer is its schema subclass
+            return p.request.response_model.model_validate(answer.model_dump())
+        raise AssertionError("unreachable: the last invalid answer raises")
 
-    async def _free_text(self, p: PreparedCall, client: openai.AsyncOpenAI, outcome: CallOutcome,
-                         params: dict[str, Any]) -> FreeText:
-        """A plain chat completion: no schema, the answer is the message text."""
+    async def _post(self, client: Any, body: dict[str, Any], outcome: CallOutcome) -> Any:
+        """One HTTP request of a call, its outcome in the trail and its tokens counted."""
         outcome.trail.append("sent")
         try:
-            response = await client.chat.completions.create(model=p.model, messages=p.messages, **params)
+            completion = await post_chat(client, body)
         except openai.OpenAIError as exc:
             outcome.trail[-1] = _request_label(exc)
             raise _classify_api_error(exc) from exc
         outcome.trail[-1] = "answered"
-        _count_usage(outcome, getattr(response, "usage", None))
+        _count_usage(outcome, getattr(completion, "usage", None))
+        return completion
+
+    async def _free_text(self, p: PreparedCall, client: Any, outcome: CallOutcome,
+                         chat: dict[str, Any]) -> FreeText:
+        """A plain chat completion: no schema, the answer is the message text."""
+        response = await self._post(client, chat, outcome)
         choice = response.choices[0] if response.choices else None
         text = (choice.message.content or "") if choice else ""
         # FreeText is a system writing its report: its own output cut off or empty is the system's
@@ -219,11 +195,10 @@ def endpoint_of(config: OpenAIJudgeConfig) -> Endpoint:
     tls = httpx.create_ssl_context()  # as each client would make its own (~25 ms each), made once
     hooks = {"response": [_refuse_malformed]}
 
-    def client() -> Any:
-        plain = openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
-                                   timeout=c.timeout_s, http_client=httpx.AsyncClient(
-                                       verify=tls, limits=limits, event_hooks=hooks))
-        return instructor.from_openai(plain, mode=INSTRUCTOR_MODES[c.mode])
+    def client() -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(base_url=c.base_url, api_key=c.api_key or "unset", max_retries=0,
+                                  timeout=c.timeout_s, http_client=httpx.AsyncClient(
+                                      verify=tls, limits=limits, event_hooks=hooks))
 
     return Endpoint([client() for _ in range(n_clients)], asyncio.Semaphore(c.concurrency),
                     RateLimiter(c.requests_per_minute, c.tokens_per_minute))
@@ -242,7 +217,7 @@ def worker_main(conn: Any, config: OpenAIJudgeConfig) -> None:
 
 
 @lru_cache(maxsize=None)
-def _wire_model(response_model: type[BaseModel]) -> type[BaseModel]:
+def wire_model(response_model: type[BaseModel]) -> type[BaseModel]:
     """The response model as instructor sends it, made once per model: handed a plain model, instructor
     builds this subclass and its function schema again for every request (a third of the loop's CPU)."""
     return instructor.openai_schema(response_model)
