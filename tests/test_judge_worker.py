@@ -63,9 +63,9 @@ def test_auto_uses_a_worker_from_concurrency_16():
         OpenAIJudgeConfig(model="m", worker="sometimes")
 
 
-def test_workers_auto_one_per_32_slots_at_most_one_per_core_and_their_shares_sum_to_the_limits(monkeypatch):
+def test_workers_auto_one_per_64_slots_at_most_one_per_core_and_their_shares_sum_to_the_limits(monkeypatch):
     monkeypatch.setattr(openai_config, "usable_cores", lambda: 4)
-    assert [OpenAIJudgeConfig(model="m", concurrency=c).worker_processes for c in (16, 32, 33, 64, 200)] == [
+    assert [OpenAIJudgeConfig(model="m", concurrency=c).worker_processes for c in (16, 64, 65, 128, 300)] == [
         1, 1, 2, 2, 4]
     assert OpenAIJudgeConfig(model="m", concurrency=3, workers=8).worker_processes == 3  # a slot each at least
     limited = OpenAIJudgeConfig(model="m", concurrency=64, workers=3, requests_per_minute=2, tokens_per_minute=1000)
@@ -76,7 +76,7 @@ def test_workers_auto_one_per_32_slots_at_most_one_per_core_and_their_shares_sum
     assert [s.requests_per_minute for s in shares] == [34, 33, 33]
     assert sum(s.tokens_per_minute for s in shares) == 1000
     assert {(s.model, s.workers, s.max_attempts) for s in shares} == {("m", 3, 6)}
-    assert [s.requests_per_minute for s in OpenAIJudgeConfig(model="m", concurrency=64).worker_shares()] == [
+    assert [s.requests_per_minute for s in OpenAIJudgeConfig(model="m", concurrency=128).worker_shares()] == [
         None, None]
     monkeypatch.setenv("DREVAL_JUDGE_MODEL", "m")
     monkeypatch.setenv("DREVAL_JUDGE_WORKERS", "many")

@@ -15,8 +15,9 @@ from .answer_budget import overrides_from_env
 # that work is small beside the endpoint's time and a second process would only add its start)
 AUTO_WORKER_FROM = 16
 # DREVAL_JUDGE_WORKERS=auto: one worker process per this many slots of DREVAL_JUDGE_CONCURRENCY, at most one
-# per core (a worker's client work fills its core at ~90-250 requests a second, ~27-75 slots of a 0.3 s endpoint)
-SLOTS_PER_WORKER = 32
+# per core (a worker's client work, ~2.4 ms of CPU a request on the machine of bench/bench_judge_cpu.py's
+# figures, fills its core at ~400 requests a second: ~120 slots of a 0.3 s endpoint)
+SLOTS_PER_WORKER = 64
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 
