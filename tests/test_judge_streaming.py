@@ -127,3 +127,47 @@ def test_metric_scores_same_statement_questions_are_asked_ahead_and_found_in_the
     same = json.loads(calls.store.query("SELECT answer FROM judge_cache WHERE template = 'same_statement'").item())["same"]
     assert evidence[("s", "t")].duplicate_of == ({"c2": "c1"} if same else {})  # as the cached answer says
     assert calls.store.query("SELECT count(*) FROM judge_ledger WHERE template = 'same_statement' AND cache_hit").item() == 1
+
+
+def test_asked_ahead_holds_a_thread_past_the_limit_until_answers_make_room():
+    from dreval_assets.judges.judge_loop import AskedAhead
+
+    ahead = AskedAhead(limit=4, chunk=2)
+    ahead.take(8)  # nothing asked yet: a first chunk larger than the limit still goes
+    ahead.give(8)
+    ahead.take(3)
+    passed = threading.Event()
+    waiting = threading.Thread(target=lambda: (ahead.take(2), passed.set()))
+    waiting.start()
+    assert not passed.wait(0.2)  # 3 + 2 > 4: it waits for answers
+    ahead.give(1)
+    assert passed.wait(5) and ahead.asked == 4
+    waiting.join(5)
+
+
+def test_threads_preparing_at_once_never_ask_more_than_the_endpoints_limit_ahead(calls, monkeypatch):
+    """Six batches asked at once from six threads: together they never hold more than the endpoint's
+    ask-ahead limit (each waits, its interpreter lock released, for answers to make room), every answer
+    comes back, and what they asked is all given back, an interrupted batch's too."""
+    monkeypatch.setattr(openai_judge, "PREPARE_CHUNK", 4)
+    peak = []
+    with CountingLLM(answer=dreval_answer, latency_s=0.02) as llm:
+        judges = [make_judge(llm, calls, concurrency=2) for _ in range(6)]
+        ahead = judges[0]._asked_ahead()
+        assert ahead.limit == 2 * 2 + 2 * 4 and all(j._asked_ahead() is ahead for j in judges)
+        take = ahead.take
+        monkeypatch.setattr(ahead, "take", lambda n: (take(n), peak.append(ahead.asked)))
+        pieces = [lambda j=j, k=k: j.judge_many([claim_request(f"Claim {k}-{i}: 41,200 passengers in 2023.")
+                                                  for i in range(16)]) for k, j in enumerate(judges)]
+        results = each(judges[0], pieces)
+        assert [len(r) for r in results] == [16] * 6 and all(j.answer is not None for r in results for j in r)
+        assert max(peak) <= ahead.limit and len(peak) == 6 * 4 and llm.peak == 2
+        assert ahead.asked == 0
+
+        stream = judges[1].judge_each(claim_request(f"Stopped {i}: 41,200 passengers.") for i in range(40))
+        next(stream)
+        stream.close()  # the caller stops early: its chunks are cancelled
+        deadline = time.monotonic() + 5
+        while ahead.asked and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ahead.asked == 0

@@ -294,27 +294,54 @@ def test_a_warm_up_in_the_background_changes_no_plot(board):
     assert [p.png for p in leaderboard_plots(board)] == before
 
 
-def test_a_judge_step_starting_gives_the_process_its_spare_work_once_per_step(monkeypatch):
+@pytest.mark.parametrize("until", ["the endpoint is full", "the step ends"])
+def test_a_judge_step_gives_the_process_its_spare_work_once_its_requests_wait_on_the_endpoint(until, monkeypatch):
     """The runner hands a run's watch the work to do while a step waits on the judge (matplotlib made
-    ready when a leaderboard will plot); other steps' starts do not start it."""
+    ready when a leaderboard will plot): not at the step's start, whose requests need the CPU, but once
+    requests have waited for free slots of the endpoint for a while, or when the step ends without that;
+    other steps' starts do not start it."""
+    import asyncio
+    import threading
     from types import SimpleNamespace
 
     from dagster import DagsterEventType
 
+    from dreval_assets.core.models import ClaimVerdict
     from dreval_assets.defs import runner
+    from dreval_assets.judges.base import JudgmentRequest
+    from dreval_assets.judges.judge_call import PreparedCall
+    from dreval_assets.judges.openai_calls import EndpointCalls, endpoint_of
+    from dreval_assets.judges.openai_config import OpenAIJudgeConfig
     from dreval_assets.progress import RunProgress
+    from loopback_llm import LoopbackLLM
 
-    started = []
-    watch = runner._RunWatch(instance=None, run_id="r", progress=RunProgress(live=False),
-                             spare_time=lambda: started.append(True))
+    monkeypatch.setattr(runner, "FULL_FOR_S", 0.25)  # full at one check: the work starts
+    started = threading.Event()
+    watch = runner._RunWatch(instance=None, run_id="r", progress=RunProgress(live=False), spare_time=started.set)
 
-    def step_start(step_key):
-        return SimpleNamespace(dagster_event=SimpleNamespace(event_type=DagsterEventType.STEP_START, step_key=step_key))
+    def step(kind, step_key):
+        return SimpleNamespace(dagster_event=SimpleNamespace(event_type=kind, step_key=step_key))
 
-    watch.on_event(step_start("parsed_reports"))
-    assert started == []
-    watch.on_event(step_start("claim_verdicts_and_report_judgments"))
-    assert started == [True]
+    watch.on_event(step(DagsterEventType.STEP_START, "parsed_reports"))
+    watch.on_event(step(DagsterEventType.STEP_SUCCESS, "parsed_reports"))
+    watch.on_event(step(DagsterEventType.STEP_START, "claim_verdicts_and_report_judgments"))
+    assert not started.wait(0.3)  # the step's requests are still being prepared and sent
+    if until == "the endpoint is full":
+        with LoopbackLLM(answer=lambda request, schema: {"verdict": "supported"}, latency_s=0.3) as llm:
+            config = OpenAIJudgeConfig(model="m", base_url=llm.base_url, api_key="k", concurrency=2, worker="off")
+            endpoint, caller = endpoint_of(config), EndpointCalls(config)
+            call = PreparedCall(JudgmentRequest("t", {}, ClaimVerdict), [{"role": "user", "content": "x"}],
+                                "h", "k", 1, "m", 100, 0.0)
+
+            async def three_at_once():  # two slots: the third waits for one
+                return await asyncio.gather(*(caller.call(call, endpoint.client(), endpoint.semaphore,
+                                                          endpoint.limiter) for _ in range(3)))
+
+            assert all(o.answer is not None for o in asyncio.run(three_at_once()))
+        assert started.wait(5)
+    else:
+        watch.on_event(step(DagsterEventType.STEP_SUCCESS, "claim_verdicts_and_report_judgments"))
+        assert started.wait(5)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import time
 from contextlib import contextmanager, nullcontext
 from functools import partial
@@ -25,7 +26,7 @@ from dagster._core.utils import make_new_run_id
 from ..config import ConfigError, Settings
 from ..core.run_caches import clear_run_caches
 from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run_partitions_setting
-from ..judges.judge_loop import JUDGE_LOOP
+from ..judges.judge_loop import JUDGE_LOOP, ENDPOINT_FULL
 from ..presentation.plots import start_plot_helper, start_warm_up
 from ..progress import RunProgress
 from ..store.db import Store
@@ -255,6 +256,8 @@ def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) ->
     return spare_work
 
 
+FULL_FOR_S = 2.0  # the endpoint full this long: the judge step's requests are made faster than it answers
+
 # The exceptions a Ctrl-C becomes inside a Dagster step (Dagster turns SIGINT into the first one).
 INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
 
@@ -296,6 +299,7 @@ class _RunWatch:
         self.instance, self.run_id, self.progress = instance, run_id, progress
         self.spare_time = spare_time  # work for the process while a step waits on the judge
         self.interrupted = False
+        self._judge_step_ended = threading.Event()
 
     def on_event(self, record) -> None:
         event = record.dagster_event
@@ -307,17 +311,36 @@ class _RunWatch:
             for asset in assets:
                 self.progress.started(asset)
             if self.spare_time is not None and WAITS_ON_THE_JUDGE.intersection(assets):
-                self.spare_time()
+                ENDPOINT_FULL.clear()
+                threading.Thread(target=self._when_spare, name="dreval-spare-time", daemon=True).start()
         elif kind == DagsterEventType.ASSET_MATERIALIZATION:
             self.progress.materialised(event.asset_key.path[-1])
         elif kind == DagsterEventType.STEP_SUCCESS:
+            self._ended_step(event.step_key)
             for asset in step_assets(event.step_key):
                 self.progress.ended(asset, ok=True)
         elif kind == DagsterEventType.STEP_FAILURE:
+            self._ended_step(event.step_key)
             if _error_class(event.event_specific_data.error) in INTERRUPTS:
                 self._cancel()
             for asset in step_assets(event.step_key):
                 self.progress.ended(asset, ok=False)
+
+    def _when_spare(self) -> None:
+        """The spare work, once the judge step's requests have waited for the endpoint's slots for a
+        while (FULL_FOR_S, checked every quarter second), or when the step ends: started with the step,
+        the plot helper's start and matplotlib's import took the CPU its first requests were prepared and
+        sent with (10 x 10 at 64: the endpoint ~2 s below its concurrency), and the endpoint is full for a
+        moment as soon as the first chunks are handed over."""
+        full_for = 0.0
+        while full_for < FULL_FOR_S and not self._judge_step_ended.wait(0.25):
+            full_for = full_for + 0.25 if ENDPOINT_FULL.is_set() else 0.0
+            ENDPOINT_FULL.clear()
+        self.spare_time()
+
+    def _ended_step(self, step_key: str) -> None:
+        if WAITS_ON_THE_JUDGE.intersection(step_assets(step_key)):
+            self._judge_step_ended.set()
 
     def _cancel(self) -> None:
         if self.interrupted:

@@ -80,6 +80,39 @@ class JudgeLoop:
             return self._shared[key]
 
 
+# Set when a request first has to wait for a free slot of its endpoint (all its slots busy, and as many
+# handed to its worker to follow): from then on the endpoint is the limit, and the process has CPU to spare
+# for work that would otherwise slow the judge step's start (defs/runner.py).
+ENDPOINT_FULL = threading.Event()
+
+
+class AskedAhead:
+    """Requests the process's threads have handed one endpoint and not yet had back, at most `limit` (a
+    batch's first chunk always goes). Every thread that prepares requests (render, key, cache lookup) holds
+    the interpreter lock while it does: a dozen of them at a step's start, each preparing its own chunks
+    ahead, starved the loop and pipe threads that send what was already prepared (767 requests prepared
+    in the judge step's first second at concurrency 64, 136 of them sent). A thread past the limit waits,
+    lock released, until answers make room."""
+
+    def __init__(self, limit: int, chunk: int) -> None:
+        self.limit, self.chunk, self.asked = limit, chunk, 0
+        self._room = threading.Condition()
+
+    def take(self, n: int) -> None:
+        with self._room:
+            while self.asked and self.asked + n > self.limit:
+                self._room.wait()
+            self.asked += n
+            if self.asked + self.chunk <= self.limit:
+                self._room.notify()  # room for another waiting thread's chunk too
+
+    def give(self, n: int) -> None:
+        with self._room:
+            self.asked -= n
+            if self.asked + self.chunk <= self.limit or not self.asked:
+                self._room.notify()
+
+
 @dataclass
 class Endpoint:
     """What every judge of one endpoint shares: its clients, and the limits on what it sends. Requests

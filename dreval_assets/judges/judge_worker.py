@@ -26,7 +26,7 @@ from multiprocessing.reduction import ForkingPickler
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
-from .judge_loop import JUDGE_LOOP
+from .judge_loop import ENDPOINT_FULL, JUDGE_LOOP
 
 READY = -1  # the call id of the worker's message that it serves
 ENDED = "the judge worker process ended (see the run's log for why); run again to ask what it did not answer"
@@ -212,6 +212,7 @@ class WorkerPool:
                 return self._workers[min(room, key=lambda i: self._workers[i].outstanding / self._slots[i])]
             waiter = self._loop.create_future()
             self._waiters.append(waiter)
+            ENDPOINT_FULL.set()
             try:
                 await waiter  # a waiter is taken off the queue when it is woken
             except asyncio.CancelledError:

@@ -25,7 +25,7 @@ from ..core.metrics import judge_limit
 from ..errors import first_line, redact
 from .base import FreeText
 from .judge_call import MESSAGE_CHARS, SLOTS_PER_CLIENT, CallOutcome, PreparedCall
-from .judge_loop import Endpoint
+from .judge_loop import ENDPOINT_FULL, Endpoint
 from .judge_worker import serve
 from .limits import RateLimiter
 from .openai_config import OpenAIJudgeConfig
@@ -67,6 +67,8 @@ class EndpointCalls:
     async def call(self, p: PreparedCall, client: Any, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> CallOutcome:
         outcome = CallOutcome(answer=None)
         queued = time.perf_counter()
+        if semaphore.locked():
+            ENDPOINT_FULL.set()
         async with semaphore:  # the deadline starts with the judgment's own turn, not in the queue
             started = time.perf_counter()
             outcome.wait_s = started - queued

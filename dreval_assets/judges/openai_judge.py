@@ -27,7 +27,7 @@ from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
 from .judge_call import CallOutcome, PreparedCall
-from .judge_loop import JUDGE_LOOP, Endpoint
+from .judge_loop import JUDGE_LOOP, AskedAhead, Endpoint
 from .judge_worker import WorkerPool
 from .limits import RateLimiter
 from .meter import METER
@@ -188,7 +188,7 @@ class OpenAIJudge:
         if not first:
             return
         self.context_tokens()
-        batch = _Batch(self, self._endpoint())
+        batch, room = _Batch(self, self._endpoint()), self._asked_ahead()
         session = self.calls.store.session() if self.calls else nullcontext()
         chunks: list[tuple[list[PreparedCall], Any]] = []
         with session:
@@ -200,9 +200,16 @@ class OpenAIJudge:
                     METER.expect(len(chunk))
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
                         chunks[-ahead][1].result()
-                    prepared = [self._prepare(r) for r in chunk]
-                    hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
-                    chunks.append((prepared, JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))))
+                    room.take(len(chunk))
+                    try:
+                        prepared = [self._prepare(r) for r in chunk]
+                        hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
+                        future = JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))
+                    except BaseException:
+                        room.give(len(chunk))
+                        raise
+                    future.add_done_callback(lambda _, n=len(chunk): room.give(n))  # answered, failed or cancelled
+                    chunks.append((prepared, future))
                     while taken < len(chunks) and chunks[taken][1].done():  # answered while these were prepared
                         yield from self._judgments_of(*chunks[taken])
                         taken += 1
@@ -220,14 +227,25 @@ class OpenAIJudge:
     def _judgments_of(self, prepared: list[PreparedCall], future: Any) -> list[Judgment]:
         return [self._judgment(p, o) for p, o in zip(prepared, future.result())]
 
-    def _endpoint(self) -> Endpoint:
-        """The clients and limits every judge of this endpoint shares in this process."""
+    def _endpoint_key(self) -> tuple:
         c = self.config
         key = ("chat", c.base_url, c.api_key, c.timeout_s, c.mode, c.concurrency, c.requests_per_minute,
                c.tokens_per_minute)
         if c.uses_worker:  # the worker retries and waits by its own copy of the settings
             key += ("worker", c.worker_processes, c.seed, c.deadline_s, c.max_attempts, c.validation_retries,
                     c.backoff_base_s, c.backoff_cap_s)
+        return key
+
+    def _asked_ahead(self) -> AskedAhead:
+        """What every judge of this endpoint may have asked ahead of its answers: enough to keep its slots
+        busy while chunks end at different times (twice the concurrency, and two chunks)."""
+        limit = 2 * self.config.concurrency + 2 * PREPARE_CHUNK
+        return JUDGE_LOOP.shared(("asked ahead", *self._endpoint_key()), lambda: AskedAhead(limit, PREPARE_CHUNK))
+
+    def _endpoint(self) -> Endpoint:
+        """The clients and limits every judge of this endpoint shares in this process."""
+        c = self.config
+        key = self._endpoint_key()
 
         def make() -> Endpoint:
             if c.uses_worker:  # its processes have the clients and the limits (these two stay unused)

@@ -13,7 +13,7 @@ unreadable pages are N/A rows with their bucket.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import polars as pl
 
@@ -21,7 +21,7 @@ from ..benchmarks.registry import claim_verdict_templates, judge_for_tasks
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
-from ..judges.base import Judge, Judgment, JudgmentRequest
+from ..judges.base import Judge, Judgment, JudgmentRequest, as_taken
 from ..judges.prompts import fence_untrusted, one_line
 from .frames import frame
 
@@ -88,12 +88,19 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
 def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapping[str, str],
                  templates: Mapping[str, tuple[str, str]] | None = None) -> list[dict]:
     groups = _group_by_source(pairs, max(1, batch_size))
-    prepared = [_request(group, judge.source_token_budget, labels,
-                         (templates or {}).get(group[0].task, (SINGLE_TEMPLATE, BATCH_TEMPLATE))) for group in groups]
-    judgments = judge.judge_many([request for request, _ in prepared])
+    truncated: list[bool] = []
+
+    def requests() -> Iterator[JudgmentRequest]:  # each group's passages selected as its turn comes
+        for group in groups:
+            request, cut = _request(group, judge.source_token_budget, labels,
+                                    (templates or {}).get(group[0].task, (SINGLE_TEMPLATE, BATCH_TEMPLATE)))
+            truncated.append(cut)
+            yield request
+
+    judgments = judge.judge_many(as_taken(judge, requests()))
     rows = []
-    for group, (_, truncated), judgment in zip(groups, prepared, judgments, strict=True):
-        rows.extend(_rows_from_judgment(group, judgment, truncated))
+    for group, cut, judgment in zip(groups, truncated, judgments, strict=True):
+        rows.extend(_rows_from_judgment(group, judgment, cut))
     return rows
 
 
