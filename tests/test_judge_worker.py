@@ -264,3 +264,29 @@ def test_a_check_the_worker_cannot_answer_fails_the_check_saying_so(llm, calls):
         worker.close()
     with pytest.raises(PreflightFailed, match="DREVAL_JUDGE_WORKER=off"):
         _asked_by(worker, OpenAIJudgeConfig(model="m"))  # ended: said, not a hang
+
+
+def test_what_is_put_while_the_pipe_is_busy_leaves_in_frames_in_order():
+    """Each write costs the writer's thread a turn at the interpreter lock: the messages put meanwhile
+    leave together (at most FRAME_MESSAGES a frame), in the order they were put."""
+    import multiprocessing
+
+    from dreval_assets.judges import judge_worker
+    from dreval_assets.judges.judge_worker import PipeWriter, received
+
+    reader, writer_end = multiprocessing.Pipe(duplex=False)
+    broken = []
+    writer = PipeWriter(writer_end, lambda: broken.append(True), "test-writer")
+    writer.put(("big", "x" * 2_000_000))  # more than the pipe holds: the writer waits until it is read
+    time.sleep(0.2)
+    for i in range(300):
+        writer.put(("call", i))
+    frames = [received(reader) for _ in range(3)]
+    assert [len(frame) for frame in frames] == [1, judge_worker.FRAME_MESSAGES, 300 - judge_worker.FRAME_MESSAGES]
+    assert [message for frame in frames[1:] for message in frame] == [("call", i) for i in range(300)]
+    reader.close()
+    writer.put(("after", 1))  # the reader is gone: the writer says so instead of hanging
+    deadline = time.monotonic() + 5
+    while not broken and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert broken == [True]

@@ -298,8 +298,8 @@ def test_a_warm_up_in_the_background_changes_no_plot(board):
 def test_a_judge_step_gives_the_process_its_spare_work_once_its_requests_wait_on_the_endpoint(until, monkeypatch):
     """The runner hands a run's watch the work to do while a step waits on the judge (matplotlib made
     ready when a leaderboard will plot): not at the step's start, whose requests need the CPU, but once
-    requests have waited for free slots of the endpoint for a while, or when the step ends without that;
-    other steps' starts do not start it."""
+    requests have waited for free slots of the endpoint for a while with this process mostly idle, or
+    when the step ends without that; other steps' starts do not start it."""
     import asyncio
     import threading
     from types import SimpleNamespace
@@ -315,33 +315,34 @@ def test_a_judge_step_gives_the_process_its_spare_work_once_its_requests_wait_on
     from dreval_assets.progress import RunProgress
     from loopback_llm import LoopbackLLM
 
-    monkeypatch.setattr(runner, "FULL_FOR_S", 0.25)  # full at one check: the work starts
+    monkeypatch.setattr(runner, "QUIET_FOR_S", 0.25)  # full and quiet at one check: the work starts
     started = threading.Event()
     watch = runner._RunWatch(instance=None, run_id="r", progress=RunProgress(live=False), spare_time=started.set)
 
     def step(kind, step_key):
         return SimpleNamespace(dagster_event=SimpleNamespace(event_type=kind, step_key=step_key))
 
-    watch.on_event(step(DagsterEventType.STEP_START, "parsed_reports"))
-    watch.on_event(step(DagsterEventType.STEP_SUCCESS, "parsed_reports"))
-    watch.on_event(step(DagsterEventType.STEP_START, "claim_verdicts_and_report_judgments"))
-    assert not started.wait(0.3)  # the step's requests are still being prepared and sent
-    if until == "the endpoint is full":
-        with LoopbackLLM(answer=lambda request, schema: {"verdict": "supported"}, latency_s=0.3) as llm:
-            config = OpenAIJudgeConfig(model="m", base_url=llm.base_url, api_key="k", concurrency=2, worker="off")
-            endpoint, caller = endpoint_of(config), EndpointCalls(config)
-            call = PreparedCall(JudgmentRequest("t", {}, ClaimVerdict), [{"role": "user", "content": "x"}],
-                                "h", "k", 1, "m", 100, 0.0)
+    with LoopbackLLM(answer=lambda request, schema: {"verdict": "supported"}, latency_s=0.3) as llm:
+        config = OpenAIJudgeConfig(model="m", base_url=llm.base_url, api_key="k", concurrency=2, worker="off")
+        endpoint, caller = endpoint_of(config), EndpointCalls(config)
+        call = PreparedCall(JudgmentRequest("t", {}, ClaimVerdict), [{"role": "user", "content": "x"}],
+                            "h", "k", 1, "m", 100, 0.0)
 
-            async def three_at_once():  # two slots: the third waits for one
-                return await asyncio.gather(*(caller.call(call, endpoint.client(), endpoint.semaphore,
-                                                          endpoint.limiter) for _ in range(3)))
+        async def at_once(n):  # two slots: the others wait for one
+            return await asyncio.gather(*(caller.call(call, endpoint.client(), endpoint.semaphore,
+                                                      endpoint.limiter) for _ in range(n)))
 
-            assert all(o.answer is not None for o in asyncio.run(three_at_once()))
-        assert started.wait(5)
-    else:
-        watch.on_event(step(DagsterEventType.STEP_SUCCESS, "claim_verdicts_and_report_judgments"))
-        assert started.wait(5)
+        asyncio.run(at_once(1))  # the client made and warm: what follows costs this process little CPU
+        watch.on_event(step(DagsterEventType.STEP_START, "parsed_reports"))
+        watch.on_event(step(DagsterEventType.STEP_SUCCESS, "parsed_reports"))
+        watch.on_event(step(DagsterEventType.STEP_START, "claim_verdicts_and_report_judgments"))
+        assert not started.wait(0.3)  # the step's requests are still being prepared and sent
+        if until == "the endpoint is full":
+            assert all(o.answer is not None for o in asyncio.run(at_once(6)))
+            assert started.wait(5)
+        else:
+            watch.on_event(step(DagsterEventType.STEP_SUCCESS, "claim_verdicts_and_report_judgments"))
+            assert started.wait(5)
 
 
 @pytest.fixture

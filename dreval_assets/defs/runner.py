@@ -256,7 +256,8 @@ def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) ->
     return spare_work
 
 
-FULL_FOR_S = 2.0  # the endpoint full this long: the judge step's requests are made faster than it answers
+# the judge step waits on its endpoint: full, and this process mostly idle, for this long
+QUIET_FOR_S, SPARE_BELOW = 1.0, 0.5
 
 # The exceptions a Ctrl-C becomes inside a Dagster step (Dagster turns SIGINT into the first one).
 INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
@@ -327,14 +328,17 @@ class _RunWatch:
                 self.progress.ended(asset, ok=False)
 
     def _when_spare(self) -> None:
-        """The spare work, once the judge step's requests have waited for the endpoint's slots for a
-        while (FULL_FOR_S, checked every quarter second), or when the step ends: started with the step,
-        the plot helper's start and matplotlib's import took the CPU its first requests were prepared and
-        sent with (10 x 10 at 64: the endpoint ~2 s below its concurrency), and the endpoint is full for a
-        moment as soon as the first chunks are handed over."""
-        full_for = 0.0
-        while full_for < FULL_FOR_S and not self._judge_step_ended.wait(0.25):
-            full_for = full_for + 0.25 if ENDPOINT_FULL.is_set() else 0.0
+        """The spare work, once the judge step waits on its endpoint: for QUIET_FOR_S its requests found
+        the endpoint full and this process used less than SPARE_BELOW of a core (checked every quarter
+        second); or when the step ends. Started with the step, the plot helper's start and matplotlib's
+        import took the CPU the first requests were prepared and sent with (10 x 10 at 64: the endpoint
+        ~2 s below its concurrency), and the endpoint is full for a moment as soon as the first chunks
+        are handed over, while this process still prepares the rest."""
+        quiet_for, cpu, at = 0.0, time.process_time(), time.monotonic()
+        while quiet_for < QUIET_FOR_S and not self._judge_step_ended.wait(0.25):
+            busy = (time.process_time() - cpu) / max(time.monotonic() - at, 1e-3)
+            cpu, at = time.process_time(), time.monotonic()
+            quiet_for = quiet_for + 0.25 if ENDPOINT_FULL.is_set() and busy < SPARE_BELOW else 0.0
             ENDPOINT_FULL.clear()
         self.spare_time()
 

@@ -29,6 +29,7 @@ from typing import Any, Awaitable, Callable
 from .judge_loop import ENDPOINT_FULL, JUDGE_LOOP
 
 READY = -1  # the call id of the worker's message that it serves
+FRAME_MESSAGES = 256  # at most this many messages in one write of a pipe
 ENDED = "the judge worker process ended (see the run's log for why); run again to ask what it did not answer"
 
 
@@ -132,25 +133,30 @@ class JudgeWorker:
     def _receive(self) -> None:
         while True:
             try:
-                call_id, ok, value = self._conn.recv()
+                answers = received(self._conn)
             except (EOFError, OSError):  # the worker died
                 self._worker_ended()
                 return
-            if call_id == READY:
-                self._ready = True
-                if self._on_ready is not None:
-                    self._on_ready()
-                continue
-            waiting = self._waiting.get(call_id)
-            if waiting is not None:
-                _settle_from(*waiting, ok, value)
+            settled: dict[Any, list[tuple[Any, bool, Any]]] = {}  # per loop: settled in one turn of it
+            for call_id, ok, value in answers:
+                if call_id == READY:
+                    self._ready = True
+                    if self._on_ready is not None:
+                        self._on_ready()
+                    continue
+                waiting = self._waiting.get(call_id)
+                if waiting is not None:
+                    loop, future = waiting
+                    settled.setdefault(loop, []).append((future, ok, value))
+            for loop, futures in settled.items():
+                _settle_all_from(loop, futures)
 
     def _worker_ended(self) -> None:
         """Every waiting call fails, so nothing hangs (from the reader, or the writer's broken pipe)."""
         self._ended = True
         error = WorkerEnded(ENDED)
         for loop, future in list(self._waiting.values()):
-            _settle_from(loop, future, False, error)
+            _settle_all_from(loop, [(future, False, error)])
 
 
 class WorkerPool:
@@ -242,7 +248,10 @@ class WorkerPool:
 
 class PipeWriter:
     """One end of a pipe written by a thread of its own, in the order messages were put: a caller on an
-    event loop hands a message over and goes on, whether or not the other process is reading."""
+    event loop hands a message over and goes on, whether or not the other process is reading. What was put
+    meanwhile leaves in one frame (read with `received`): each write costs the thread a turn at the
+    interpreter lock, which a dozen threads preparing requests at a judge step's start made ~60 ms long,
+    so one message a turn held hundreds of prepared requests in this process."""
 
     def __init__(self, conn: Any, on_broken: Callable[[], None], name: str) -> None:
         self._conn = conn
@@ -252,23 +261,38 @@ class PipeWriter:
 
     def put(self, message: tuple) -> None:
         """Pickled here, so a message that cannot be is the caller's error, as from `Connection.send`."""
-        self._outbox.put(ForkingPickler.dumps(message))
+        self._outbox.put(bytes(ForkingPickler.dumps(message)))
 
     def _write(self) -> None:
         while True:
-            data = self._outbox.get()
+            frame = [self._outbox.get()]
+            while len(frame) < FRAME_MESSAGES:
+                try:
+                    frame.append(self._outbox.get_nowait())
+                except queue.Empty:
+                    break
             try:
-                self._conn.send_bytes(data)  # what `Connection.send` writes: `recv` reads it alike
-            except (OSError, EOFError, ValueError):  # a closed or broken pipe: the other side is gone
+                self._conn.send_bytes(ForkingPickler.dumps(frame))
+            except Exception:  # noqa: BLE001 - a closed or broken pipe: the other side is gone; never a hang
                 self._on_broken()
                 return
 
 
-def _settle_from(loop: asyncio.AbstractEventLoop | None, future: Any, ok: bool, value: Any) -> None:
-    """Settle an asyncio future on its loop, or a thread's future (loop None) here."""
+def received(conn: Any) -> list[tuple]:
+    """The messages of the next frame a `PipeWriter` wrote (EOFError or OSError: the writer's end is gone)."""
+    return [ForkingPickler.loads(message) for message in ForkingPickler.loads(conn.recv_bytes())]
+
+
+def _settle_all_from(loop: asyncio.AbstractEventLoop | None, settled: list[tuple[Any, bool, Any]]) -> None:
+    """Settle asyncio futures in one turn of their loop, or threads' futures (loop None) here."""
     if loop is not None:
-        loop.call_soon_threadsafe(_settle, future, ok, value)
+        loop.call_soon_threadsafe(_settle_all, settled)
     else:
+        _settle_all(settled)
+
+
+def _settle_all(settled: list[tuple[Any, bool, Any]]) -> None:
+    for future, ok, value in settled:
         _settle(future, ok, value)
 
 
@@ -337,20 +361,30 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
         if task is not None:
             task.cancel()
 
+    def on_loop(calls: list[tuple[int, Any]], cancels: list[int]) -> None:
+        for call_id, prepared in calls:
+            start(call_id, prepared)
+        for call_id in cancels:
+            cancel(call_id)
+
     while True:
         try:
-            message = conn.recv()
+            messages = received(conn)
         except (EOFError, OSError):  # the run's process ended
             return
-        if message[0] == "call":
-            loop.call_soon_threadsafe(start, message[1], message[2])
-        elif message[0] == "check":
-            threading.Thread(target=run_check, args=(message[1],), name="dreval-judge-check", daemon=True).start()
-        elif message[0] == "cancel":
-            loop.call_soon_threadsafe(cancel, message[1])
-        elif message[0] == "stop":
-            conn.close()
-            return
+        calls, cancels = [], []  # a frame's calls and cancels, handed to the loop in one turn, in order
+        for message in messages:
+            if message[0] == "call":
+                calls.append((message[1], message[2]))
+            elif message[0] == "check":
+                threading.Thread(target=run_check, args=(message[1],), name="dreval-judge-check", daemon=True).start()
+            elif message[0] == "cancel":
+                cancels.append(message[1])
+            elif message[0] == "stop":
+                conn.close()
+                return
+        if calls or cancels:
+            loop.call_soon_threadsafe(on_loop, calls, cancels)
 
 
 async def _made(make_call: Callable[[], Any]) -> Any:
