@@ -443,3 +443,20 @@ def test_deterministic_and_independent_of_claim_order():
 def test_target_words_must_be_positive():
     with pytest.raises(ValueError):
         split_passages("Some text.", 0)
+
+
+def test_texts_asked_about_again_are_read_once_and_rank_alike():
+    """A report's statements ranked for each of its gold facts (Wiki Live), a page's passages for each
+    batch of claims cited to it: read once per run, the same order as read afresh."""
+    from dreval_assets.core import passages
+    from dreval_assets.core.run_caches import clear_run_caches
+
+    statements = ["The Lowmarsh ferry carried 41,200 passengers in 2023.", "Estuary Links added a vessel.",
+                  "低沼渡轮在2023年运送了41,200名乘客。", "Crossing time fell to 14 minutes."]
+    facts = ["41,200 passengers in 2023", "a third vessel named Curlew", "渡轮 乘客"]
+    clear_run_caches()
+    ranked = [passages._priority(statements, [fact]) for fact in facts]
+    assert passages._counted.cache_info().misses == 1 and passages._counted.cache_info().hits == 2
+    clear_run_caches()
+    assert [passages._priority(list(statements), [fact]) for fact in facts] == ranked
+    assert ranked[0][0][0] == 0 and ranked[2][0][0] == 2  # the stated figure, the Chinese sentence first

@@ -1,12 +1,12 @@
 """The HTTP side of an endpoint's judge calls in a process of its own, so the run's own work and the
-calls' client work (openai, instructor, httpx, pydantic: ~4 ms of CPU a request) use two cores instead
+calls' client work (openai, instructor, httpx, pydantic: ~2.4 ms of CPU a request) use two cores instead
 of sharing one interpreter lock. At concurrency 32-64 that work is what kept the endpoint waiting.
 
 The run's process still prepares every request, reads and writes the cache and the ledger, and counts;
 the worker only sends, retries and validates, with the endpoint's clients, its concurrency limit and
 its rate limiter (so `DREVAL_JUDGE_CONCURRENCY` still bounds what is in flight), and hands back each
 call's outcome. Used when `DREVAL_JUDGE_WORKER` says so (`auto`: from concurrency 16). One process's
-client work saturates its core at ~90-250 requests a second, so an endpoint's calls may go to several
+client work saturates its core at ~400 requests a second, so an endpoint's calls may go to several
 (`WorkerPool`, `DREVAL_JUDGE_WORKERS`), each with its share of the endpoint's limits. The worker ignores
 Ctrl-C (it reaches the whole process group): the run cancels its requests by message, and the worker
 ends when the run's process does (its pipe closes)."""
