@@ -1,8 +1,9 @@
 """The call side of an OpenAI-compatible judge: one prepared request sent with openai's client, shaped,
 validated and re-asked by instructor's mode handlers (`structured_request`) or as plain chat, our one
-retry layer (openai `max_retries=0`), the failure buckets, and the endpoint's clients. Imported only by a process that sends requests: the judge worker's, or the run's own
-when it calls without one (`DREVAL_JUDGE_WORKER`), so a run whose calls go through the worker never
-loads openai and instructor (~0.5 s of its start under one interpreter lock)."""
+retry layer (openai `max_retries=0`), the failure buckets, and the endpoint's clients. Imported only by
+a process that sends requests: the judge worker's, or the run's own when it calls without one
+(`DREVAL_JUDGE_WORKER`), so a run whose calls go through the worker never loads openai and instructor
+(~0.5 s of its start under one interpreter lock)."""
 from __future__ import annotations
 
 import asyncio
@@ -64,7 +65,8 @@ class EndpointCalls:
     def __init__(self, config: OpenAIJudgeConfig) -> None:
         self.config = config
 
-    async def call(self, p: PreparedCall, client: Any, semaphore: asyncio.Semaphore, limiter: RateLimiter) -> CallOutcome:
+    async def call(self, p: PreparedCall, client: Any, semaphore: asyncio.Semaphore,
+                   limiter: RateLimiter) -> CallOutcome:
         outcome = CallOutcome(answer=None)
         queued = time.perf_counter()
         if semaphore.locked():
@@ -136,7 +138,8 @@ class EndpointCalls:
         for ask in range(self.config.validation_retries + 1):
             completion = await self._post(client, body, outcome)
             try:
-                answer = shape.parse(completion)
+                # a clean copy of the caller's model: instructor's answer is its schema subclass
+                answer = p.request.response_model.model_validate(shape.parse(completion).model_dump())
             except IncompleteOutputException as exc:  # our budget: asking again unchanged would cut it again
                 _mark_last(outcome, "cut off")
                 raise _FinalError(f"answer cut off at {p.max_tokens} tokens (DREVAL_JUDGE_MAX_TOKENS)",
@@ -150,8 +153,7 @@ class EndpointCalls:
                 body = shape.reask(body, completion, exc)
                 continue
             _mark_last(outcome, "ok")
-            # a clean copy of the caller's model: instructor's answer is its schema subclass
-            return p.request.response_model.model_validate(answer.model_dump())
+            return answer
         raise AssertionError("unreachable: the last invalid answer raises")
 
     async def _post(self, client: Any, body: dict[str, Any], outcome: CallOutcome) -> Any:

@@ -13,13 +13,12 @@ from functools import lru_cache
 from typing import Any
 
 import instructor
+from instructor.core.exceptions import ResponseParsingError
 from instructor.v2 import Provider, mode_registry
 from instructor.v2.core.registry import ModeHandlers
 from instructor.v2.validation.async_validators import AsyncValidationError
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
-
-from instructor.core.exceptions import ResponseParsingError
 
 # what instructor re-asks after (its retry loop's own list): an answer that did not parse or validate
 INVALID_ANSWER = (ValidationError, json.JSONDecodeError, AsyncValidationError, ResponseParsingError)
