@@ -182,3 +182,28 @@ def test_the_published_copy_is_whole_when_the_data_exceeds_the_memory_setting(tm
     copy = publish(store)
     with duckdb.connect(str(copy), read_only=True) as con:
         assert con.execute("SELECT count(*), sum(length(text)) FROM pages").fetchone() == (60000, 60000 * 32 * 40)
+
+
+@pytest.mark.parametrize("raised", [duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+                                    RuntimeError("Query interrupted")], ids=["interrupt", "runtime"])
+def test_a_ctrl_c_inside_a_statement_stays_a_ctrl_c_and_writes_nothing(tmp_path, raised):
+    """DuckDB turns a Ctrl-C that reaches it inside a statement into an error of its own (and the
+    rollback then finds no transaction): a write or a read raises it as the interrupt it was, never as
+    a failure to retry or report, and the transaction's rows are not there."""
+    store = Store(tmp_path / "x.duckdb")
+    store.ensure_schema()
+    store.execute("CREATE TABLE t (x INTEGER)")
+
+    def work(con):
+        con.execute("INSERT INTO t VALUES (1)")
+        raise raised
+
+    with pytest.raises(KeyboardInterrupt):
+        store.write(work)
+    assert store.query("SELECT count(*) AS n FROM t")["n"][0] == 0
+    with pytest.raises(KeyboardInterrupt):
+        with store.connect() as con:
+            raise raised
+    with pytest.raises(RuntimeError, match="something else"):  # any other error is itself
+        with store.connect() as con:
+            raise RuntimeError("something else")

@@ -70,6 +70,13 @@ class DatabaseLocked(StoreError):
                          f"and open the published copy {published_path(db_path)} instead (refreshed after every run)")
 
 
+def interrupted(exc: BaseException) -> bool:
+    """A Ctrl-C, as Python or DuckDB raised it (DuckDB turns the interrupt that reaches it inside a
+    statement into InterruptException, or into RuntimeError "Query interrupted" while it reads a frame)."""
+    return isinstance(exc, (KeyboardInterrupt, duckdb.InterruptException)) or (
+        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted")
+
+
 def _is_lock_conflict(exc: Exception) -> bool:
     text = str(exc).lower()
     return "lock" in text or "conflict" in text
@@ -106,7 +113,14 @@ class Store:
         """A short-lived connection; lock conflicts with another process are retried."""
         con = self._open_with_retry(read_only)
         try:
-            yield con
+            try:
+                yield con
+            except (duckdb.InterruptException, RuntimeError) as exc:
+                if not interrupted(exc):
+                    raise
+            else:
+                return
+            raise KeyboardInterrupt  # a Ctrl-C inside a statement (see `interrupted` and `write`)
         finally:
             con.close()
 
@@ -174,10 +188,18 @@ class Store:
                     try:
                         work(con)
                         con.commit()
-                    except BaseException:
+                        return
+                    except BaseException as exc:
+                        if not interrupted(exc):
+                            con.rollback()
+                            raise
+                    try:
                         con.rollback()
-                        raise
-                return
+                    except duckdb.Error:
+                        pass  # the interrupt ended the transaction already
+                    # a Ctrl-C that reached the process inside a statement stays a Ctrl-C (`interrupted`),
+                    # raised outside the handler so that the statement's error and its frames are let go
+                    raise KeyboardInterrupt
             except duckdb.TransactionException as exc:
                 if attempt == self.max_attempts:
                     raise
