@@ -336,8 +336,8 @@ class _RunWatch:
         are handed over, while this process still prepares the rest."""
         quiet_for, cpu, at = 0.0, time.process_time(), time.monotonic()
         while quiet_for < QUIET_FOR_S and not self._judge_step_ended.wait(0.25):
-            busy = (time.process_time() - cpu) / max(time.monotonic() - at, 1e-3)
-            cpu, at = time.process_time(), time.monotonic()
+            now_cpu, now = time.process_time(), time.monotonic()
+            busy, cpu, at = (now_cpu - cpu) / max(now - at, 1e-3), now_cpu, now
             quiet_for = quiet_for + 0.25 if ENDPOINT_FULL.is_set() and busy < SPARE_BELOW else 0.0
             ENDPOINT_FULL.clear()
         self.spare_time()

@@ -80,7 +80,7 @@ class JudgeLoop:
             return self._shared[key]
 
 
-# Set when a request first has to wait for a free slot of its endpoint (all its slots busy, and as many
+# Set whenever a request has to wait for a free slot of its endpoint (all its slots busy, and as many
 # handed to its worker to follow): from then on the endpoint is the limit, and the process has CPU to spare
 # for work that would otherwise slow the judge step's start (defs/runner.py).
 ENDPOINT_FULL = threading.Event()
@@ -88,7 +88,7 @@ ENDPOINT_FULL = threading.Event()
 
 class AskedAhead:
     """Requests the process's threads have handed one endpoint and not yet had back, at most `limit` (a
-    batch's first chunk always goes). Every thread that prepares requests (render, key, cache lookup) holds
+    chunk always goes when nothing is asked). Every thread that prepares requests (render, key, cache lookup) holds
     the interpreter lock while it does: a dozen of them at a step's start, each preparing its own chunks
     ahead, starved the loop and pipe threads that send what was already prepared (767 requests prepared
     in the judge step's first second at concurrency 64, 136 of them sent). A thread past the limit waits,

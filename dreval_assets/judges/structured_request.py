@@ -1,6 +1,6 @@
 """A structured judge request as instructor shapes, parses and re-asks it (its mode's handlers), sent with
 openai's client as a plain POST. Going through instructor's patched `create` and openai's typed `create`
-cost the judge worker ~40 % of its CPU per request in walks that give the same result every time:
+cost the judge worker ~45 % of its CPU per request in walks that give the same result every time:
 instructor checks the response model for async validators seven times a request and prepares it twice,
 and openai walks every message against its typed parameters. Here a model is prepared once, a mode that
 leaves the messages alone adds the same tool or schema to every request, and the body goes out as it is.

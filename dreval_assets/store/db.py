@@ -120,7 +120,9 @@ class Store:
                     raise
             else:
                 return
-            raise KeyboardInterrupt  # a Ctrl-C inside a statement (see `interrupted` and `write`)
+            # a Ctrl-C inside a statement stays a Ctrl-C (`interrupted`), raised outside the handler so that
+            # the statement's error and its frames are let go
+            raise KeyboardInterrupt
         finally:
             con.close()
 
@@ -188,18 +190,15 @@ class Store:
                     try:
                         work(con)
                         con.commit()
-                        return
                     except BaseException as exc:
-                        if not interrupted(exc):
+                        try:
                             con.rollback()
-                            raise
-                    try:
-                        con.rollback()
-                    except duckdb.Error:
-                        pass  # the interrupt ended the transaction already
-                    # a Ctrl-C that reached the process inside a statement stays a Ctrl-C (`interrupted`),
-                    # raised outside the handler so that the statement's error and its frames are let go
-                    raise KeyboardInterrupt
+                        except duckdb.Error:
+                            if not interrupted(exc):
+                                raise
+                            # the interrupt ended the transaction already; `connect` raises it as a Ctrl-C
+                        raise
+                return
             except duckdb.TransactionException as exc:
                 if attempt == self.max_attempts:
                     raise
