@@ -9,7 +9,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).parent))
 
 from judge_answers import dreval_answer  # noqa: E402
-from loopback_llm import LoopbackLLM  # noqa: E402
+from loopback_llm import DelayFault, LoopbackLLM  # noqa: E402
 from test_openai_judge import claim_request, make_judge  # noqa: E402
 
 from dreval_assets.judges import openai_judge  # noqa: E402
@@ -145,6 +145,39 @@ def test_asked_ahead_holds_a_thread_past_the_limit_until_answers_make_room():
     waiting.join(5)
 
 
+def test_each_answer_makes_room_before_its_chunk_ends(calls, monkeypatch):
+    """A chunk whose one request is slow gives back the room of those answered at once: held until its
+    slowest answer, the endpoint's room stayed full while most of its slots were idle."""
+    monkeypatch.setattr(openai_judge, "PREPARE_CHUNK", 4)
+    with LoopbackLLM(answer=dreval_answer, latency_s=0.01) as llm:
+        llm.fail_next(DelayFault(3.0))  # whichever request arrives first is slow
+        judge = make_judge(llm, calls, concurrency=4)
+        ahead = judge._asked_ahead()
+        judged: list = []
+        asking = threading.Thread(target=lambda: judged.extend(judge.judge_many(
+            [claim_request(f"Claim {i}: 41,200 passengers in 2023.") for i in range(4)])))
+        asking.start()
+        deadline = time.monotonic() + 2.5
+        while ahead.asked != 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert ahead.asked == 1 and asking.is_alive()  # three answered while the fourth waits: room for three
+        asking.join(10)
+        assert ahead.asked == 0 and len(judged) == 4 and all(j.answer is not None for j in judged)
+
+
+def test_a_held_chunk_gives_back_each_request_once():
+    from dreval_assets.judges.judge_loop import AskedAhead
+
+    ahead = AskedAhead(limit=8, chunk=4)
+    held = ahead.take(4)
+    held.one()
+    held.one()
+    held.rest()  # the chunk ended: the two not given back one by one
+    held.one()  # a late call's end after the chunk's: nothing more
+    held.rest()
+    assert ahead.asked == 0
+
+
 def test_threads_preparing_at_once_never_ask_more_than_the_endpoints_limit_ahead(calls, monkeypatch):
     """Six batches asked at once from six threads: together they never hold more than the endpoint's
     ask-ahead limit (each waits, its interpreter lock released, for answers to make room), every answer
@@ -156,7 +189,7 @@ def test_threads_preparing_at_once_never_ask_more_than_the_endpoints_limit_ahead
         ahead = judges[0]._asked_ahead()
         assert ahead.limit == 2 * 2 + 2 * 4 and all(j._asked_ahead() is ahead for j in judges)
         take = ahead.take
-        monkeypatch.setattr(ahead, "take", lambda n: (take(n), peak.append(ahead.asked)))
+        monkeypatch.setattr(ahead, "take", lambda n: (take(n), peak.append(ahead.asked))[0])
         pieces = [lambda j=j, k=k: j.judge_many([claim_request(f"Claim {k}-{i}: 41,200 passengers in 2023.")
                                                   for i in range(16)]) for k, j in enumerate(judges)]
         results = each(judges[0], pieces)

@@ -202,6 +202,39 @@ def test_the_worker_loads_uncollected_then_serves_with_what_it_made_set_aside():
     assert frozen > 10_000  # the imports alone are tens of thousands of objects
 
 
+def test_the_worker_loads_the_modules_answer_models_come_from_before_their_requests_do(monkeypatch):
+    """Unpickling the first request whose answer model is a benchmark's loaded that benchmark's package
+    on the worker's reading thread (~0.9 s at the judge step's start, every slot waiting): the worker
+    loads them itself, on a thread of its own, as soon as it serves."""
+    import sys
+
+    import dreval_assets.benchmarks.tvir.visual_models  # noqa: F401 - a request may carry one of its models
+    import dreval_assets.defs.resources  # noqa: F401 - dagster's configuration models: none of a request's
+    from dreval_assets.judges import judge_worker
+    from worker_probe import Call, Request
+
+    wanted = ["dreval_assets.benchmarks.tvir.visual_models", "dreval_assets.core.models"]
+    named = judge_worker.modules_requests_name()
+    assert set(wanted) <= set(named) and not any(name.startswith("dreval_assets.defs") for name in named)
+    assert "dreval_assets.defs.resources" in sys.modules
+
+    def loaded_by(worker: JudgeWorker, seconds: float) -> list[str]:
+        deadline = time.monotonic() + seconds
+        try:
+            while True:
+                loaded = JUDGE_LOOP.run(worker.call(Call(Request({}))))
+                if loaded == wanted or time.monotonic() > deadline:
+                    return loaded
+                time.sleep(0.05)
+        finally:
+            worker.close()
+
+    with monkeypatch.context() as patched:  # the control: a worker told of no modules loads none of them
+        patched.setattr(judge_worker, "modules_requests_name", lambda: ())
+        assert loaded_by(JudgeWorker("worker_probe:loaded_modules_main", wanted), 1.0) == []
+    assert loaded_by(JudgeWorker("worker_probe:loaded_modules_main", wanted), 30.0) == wanted
+
+
 @dataclass
 class _UnpicklableCall:
     request: _ProbeRequest

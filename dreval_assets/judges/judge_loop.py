@@ -92,25 +92,51 @@ class AskedAhead:
     the interpreter lock while it does: a dozen of them at a step's start, each preparing its own chunks
     ahead, starved the loop and pipe threads that send what was already prepared (767 requests prepared
     in the judge step's first second at concurrency 64, 136 of them sent). A thread past the limit waits,
-    lock released, until answers make room."""
+    lock released, until answers make room: each answer makes room for one request (`Held`), not its
+    whole chunk's end (a chunk held until its slowest answer kept the room full while only 12-50 of 64
+    slots were busy, at the judge step's start and end)."""
 
     def __init__(self, limit: int, chunk: int) -> None:
         self.limit, self.chunk, self.asked = limit, chunk, 0
         self._room = threading.Condition()
 
-    def take(self, n: int) -> None:
+    def take(self, n: int) -> "Held":
         with self._room:
             while self.asked and self.asked + n > self.limit:
                 self._room.wait()
             self.asked += n
             if self.asked + self.chunk <= self.limit:
                 self._room.notify()  # room for another waiting thread's chunk too
+        return Held(self, n)
 
     def give(self, n: int) -> None:
         with self._room:
             self.asked -= n
             if self.asked + self.chunk <= self.limit or not self.asked:
                 self._room.notify()
+
+
+class Held:
+    """One chunk's share of an `AskedAhead`: given back a request at a time as each is answered (`one`),
+    and whatever is left once the chunk has ended, failed or been cancelled (`rest`). Either may be
+    called from any thread, and nothing is given back twice."""
+
+    def __init__(self, ahead: AskedAhead, n: int) -> None:
+        self._ahead, self._left = ahead, n
+        self._lock = threading.Lock()
+
+    def one(self) -> None:
+        self._give(1)
+
+    def rest(self) -> None:
+        self._give(None)
+
+    def _give(self, n: int | None) -> None:
+        with self._lock:
+            n = self._left if n is None else min(n, self._left)
+            self._left -= n
+        if n:
+            self._ahead.give(n)
 
 
 @dataclass

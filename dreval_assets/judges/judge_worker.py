@@ -26,6 +26,8 @@ from multiprocessing.reduction import ForkingPickler
 from dataclasses import replace
 from typing import Any, Awaitable, Callable
 
+from pydantic import BaseModel
+
 from .judge_loop import ENDPOINT_FULL, JUDGE_LOOP
 
 READY = -1  # the call id of the worker's message that it serves
@@ -49,8 +51,8 @@ class JudgeWorker:
         self._conn, child = context.Pipe()
         # named, not pickled: unpickling a function imports its module before any code of ours runs
         where = main if isinstance(main, str) else f"{main.__module__}:{main.__qualname__}"
-        self._process = context.Process(target=_start, args=(where, child, config), name="dreval-judge-worker",
-                                         daemon=True)
+        self._process = context.Process(target=_start, args=(where, child, config, modules_requests_name()),
+                                         name="dreval-judge-worker", daemon=True)
         self._process.start()
         child.close()
         self._ids = itertools.count()
@@ -280,7 +282,9 @@ class PipeWriter:
 
 def received(conn: Any) -> list[tuple]:
     """The messages of the next frame a `PipeWriter` wrote (EOFError or OSError: the writer's end is gone)."""
-    return [ForkingPickler.loads(message) for message in ForkingPickler.loads(conn.recv_bytes())]
+    frame = conn.recv_bytes()
+    with _LOADING:
+        return [ForkingPickler.loads(message) for message in ForkingPickler.loads(frame)]
 
 
 def _settle_all_from(loop: asyncio.AbstractEventLoop | None, settled: list[tuple[Any, bool, Any]]) -> None:
@@ -305,10 +309,38 @@ def _settle(future: asyncio.Future, ok: bool, value: Any) -> None:
         future.set_exception(value)
 
 
-def _start(where: str, conn: Any, config: Any) -> None:
+def modules_requests_name() -> tuple[str, ...]:
+    """Our modules, loaded in this process, that define a pydantic model a request may carry as the form
+    of its answer (dagster's configuration models aside): unpickling the worker's first request of each
+    would otherwise load its module, and with it the benchmark's package, on the worker's reading thread
+    (~0.9 s of imports at the judge step's start, when every slot should fill)."""
+    found, seen = set(), set()
+    classes = list(BaseModel.__subclasses__())
+    while classes:
+        cls = classes.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        classes.extend(cls.__subclasses__())
+        if cls.__module__.split(".")[0] == OUR_PACKAGE and not any(
+                base.__module__.split(".")[0] == "dagster" for base in cls.__mro__):
+            found.add(cls.__module__)
+    return tuple(sorted(found))
+
+
+OUR_PACKAGE = __name__.split(".")[0]
+_TO_LOAD: list[str] = []  # the modules the worker loads once it serves (`modules_requests_name`)
+# held while a frame is unpickled or one of those modules loads: two threads loading one package at once
+# can each be handed it half made
+_LOADING = threading.Lock()
+
+
+def _start(where: str, conn: Any, config: Any, preload: tuple[str, ...] = ()) -> None:
     """The worker process's first code: its modules load with the cyclic collector paused (~0.2 s of
-    passes over objects that all live), then `main` runs; `serve` turns the collector on again."""
+    passes over objects that all live), then `main` runs; `serve` turns the collector on again, and loads
+    `preload` on a thread of its own."""
     gc.disable()
+    _TO_LOAD[:] = preload
     module, name = where.split(":")
     main = getattr(importlib.import_module(module), name)
     main(conn, config)
@@ -327,6 +359,7 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
     gc.freeze()
     gc.enable()
     tasks: dict[int, asyncio.Task] = {}
+    load_modules = _once(threading.Thread(target=_load_modules, name="dreval-judge-worker-modules", daemon=True).start)
     # answers leave by a thread of their own: the worker's loop never waits for the run to read them
     answers = PipeWriter(conn, lambda: None, "dreval-judge-worker-answers")
     answers.put((READY, True, None))
@@ -355,6 +388,8 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
             reply(call_id, True, check())
         except Exception as exc:  # noqa: BLE001 - handed to the caller, never lost in the worker
             reply(call_id, False, exc)
+        finally:
+            load_modules()
 
     def cancel(call_id: int) -> None:
         task = tasks.get(call_id)
@@ -385,6 +420,35 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
                 return
         if calls or cancels:
             loop.call_soon_threadsafe(on_loop, calls, cancels)
+        if not any(message[0] == "check" for message in messages):
+            load_modules()  # once, after the first frame's calls: a judge check's answer does not wait for them
+
+
+def _load_modules() -> None:
+    """Load the modules requests will name, so that the worker's reading thread does not when their
+    first requests arrive; then what they made is kept from the collector's passes, as the worker's
+    first modules are (`serve`)."""
+    for name in _TO_LOAD:
+        with _LOADING:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - only a head start: a request that needs it says what is wrong
+                pass
+    gc.freeze()
+
+
+def _once(do: Callable[[], None]) -> Callable[[], None]:
+    """`do`, the first time the returned function is called, from whichever thread."""
+    lock, done = threading.Lock(), []
+
+    def first_time() -> None:
+        with lock:
+            if done:
+                return
+            done.append(True)
+        do()
+
+    return first_time
 
 
 async def _made(make_call: Callable[[], Any]) -> Any:

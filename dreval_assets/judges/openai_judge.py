@@ -15,7 +15,7 @@ from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
 from itertools import chain, islice
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -109,11 +109,16 @@ class _Batch:
         if self.writer is not None:
             self.writer.put(item)
 
-    async def judge_chunk(self, prepared: list[PreparedCall], hits: Mapping[str, Any]) -> list[CallOutcome]:
-        return list(await asyncio.gather(*(self._judge_one(p, hits) for p in prepared)))
+    async def judge_chunk(self, prepared: list[PreparedCall], hits: Mapping[str, Any],
+                          answered: Callable[[], None] = lambda: None) -> list[CallOutcome]:
+        """Every request's outcome, in order; `answered()` as each one's call ends."""
+        return list(await asyncio.gather(*(self._judge_one(p, hits, answered) for p in prepared)))
 
-    async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any]) -> CallOutcome:
-        outcome = await self._answer(p, hits)
+    async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any], answered: Callable[[], None]) -> CallOutcome:
+        try:
+            outcome = await self._answer(p, hits)
+        finally:
+            answered()
         p.messages = []  # sent: the rendered prompt (and its images) need not wait for the batch's end
         row = self.judge._account(p, outcome)
         self.write(row)  # as each call ends
@@ -200,15 +205,15 @@ class OpenAIJudge:
                     METER.expect(len(chunk))
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
                         chunks[-ahead][1].result()
-                    room.take(len(chunk))
+                    held = room.take(len(chunk))
                     try:
                         prepared = [self._prepare(r) for r in chunk]
                         hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
-                        future = JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits))
+                        future = JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits, held.one))
                     except BaseException:
-                        room.give(len(chunk))
+                        held.rest()
                         raise
-                    future.add_done_callback(lambda _, n=len(chunk): room.give(n))  # answered, failed or cancelled
+                    future.add_done_callback(lambda _, held=held: held.rest())  # ended, failed or cancelled
                     chunks.append((prepared, future))
                     while taken < len(chunks) and chunks[taken][1].done():  # answered while these were prepared
                         yield from self._judgments_of(*chunks[taken])
