@@ -43,6 +43,7 @@ from .reference_list import (
     parse_reference_entries,
     starts_linked_or_numbered_entry,
 )
+from .run_caches import run_cache
 from .sentences import PLACEHOLDER_RE, has_words, split_sentences
 
 __all__ = ["parse_report", "is_checkable_fact", "MAX_REPORT_CHARS"]
@@ -86,6 +87,7 @@ def parse_report(text: str) -> ParsedReport:
     return builder.result()
 
 
+@run_cache(maxsize=64)  # a task's reference article is read so for each system's report beside it
 def without_citations(text: str) -> str:
     """The report as a judge that must not see sources reads it (DeepResearch Bench RACE): reference
     lists and their headings dropped, inline markers removed, linked titles kept as words, code kept.
