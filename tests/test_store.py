@@ -184,8 +184,11 @@ def test_the_published_copy_is_whole_when_the_data_exceeds_the_memory_setting(tm
         assert con.execute("SELECT count(*), sum(length(text)) FROM pages").fetchone() == (60000, 60000 * 32 * 40)
 
 
-@pytest.mark.parametrize("raised", [duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
-                                    RuntimeError("Query interrupted")], ids=["interrupt", "runtime"])
+@pytest.mark.parametrize("raised", [
+    duckdb.InterruptException("INTERRUPT Error: Interrupted!"), RuntimeError("Query interrupted"),
+    duckdb.InvalidInputException("Invalid Input Error: reading the Python object '_dreval_keys' as Arrow data "
+                                 "failed: DagsterExecutionInterruptedError:")],
+    ids=["interrupt", "runtime", "in-python-scan"])
 def test_a_ctrl_c_inside_a_statement_stays_a_ctrl_c_and_writes_nothing(tmp_path, raised):
     """DuckDB turns a Ctrl-C that reaches it inside a statement into an error of its own (and the
     rollback then finds no transaction): a write or a read raises it as the interrupt it was, never as
@@ -207,3 +210,6 @@ def test_a_ctrl_c_inside_a_statement_stays_a_ctrl_c_and_writes_nothing(tmp_path,
     with pytest.raises(RuntimeError, match="something else"):  # any other error is itself
         with store.connect() as con:
             raise RuntimeError("something else")
+    with pytest.raises(duckdb.InvalidInputException, match="ValueError"):
+        with store.connect() as con:
+            raise duckdb.InvalidInputException("reading the Python object 'x' as Arrow data failed: ValueError: no")

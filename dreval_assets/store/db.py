@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -72,9 +73,15 @@ class DatabaseLocked(StoreError):
 
 def interrupted(exc: BaseException) -> bool:
     """A Ctrl-C, as Python or DuckDB raised it (DuckDB turns the interrupt that reaches it inside a
-    statement into InterruptException, or into RuntimeError "Query interrupted" while it reads a frame)."""
+    statement into InterruptException, into RuntimeError "Query interrupted" while it reads a frame, or,
+    when the interrupt is raised in the Python code that hands it a frame, into InvalidInputException
+    naming it: "... as Arrow data failed: KeyboardInterrupt", or Dagster's DagsterExecutionInterruptedError)."""
     return isinstance(exc, (KeyboardInterrupt, duckdb.InterruptException)) or (
-        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted")
+        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted") or (
+        isinstance(exc, duckdb.InvalidInputException) and _INTERRUPT_IN_PYTHON.search(str(exc)) is not None)
+
+
+_INTERRUPT_IN_PYTHON = re.compile(r"failed: \w*(KeyboardInterrupt|InterruptedError)\b")
 
 
 def _is_lock_conflict(exc: Exception) -> bool:
@@ -115,7 +122,7 @@ class Store:
         try:
             try:
                 yield con
-            except (duckdb.InterruptException, RuntimeError) as exc:
+            except (duckdb.InterruptException, duckdb.InvalidInputException, RuntimeError) as exc:
                 if not interrupted(exc):
                     raise
             else:
