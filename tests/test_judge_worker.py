@@ -16,6 +16,7 @@ import pytest
 import test_openai_judge as judge_tests
 from judge_answers import dreval_answer
 from loopback_llm import LoopbackLLM
+from worker_probe import Call as ProbeCall, Request as ProbeRequest
 from test_openai_judge import claim_request, ledger, make_judge, slow_answer_counting_peak
 
 from dreval_assets.config import ConfigError
@@ -166,18 +167,6 @@ def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
     killer.join()
 
 
-@dataclass
-class _ProbeRequest:
-    variables: dict
-    images: tuple = ()
-
-
-@dataclass
-class _ProbeCall:
-    """The shape `JudgeWorker.call` sends (it drops the request's variables and images)."""
-    request: _ProbeRequest
-
-
 def _collector_probe_main(conn, _config):
     """A worker whose every call answers with its collector's state: whether it ran while the worker's
     modules loaded, whether it runs while the worker serves, and how many objects it sets aside."""
@@ -195,7 +184,7 @@ def test_the_worker_loads_uncollected_then_serves_with_what_it_made_set_aside():
     ~0.2 s at 64), were the worker's own time, not the endpoint's."""
     worker = JudgeWorker(_collector_probe_main, None)
     try:
-        loading, serving, frozen = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
+        loading, serving, frozen = JUDGE_LOOP.run(worker.call(ProbeCall(ProbeRequest({"unsent": "x"}))))
     finally:
         worker.close()
     assert (loading, serving) == (False, True)
@@ -211,7 +200,6 @@ def test_the_worker_loads_the_modules_answer_models_come_from_before_their_reque
     import dreval_assets.benchmarks.tvir.visual_models  # noqa: F401 - a request may carry one of its models
     import dreval_assets.defs.resources  # noqa: F401 - dagster's configuration models: none of a request's
     from dreval_assets.judges import judge_worker
-    from worker_probe import Call, Request
 
     wanted = ["dreval_assets.benchmarks.tvir.visual_models", "dreval_assets.core.models"]
     named = judge_worker.modules_requests_name()
@@ -222,7 +210,7 @@ def test_the_worker_loads_the_modules_answer_models_come_from_before_their_reque
         deadline = time.monotonic() + seconds
         try:
             while True:
-                loaded = JUDGE_LOOP.run(worker.call(Call(Request({}))))
+                loaded = JUDGE_LOOP.run(worker.call(ProbeCall(ProbeRequest({}))))
                 if loaded == wanted or time.monotonic() > deadline:
                     return loaded
                 time.sleep(0.05)
@@ -237,7 +225,7 @@ def test_the_worker_loads_the_modules_answer_models_come_from_before_their_reque
 
 @dataclass
 class _UnpicklableCall:
-    request: _ProbeRequest
+    request: ProbeRequest
     how: Any = lambda: None  # a lambda cannot be pickled
 
 
@@ -249,8 +237,8 @@ def test_a_call_that_cannot_be_sent_fails_alone_and_the_pipe_goes_on():
     worker = JudgeWorker(_collector_probe_main, None)
     try:
         with pytest.raises((pickle.PicklingError, AttributeError, TypeError)):
-            JUDGE_LOOP.run(worker.call(_UnpicklableCall(_ProbeRequest({}))))
-        loading, serving, _ = JUDGE_LOOP.run(worker.call(_ProbeCall(_ProbeRequest({"unsent": "x"}))))
+            JUDGE_LOOP.run(worker.call(_UnpicklableCall(ProbeRequest({}))))
+        loading, serving, _ = JUDGE_LOOP.run(worker.call(ProbeCall(ProbeRequest({"unsent": "x"}))))
     finally:
         worker.close()
     assert (loading, serving) == (False, True)
