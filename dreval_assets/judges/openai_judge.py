@@ -110,11 +110,12 @@ class _Batch:
             self.writer.put(item)
 
     async def judge_chunk(self, prepared: list[PreparedCall], hits: Mapping[str, Any],
-                          answered: Callable[[], None] = lambda: None) -> list[CallOutcome]:
+                          answered: Callable[[], None]) -> list[CallOutcome]:
         """Every request's outcome, in order; `answered()` as each one's call ends."""
         return list(await asyncio.gather(*(self._judge_one(p, hits, answered) for p in prepared)))
 
-    async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any], answered: Callable[[], None]) -> CallOutcome:
+    async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any],
+                         answered: Callable[[], None]) -> CallOutcome:
         try:
             outcome = await self._answer(p, hits)
         finally:
