@@ -408,10 +408,12 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
         except (EOFError, OSError):  # the run's process ended
             return
         calls, cancels = [], []  # a frame's calls and cancels, handed to the loop in one turn, in order
+        checked = False
         for message in messages:
             if message[0] == "call":
                 calls.append((message[1], message[2]))
             elif message[0] == "check":
+                checked = True
                 threading.Thread(target=run_check, args=(message[1],), name="dreval-judge-check", daemon=True).start()
             elif message[0] == "cancel":
                 cancels.append(message[1])
@@ -420,8 +422,8 @@ def serve(conn: Any, make_call: Callable[[], Callable[[Any], Awaitable[Any]]],
                 return
         if calls or cancels:
             loop.call_soon_threadsafe(on_loop, calls, cancels)
-        if not any(message[0] == "check" for message in messages):
-            load_modules()  # once, after the first frame's calls: a judge check's answer does not wait for them
+        if not checked:  # a judge check's answer does not wait for the modules: `run_check` loads them after
+            load_modules()  # once, after the first frame's calls
 
 
 def _load_modules() -> None:
