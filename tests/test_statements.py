@@ -350,36 +350,44 @@ def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_p
     assert kept["extraction"] == "sentences"
 
 
-def test_a_streaming_judges_first_answers_are_grounded_while_later_reports_are_read(llm, calls, monkeypatch):
+def test_a_streaming_judge_asks_before_it_grounds_and_grounds_before_the_last_report_is_read(llm, calls, monkeypatch):
+    """The endpoint first: the caller works on answers only while the next request would wait (for room,
+    or because enough answered chunks are held), so reading and asking never wait for grounding, and
+    what is held stays bounded."""
     from dreval_assets.core import report_parser
     from dreval_assets.stages import parse as parse_stage, statements as statements_stage
     from dreval_assets.stages.parse import parse_with_statements
 
-    n = 100  # one chunk per report: ~4 of the judge's preparation chunks
+    n = 200  # one chunk per report: ~7 of the judge's preparation chunks of 32
     reports = pl.DataFrame([{"system": f"s{i:03d}", "task": "t", "status": "ok", "detail": "",
                              "text": REPORT.replace("41,200", f"{41_200 + i:,}")} for i in range(n)])
     parse, chunk_rows = report_parser.parse_report, statements_stage._chunk_rows
+    read: list[str] = []
     grounded: list[str] = []
-    grounded_before_the_last: list[int] = []
+    read_when_grounded: list[int] = []
 
-    def parse_waiting_for_answers(text):
-        if f"{41_200 + 70:,}" in text:  # well into the third chunk: let the first one's answers come in
+    def recorded_parse(text):
+        read.append(text)
+        # within the second chunk, the first one's answers are in before it is asked; within the fifth,
+        # the first four's: answered chunks are not held past four (twice the two chunks asked ahead)
+        answered_before = {50: 32, 150: 128}.get(len(read))
+        if answered_before:
             deadline = time.monotonic() + 5
-            while llm.n_calls < 40 and time.monotonic() < deadline:
+            while llm.n_calls < answered_before and time.monotonic() < deadline:
                 time.sleep(0.01)
             time.sleep(0.2)
-        if f"{41_200 + n - 1:,}" in text:
-            grounded_before_the_last.append(len(grounded))
         return parse(text)
 
     def recorded_chunk_rows(chunk, *args):
+        read_when_grounded.append(len(read))
         grounded.append(chunk.system)
         return chunk_rows(chunk, *args)
 
-    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse_waiting_for_answers)
+    monkeypatch.setattr(parse_stage.report_parser, "parse_report", recorded_parse)
     monkeypatch.setattr(statements_stage, "_chunk_rows", recorded_chunk_rows)
     frames = parse_with_statements(reports, make_judge(llm, calls, concurrency=4), set(), {"asset": "parsed_reports"}, [])
-    assert grounded_before_the_last and grounded_before_the_last[0] >= 32  # the first chunk, while reading on
+    assert read_when_grounded[0] >= 96  # three chunks asked before any answer was grounded
+    assert read_when_grounded[0] <= 160  # and not the whole batch held until its end
     assert grounded[:32] == [f"s{i:03d}" for i in range(32)]  # in the order asked
     assert len(grounded) == n and llm.n_calls == n
     claims = frames["report_claims"]

@@ -109,6 +109,11 @@ class AskedAhead:
                 self._room.notify()  # room for another waiting thread's chunk too
         return Held(self, n)
 
+    def would_wait(self, n: int) -> bool:
+        """Whether `take(n)` would wait for room now."""
+        with self._room:
+            return bool(self.asked) and self.asked + n > self.limit
+
     def give(self, n: int) -> None:
         with self._room:
             self.asked -= n

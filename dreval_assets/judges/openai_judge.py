@@ -204,6 +204,13 @@ class OpenAIJudge:
                 taken = 0  # chunks whose judgments the caller has
                 for chunk in chain([first], iter(lambda: list(islice(pending, PREPARE_CHUNK)), [])):
                     METER.expect(len(chunk))
+                    # the endpoint first: the caller has the answers while this chunk would wait for room
+                    # (or once too many are held), so it never works on them while a request could leave
+                    while taken < len(chunks) and chunks[taken][1].done() and (
+                            len(chunks) - taken >= 2 * ahead or room.would_wait(len(chunk))
+                            or len(chunks) >= ahead and not chunks[-ahead][1].done()):
+                        yield from self._judgments_of(*chunks[taken])
+                        taken += 1
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
                         chunks[-ahead][1].result()
                     held = room.take(len(chunk))
@@ -216,9 +223,6 @@ class OpenAIJudge:
                         raise
                     future.add_done_callback(lambda _, held=held: held.rest())  # ended, failed or cancelled
                     chunks.append((prepared, future))
-                    while taken < len(chunks) and chunks[taken][1].done():  # answered while these were prepared
-                        yield from self._judgments_of(*chunks[taken])
-                        taken += 1
                 for prepared, future in chunks[taken:]:
                     yield from self._judgments_of(prepared, future)
                 interrupted = False
