@@ -183,3 +183,21 @@ def test_dr3_named_sources_become_locators_the_sandbox_resolves():
     assert [r.status for r in found] == ["ok", "ok", "unknown", "unknown"]
     assert found[1].final_url == "attachment:datasets_en/2/field_notes.txt"  # matched by file name
     assert "trace" in found[2].detail and "vision" in found[3].detail
+
+
+@pytest.mark.parametrize("markup", [
+    "Revenue rose 12% to $4.1 billion in 2023, the company said.",
+    "营收同比增长１２％，达到４１亿元（2023年）。",
+    "A sentence with *emphasis*, __strong__ words and an escaped \\* star.",
+    "Fact [3] and fact 【7】 and ［2］ and 〔4〕.",
+    "See https://example.org/a?b=1 and HTTP://EXAMPLE.ORG too.",
+    "Code `x = 1` and <b>bold</b> and &amp; entities.",
+])
+def test_text_without_markup_goes_through_as_the_full_tokenizer_reads_it(markup):
+    """The tokenizer skips its patterns for text holding none of the characters they need (most
+    statements): what it gives is what running them all gives."""
+    from dreval_assets.core.citation_markers import _Tokenizer
+
+    fast, full = tokenize_inline(markup), _Tokenizer(set()).run(markup)
+    assert (fast.text, len(fast.tokens), fast.warnings) == (full.text, len(full.tokens), full.warnings)
+    assert fast.plain() == full.plain()

@@ -210,8 +210,15 @@ class TokenizedText:
         return tidy_whitespace(text)
 
 
+# Every pattern `_Tokenizer.run` applies needs one of these (a bracket, a tag, a backtick, a URL's "://",
+# or a placeholder's own character): most sentences and statements hold none, and go through as they are
+_TOKEN_HINT_RE = re.compile("[\\[【［〔<`\ue000-\ue003]|://")
+
+
 def tokenize_inline(text: str, known_indices: Iterable[int] = ()) -> TokenizedText:
     """Replace markers, links, images and code spans of `text` by placeholders."""
+    if not _TOKEN_HINT_RE.search(text):
+        return TokenizedText(text, [])
     return _Tokenizer(set(known_indices)).run(text)
 
 
