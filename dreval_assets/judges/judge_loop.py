@@ -102,7 +102,7 @@ class AskedAhead:
 
     def take(self, n: int) -> "Held":
         with self._room:
-            while self.asked and self.asked + n > self.limit:
+            while self._full(n):
                 self._room.wait()
             self.asked += n
             if self.asked + self.chunk <= self.limit:
@@ -112,7 +112,11 @@ class AskedAhead:
     def would_wait(self, n: int) -> bool:
         """Whether `take(n)` would wait for room now."""
         with self._room:
-            return bool(self.asked) and self.asked + n > self.limit
+            return self._full(n)
+
+    def _full(self, n: int) -> bool:
+        """Under `_room`: no room for `n` more (a chunk always goes when nothing is asked)."""
+        return bool(self.asked) and self.asked + n > self.limit
 
     def give(self, n: int) -> None:
         with self._room:
