@@ -423,7 +423,7 @@ def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypat
 
     ended = []
     monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: ended.append("judge workers"))
-    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest: ended.append(launch.job) or
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, **hooks: ended.append(launch.job) or
                         runner.RunOutcome(launch.job, "", True, "r"))
     planned = [runner.Launch(job, None, None, job, 1) for job in
                ("tasks_job", "evaluate_job", "evaluate_job", "leaderboard_job")]
@@ -459,10 +459,12 @@ def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monk
     done = []
     monkeypatch.setattr(runner, "start_plot_helper", lambda: done.append("helper"))
     monkeypatch.setattr(runner, "start_warm_up", lambda: done.append("warm-up"))
-    monkeypatch.setattr(runner, "parse_ahead_of", lambda *args: done.append("parse ahead"))
+    monkeypatch.setattr(runner, "make_ahead", lambda dreval, pairs, run_id, through="report_judgments",
+                        tasks_written=None: done.append(f"ahead {pairs[0][1]}"
+                                                        f"{' from the start' if tasks_written else ''}"))
     monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)
 
-    def launch(defs, instance, launch, progress, store, spare_time):
+    def launch(defs, instance, launch, progress, store, spare_time, **hooks):
         done.append(launch.description)
         if spare_time is not None and launch.job == "evaluate_job":  # its judge step starts
             spare_time()
@@ -474,9 +476,10 @@ def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monk
            runner.Launch("leaderboard_job", None, None, "leaderboard", 1)]
     two = one[:1] + [runner.Launch("evaluate_job", "c", "d", "slice 2", 1, (("s", "t2"),))] + one[1:]
     for planned, command_process, expected in (
-            (one, True, ["slice 1", "warm-up", "helper", "leaderboard"]),
-            (one, False, ["slice 1", "warm-up", "leaderboard"]),
-            (two, True, ["slice 1", "parse ahead", "warm-up", "slice 2", "warm-up", "leaderboard"])):
+            (one, True, ["ahead t1 from the start", "ahead t1", "slice 1", "warm-up", "helper", "leaderboard"]),
+            (one, False, ["ahead t1 from the start", "ahead t1", "slice 1", "warm-up", "leaderboard"]),
+            (two, True, ["ahead t1 from the start", "ahead t1", "slice 1", "ahead t2", "warm-up", "ahead t2",
+                         "slice 2", "warm-up", "leaderboard"])):
         done.clear()
         monkeypatch.setattr(runner, "launches", lambda instance, plan, planned=planned: planned)
         runner.execute(defs, None, SimpleNamespace(per_system={}), command_process=command_process)

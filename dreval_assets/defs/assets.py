@@ -1,6 +1,5 @@
 """The asset graph of DESIGN.md. Bodies are thin: they call the Dagster-free stages."""
 
-from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -21,26 +20,17 @@ from dagster import (
 )
 
 from ..stages import checks
-from ..stages.attachment_images import task_images, with_image_attachments, with_image_facts
-from ..stages.fetch import fetch_references
-from ..benchmarks.cited_sources import CitedSources
-from ..benchmarks.judging import JudgmentContext
-from ..stages.judgments import judge_reports
+from ..stages.attachment_images import with_image_attachments
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
-from ..stages.parse import (PARSER_VERSION, parse_reports, parse_with_statements, release_statement_keys,
-                            with_release_statements)
-from ..stages.parse_ahead import PARSED_AHEAD
+from ..stages.made_ahead import MADE_AHEAD, same_rows
+from ..stages.parse import PARSER_VERSION
 from ..stages.report_writing import write_reports
-from ..stages.reports import read_reports
-from ..stages.report_images import find_report_images, image_roots, judgment_figures
-from ..stages.scores import ask_same_statements_ahead, score_reports
+from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
-from ..stages.tasks import attachments_by_task, sandbox_for_suites, sandbox_pages, task_frames
-from ..stages.verdicts import judge_claims
+from ..stages.tasks import attachments_by_task, task_frames
 from ..judges.parallel import as_done
 from ..store.earlier_judges import scores_of_every_judge
-from ..store.imports import imported_reports
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
 from ..operations.planner import report_input_versions
@@ -49,6 +39,8 @@ from .metadata import check_result, leaderboard_metadata, record_partitions
 from .partitions import (from_task, same_report, split_system_task, system_task_key, system_task_partitions,
                          task_partitions)
 from .resources import DrevalResource
+from .step_work import (JUDGED, fetched_frames, image_frames, judged_pieces, of_kind, parsed_frames,
+                        read_the_reports)
 
 SINGLE_RUN = BackfillPolicy.single_run()
 IO = "dreval_io"
@@ -124,13 +116,13 @@ def reports(context: AssetExecutionContext, dreval: DrevalResource, tasks: dict[
     original_ids = dict(tasks["tasks"].select("task", "original_id").iter_rows())
     systems, keys = load_systems(dreval.store()), _keys(context)
     written, writing = {}, {}
-    for system in sorted({s for s, _ in _of_kind(keys, systems, "endpoint")}):
+    for system in sorted({s for s, _ in of_kind(keys, systems, "endpoint")}):
         writer = dreval.writer(systems[system])
         written.update(write_reports([k for k in keys if k[0] == system], tasks["tasks"], writer,
                                      {"run_id": context.run.run_id, "asset": "reports"}))
         writing.update({f"{system}_{name.replace('judge_', 'writer_')}": value
                         for name, value in writer.stats.metadata().items()})
-    frame = _read_reports(dreval, keys, systems, original_ids, written)
+    frame = read_the_reports(dreval, keys, systems, original_ids, written)
     record_partitions(context, "reports", {"reports": frame}, dreval.store(),
                       {"not_ok": frame.filter(pl.col("status") != "ok").height, **writing})
     yield Output(frame)
@@ -154,10 +146,8 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
     """Sections, references, figures, tables and claims from the deterministic parser; with
     `claims.extraction = llm`, the claims are the judge's statements grounded in the parsed sentences;
     a report whose release ships the benchmark's own statements has those, when its policy says so."""
-    keys = _keys(context)
-    # made while the slice before this one waited on its judge (`parse_ahead_of`), else here
-    run_id = context.run.run_id
-    frames, figures = PARSED_AHEAD.take(keys, reports, run_id) or _parsed_frames(dreval, reports, keys, run_id)
+    keys, run_id = _keys(context), context.run.run_id
+    frames, figures = _parsed_ahead(keys, run_id, reports) or parsed_frames(dreval, reports, keys, run_id)
     record_partitions(context, "parsed_reports", frames, dreval.store(), figures)
     yield Output(frames, metadata={"extraction": dreval.extraction()})
     yield _check("no_orphan_claims", "parsed_reports",
@@ -165,49 +155,16 @@ def parsed_reports(context: AssetExecutionContext, dreval: DrevalResource, repor
                  "claims whose report has no parsed_reports row")
 
 
-def _read_reports(dreval: DrevalResource, keys: list[tuple[str, str]], systems: dict,
-                  original_ids: dict[str, str], written: dict) -> pl.DataFrame:
-    """The `reports` frame: folder and imported systems read, endpoint systems' reports as `written`."""
-    imported = imported_reports(dreval.store(), _of_kind(keys, systems, "imported"))
-    return read_reports(keys, systems, original_ids, imported, written)
-
-
-def _of_kind(keys: list[tuple[str, str]], systems: dict, kind: str) -> list[tuple[str, str]]:
-    """The partitions whose system is registered as `kind` (folder, imported, endpoint)."""
-    return [key for key in keys if key[0] in systems and systems[key[0]].kind == kind]
-
-
-def _parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: list[tuple[str, str]], run_id: str):
-    """parsed_reports' frames and the figures its metadata records; `run_id`: the run its requests are for."""
-    shipped = release_statement_keys(reports, dreval.policy_map())
-    judge = None
-    if dreval.extraction() == "llm":
-        judge = dreval.judge()  # the release's statements are not re-extracted
-        frames = parse_with_statements(reports, judge, shipped, {"run_id": run_id, "asset": "parsed_reports"},
-                                       keys)
-    else:
-        frames = parse_reports(reports)
-    sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
-    frames = with_release_statements(frames, reports, shipped)
-    return frames, {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})}
-
-
-def parse_ahead_of(dreval: DrevalResource, keys: list[tuple[str, str]], run_id: str) -> None:
-    """Start making these partitions' parsed_reports frames for the run `run_id` on a thread, from their
-    reports read as the `reports` step will read them; a slice with a system that writes its reports in
-    the run is left to its own steps (stages/parse_ahead.py)."""
-    def make():
-        store = dreval.store()
-        systems = load_systems(store)
-        if _of_kind(keys, systems, "endpoint"):
-            return None
-        tasks = {task for _, task in keys}  # as the `tasks` step wrote them (the reports step's input)
-        original_ids = {task: original for task, original in store.query("SELECT task, original_id FROM tasks")
-                        .iter_rows() if task in tasks}
-        reports = _read_reports(dreval, keys, systems, original_ids, {})
-        return reports, _parsed_frames(dreval, reports, keys, run_id)
-
-    PARSED_AHEAD.start(keys, make, run_id)
+def _parsed_ahead(keys: list[tuple[str, str]], run_id: str, reports: pl.DataFrame):
+    """The frames made ahead of this step (stages/made_ahead.py), when made from the reports it read."""
+    made = MADE_AHEAD.take("parsed_reports", keys, run_id)
+    if made is None:
+        return None
+    read, frames = made
+    if not same_rows(read, reports):
+        MADE_AHEAD.drop(run_id)  # nothing made from other reports is taken
+        return None
+    return frames
 
 
 @asset(**PER_REPORT, group_name="reports", ins={"reports": AssetIn(partition_mapping=same_report),
@@ -217,9 +174,8 @@ def report_images(context: AssetExecutionContext, dreval: DrevalResource, report
                   parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame]):
     """Each figure's image, found beside the report, among the task's attachments or on the web (safe
     fetcher), checked, measured and stored once by hash; or why it is invalid."""
-    frames = find_report_images(reports, parsed_reports["parsed_reports"],
-                                image_roots(dreval.store(), reports, tasks["tasks"]), dreval.remote_images(),
-                                parsed_reports["report_claims"])
+    frames = (MADE_AHEAD.take("report_images", _keys(context), context.run.run_id)
+              or image_frames(dreval, reports, parsed_reports, tasks))
     record_partitions(context, "report_images", frames)
     return frames
 
@@ -232,10 +188,9 @@ def fetched_references(context: AssetExecutionContext, dreval: DrevalResource,
                        parsed_reports: dict[str, pl.DataFrame], tasks: dict[str, pl.DataFrame],
                        task_rubrics: pl.DataFrame):
     """Every cited URL: where its text came from, or why it could not be read."""
-    sandbox = tasks["task_sandbox"]
-    pages = sandbox_pages(sandbox, dreval.store().texts(sandbox.get_column("text_hash").to_list()))
-    pages = with_image_facts(pages, task_rubrics)  # an image attachment reads as its key facts
-    frames = fetch_references(parsed_reports["report_claims"], pages, dreval.fetcher(), _keys(context))
+    keys = _keys(context)
+    frames = (MADE_AHEAD.take("fetched_references", keys, context.run.run_id)
+              or fetched_frames(dreval, parsed_reports, tasks, task_rubrics, keys))
     fetched = frames["fetched_references"]
     record_partitions(context, "fetched_references", frames, dreval.store())
     yield Output(frames)
@@ -276,31 +231,13 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
     """The two judge-bound assets of a report, asked of the judge at once (one step): they are independent,
     so the endpoint is never left waiting between them, and each one's last slow answers overlap the
     other's requests. Either can be materialised alone."""
-    selected = context.op_execution_context.selected_output_names
+    selected = set(context.op_execution_context.selected_output_names)
     store, keys, run_id = dreval.store(), _keys(context), context.run.run_id
-    pieces = {}  # asset name: (its judge, what builds its frame)
-    if "claim_verdicts" in selected:
-        judge = dreval.judge()
-        pieces["claim_verdicts"] = (judge, partial(
-            _claim_verdicts, dreval, judge, run_id, parsed_reports, fetched_references, tasks, task_rubrics))
-    if "report_judgments" in selected:
-        judge = dreval.judge()
-        pieces["report_judgments"] = (judge, partial(
-            _report_judgments, dreval, judge, run_id, keys, reports, tasks, task_rubrics, parsed_reports,
-            fetched_references, report_images))
-    ahead = []  # metric_scores' questions of the same claims, asked in this step's pool (see the function),
-    if "claim_verdicts" in selected:  # by a judge of their own: this step's figures count only its own
-        ahead.append(partial(ask_same_statements_ahead, parsed_reports["report_claims"], tasks["tasks"],
-                             dreval.judge(), run_id))
-    names = list(pieces)
-    # each asset written as soon as its piece ends (at once when the judge can), while the others still judge
-    for index, frame in as_done(judge, [build for _, build in pieces.values()] + ahead):
-        if index >= len(names):
-            continue
-        name = names[index]
-        its_judge = pieces[name][0]
-        record_partitions(context, name, {name: frame}, store, its_judge.stats.metadata())
-        yield Output(frame, output_name=name, metadata={"judge": its_judge.judge_id})
+    # each asset written as soon as its piece ends, while the others still judge
+    for name, frame, metadata, judge_id in _judged(dreval, selected, run_id, keys, reports, tasks, task_rubrics,
+                                                   parsed_reports, fetched_references, report_images):
+        record_partitions(context, name, {name: frame}, store, metadata)
+        yield Output(frame, output_name=name, metadata={"judge": judge_id})
         if name == "claim_verdicts":
             yield _check("verdict_labels_valid", "claim_verdicts",
                          checks.invalid_verdicts(frame).vstack(checks.unknown_without_reason(frame)),
@@ -310,28 +247,24 @@ def claim_verdicts_and_report_judgments(context: AssetExecutionContext, dreval: 
                          "credits outside 0 / 0.5 / 1, rubric scores outside 1-10, or N/A without a reason")
 
 
-def _claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed_reports: dict[str, pl.DataFrame],
-                    fetched_references: pl.DataFrame, tasks: dict[str, pl.DataFrame],
-                    task_rubrics: pl.DataFrame) -> pl.DataFrame:
-    store = dreval.store()
-    texts = store.texts(fetched_references.get_column("page_hash").drop_nulls().to_list())
-    sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics, listed_only=True)
-    return judge_claims(parsed_reports["report_claims"], fetched_references, texts, judge,
-                        batch_size=dreval.judge_batch_size, labels={"run_id": run_id, "asset": "claim_verdicts"},
-                        sandbox_evidence=sandbox, search=dreval.searcher(), tasks=tasks["tasks"])
-
-
-def _report_judgments(dreval: DrevalResource, judge, run_id: str, keys: list[tuple[str, str]], reports: pl.DataFrame,
-                      tasks: dict[str, pl.DataFrame], task_rubrics: pl.DataFrame,
-                      parsed_reports: dict[str, pl.DataFrame], fetched_references: pl.DataFrame,
-                      report_images: pl.DataFrame) -> pl.DataFrame:
-    store = dreval.store()
-    images = task_images(load_tasks(store, sorted({task for _, task in keys})))
-    return judge_reports(JudgmentContext(
-        keys, reports, tasks["tasks"], task_rubrics, judge, dreval.extra_suites, dreval.policy_map(),
-        {"run_id": run_id, "asset": "report_judgments"}, parsed_reports["report_claims"],
-        cited_sources=CitedSources(parsed_reports["parsed_reports"], fetched_references, store.texts),
-        figures=judgment_figures(store, report_images), task_images=images))
+def _judged(dreval: DrevalResource, selected: set[str], run_id: str, keys, *inputs):
+    """(asset, frame, its judge's figures, judge id) of each selected asset as it is done: made ahead of
+    the step (stages/made_ahead.py; each taken as it is done), else judged here, all pieces at once."""
+    left = [name for name in JUDGED if name in selected]
+    while left and (name := MADE_AHEAD.next_done(left, keys, run_id)) is not None:
+        made = MADE_AHEAD.take(name, keys, run_id)
+        if made is None:  # it failed ahead: judged here (what was answered then is in the cache)
+            break
+        left.remove(name)
+        yield name, *made
+    if not left:
+        return
+    selected = set(left)
+    named, builds = judged_pieces(dreval, selected, run_id, keys, *inputs)
+    for index, frame in as_done(named[0][1], builds):
+        if index < len(named):
+            name, judge = named[index]
+            yield name, frame, judge.stats.metadata(), judge.judge_id
 
 
 @asset(**PER_REPORT, group_name="scores",

@@ -29,9 +29,10 @@ from ..operations.planner import Plan, contiguous_ranges, evaluation_blocks, run
 from ..judges.judge_loop import JUDGE_LOOP, ENDPOINT_FULL
 from ..presentation.plots import start_plot_helper, start_warm_up
 from ..progress import RunProgress
+from ..stages.made_ahead import MADE_AHEAD
 from ..store.db import Store
 from ..store.registry import load_systems, task_hashes
-from .assets import parse_ahead_of
+from .ahead import make_ahead
 from .jobs import WAITS_ON_THE_JUDGE, job_steps, step_assets
 from .orphans import run_tags
 from .postgres_url import POSTGRES_URL_ENV, PostgresURLError, with_locked_driver
@@ -175,9 +176,10 @@ def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
     for first_system, last_system, first, last in blocks:
         systems = first_system if first_system == last_system else f"{first_system}..{last_system}"
         in_systems = system_order[system_order.index(first_system):system_order.index(last_system) + 1]
-        in_tasks = set(task_order[place[first]:place[last] + 1])
-        pairs = tuple((system, task) for system in in_systems for task in the_plan.per_system.get(system, [])
-                      if task in in_tasks)
+        in_tasks = task_order[place[first]:place[last] + 1]
+        # in the order the run's steps see them (system, then task, each in its partitions' order)
+        pairs = tuple((system, task) for system in in_systems for task in in_tasks
+                      if task in set(the_plan.per_system.get(system, ())))
         found.append(Launch("evaluate_job", str(system_task_key(first_system, first)),
                             str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", len(pairs),
                             pairs))
@@ -198,10 +200,17 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     may start a plot helper (`helper_process`; it ends once it has drawn), and ends the judge workers
     after the last run that judges, so their memory is not held beside the closing runs' peak."""
     progress = progress or RunProgress(live=False)
+    planned = launches(instance, the_plan)
+    # the first evaluation's stages are made from the command's start: its parse reads only the registry,
+    # the rest waits for the tasks runs (every one of them comes before any evaluation run)
+    tasks_written = threading.Event()
+    evaluations = [launch for launch in planned if launch.job == "evaluate_job" and launch.pairs]
+    if evaluations:
+        make_ahead(defs.resources["dreval"], list(evaluations[0].pairs), evaluations[0].run_id,
+                   tasks_written=tasks_written)
     if store is not None:  # what the evaluation reads is observed first, so the UI can tell when it changes
         report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
                                                for task in tasks])
-    planned = launches(instance, the_plan)
     for launch in planned:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
@@ -209,13 +218,23 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     # a plot helper only for a command whose evaluation is one run: a longer one's leaderboard is a small part
     # of it, and the helper (~140 MB) would stand beside the last slice's memory peak (100 x 10: 1,029 MiB)
     helper = command_process and sum(launch.job == "evaluate_job" for launch in planned) <= 1
-    for n, launch in enumerate(planned):
-        outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper)))
-        if outcomes[-1].interrupted:
-            break
-        if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
-                                                                      for later in planned[n + 1:]):
-            _release_what_judging_held()
+    try:
+        for n, launch in enumerate(planned):
+            if launch.job == "evaluate_job":
+                tasks_written.set()
+                if launch.pairs:  # its stages made ahead of its steps (begun already for the first)
+                    make_ahead(defs.resources["dreval"], list(launch.pairs), launch.run_id)
+            outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper)))
+            if outcomes[-1].interrupted:
+                break
+            if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
+                                                                          for later in planned[n + 1:]):
+                _release_what_judging_held()
+    finally:  # what was begun for runs never launched (interrupted) stops before it reads the tasks
+        for launch in evaluations:
+            if launch.run_id not in {outcome.run_id for outcome in outcomes}:
+                MADE_AHEAD.drop(launch.run_id)
+        tasks_written.set()
     return outcomes
 
 
@@ -235,13 +254,14 @@ def _release_what_judging_held() -> None:
 
 def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) -> Callable[[], None] | None:
     """What the process does while the judge step of `ahead[0]` waits on its endpoint: the next evaluation
-    slice's parsing and statements (`assets.parse_ahead_of`: between two slices the endpoint waited for
+    slice's parsing and statements (`ahead.make_ahead`: between two slices the endpoint waited for
     them), and matplotlib made ready when a leaderboard will plot (with `helper`, in the plot helper
     process too, which then draws two of the three plots)."""
     work = []
     following = next((launch for launch in ahead[1:] if launch.job == "evaluate_job"), None)
     if ahead[0].job == "evaluate_job" and following is not None and following.pairs:
-        work.append(partial(parse_ahead_of, defs.resources["dreval"], list(following.pairs), following.run_id))
+        work.append(partial(make_ahead, defs.resources["dreval"], list(following.pairs), following.run_id,
+                            "parsed_reports"))
     if any(launch.job == "leaderboard_job" for launch in ahead):
         work.append(start_warm_up)
         if helper:

@@ -273,6 +273,15 @@ class Store:
         self.write(work)
         return written
 
+    def keep_content(self, frames: Mapping[str, pl.DataFrame]) -> None:
+        """The content-addressed rows among `frames` (page texts, image bytes) stored now, each once: the
+        stages made ahead of their steps read them before the steps write their frames."""
+        content = {table: frame for table, frame in frames.items()
+                   if table in CONTENT_ADDRESSED and frame is not None and frame.height}
+        if content:
+            self.write(lambda con: [self.insert_new_content(con, table, CONTENT_ADDRESSED[table], frame)
+                                    for table, frame in content.items()])
+
     @staticmethod
     def _refuse_foreign_rows(asset, table, frame, key_columns, key_set) -> None:
         present = {tuple(r) for r in frame.select(list(key_columns)).unique().iter_rows()}

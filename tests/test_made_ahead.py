@@ -1,0 +1,220 @@
+"""An evaluation run's stages made on a thread ahead of its steps (stages/made_ahead.py, defs/ahead.py):
+each taken once, by the run and partitions it was made for, after the stages its inputs come from;
+made by the step itself otherwise; and the rows a run writes are those its steps would have made."""
+import json
+import sys
+import threading
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from dagster import AssetKey, DagsterInstance
+
+from dreval_assets.cli import main
+from dreval_assets.defs import assets, runner, step_work
+from dreval_assets.releases.generic import load_generic
+from dreval_assets.stages.made_ahead import STAGES, MadeAhead, same_rows
+from dreval_assets.store.db import Store
+from dreval_assets.store.registry import register_tasks
+
+KEYS = [("a", "t1"), ("b", "t1")]
+
+
+def made(stages=STAGES, keys=KEYS, run="run-1"):
+    """A holder with `stages` of `run` begun and each made as 'made <stage>'."""
+    holder = MadeAhead()
+    ahead, mine = holder.begin(keys, run, stages)
+    assert mine == list(stages)
+    for stage in stages:
+        ahead.put(stage, f"made {stage}")
+    return holder
+
+
+def test_each_stage_is_taken_once_after_the_stages_its_inputs_come_from():
+    holder = made()
+    assert holder.take("claim_verdicts", KEYS, "run-1") is None  # its parse was not taken yet
+    assert holder.take("parsed_reports", KEYS, "run-1") == "made parsed_reports"
+    assert holder.take("parsed_reports", KEYS, "run-1") is None  # once
+    assert holder.take("report_judgments", KEYS, "run-1") is None  # needs the figures and the references
+    assert holder.take("fetched_references", KEYS, "run-1") == "made fetched_references"
+    assert holder.take("claim_verdicts", KEYS, "run-1") == "made claim_verdicts"
+    assert holder.take("report_images", KEYS, "run-1") == "made report_images"
+    assert holder.take("report_judgments", KEYS, "run-1") == "made report_judgments"
+
+
+@pytest.mark.parametrize("case", ["other partitions", "other order", "other run", "not begun", "dropped"])
+def test_otherwise_the_step_makes_its_own(case):
+    holder = made(("parsed_reports",))
+    keys = {"other partitions": KEYS[:1], "other order": KEYS[::-1]}.get(case, KEYS)
+    run = "run-2" if case == "other run" else "run-1"  # its requests' ledger rows would name another run
+    if case == "dropped":
+        holder.drop("run-1")
+    stage = "report_images" if case == "not begun" else "parsed_reports"
+    if case == "not begun":
+        assert holder.take("parsed_reports", KEYS, "run-1") == "made parsed_reports"
+    assert holder.take(stage, keys, run) is None
+
+
+def test_a_stage_begun_once_is_made_by_one_maker():
+    """The next slice's parse begun while the slice before is judged; its run's own start then makes only
+    the rest, from that parse."""
+    holder = MadeAhead()
+    _, first = holder.begin(KEYS, "run-1", ("parsed_reports",))
+    _, then = holder.begin(KEYS, "run-1", STAGES)
+    assert first == ["parsed_reports"] and then == list(STAGES[1:])
+
+
+def test_a_failed_stage_is_made_by_its_step_and_nothing_after_it_is_taken():
+    holder = MadeAhead()
+    ahead, _ = holder.begin(KEYS, "run-1", STAGES)
+    ahead.put("parsed_reports", "made")
+    ahead.fail(STAGES[1:], RuntimeError("the fetcher broke"))
+    assert holder.take("parsed_reports", KEYS, "run-1") == "made"
+    assert holder.take("fetched_references", KEYS, "run-1") is None
+    assert holder.take("report_images", KEYS, "run-1") is None
+
+
+def test_the_step_waits_for_what_is_still_being_made_and_the_judge_step_takes_what_is_done_first():
+    holder = MadeAhead()
+    ahead, _ = holder.begin(KEYS, "run-1", STAGES)
+    for stage in STAGES[:3]:
+        ahead.put(stage, stage)
+    threading.Timer(0.1, ahead.put, ("report_judgments", "judgments")).start()
+    assert [holder.take(stage, KEYS, "run-1") for stage in STAGES[:3]] == list(STAGES[:3])
+    assert holder.next_done(["claim_verdicts", "report_judgments"], KEYS, "run-1") == "report_judgments"
+    assert holder.take("report_judgments", KEYS, "run-1") == "judgments"
+    ahead.put("claim_verdicts", "verdicts")
+    assert holder.next_done(["claim_verdicts"], KEYS, "run-1") == "claim_verdicts"
+
+
+def test_the_parse_is_compared_with_the_reports_the_step_read():
+    one = pl.DataFrame({"system": ["b", "a"], "task": ["t1", "t1"], "text": ["One [1].", "One [1]."]})
+    assert same_rows(one, one.reverse())  # the order of rows is no matter
+    assert not same_rows(one, one.with_columns(pl.lit("One [2].").alias("text")))
+
+
+TASKS = [f"slice{n}" for n in range(4)]
+
+
+def slice_home(home: Path, tmp_path: Path) -> Path:
+    """Four tasks and two folder systems: eight partitions of one evaluation block."""
+    bench = tmp_path / "bench"
+    bench.mkdir(parents=True)
+    (bench / "tasks.jsonl").write_text("".join(json.dumps({"id": t, "query": f"Report on {t}."}) + "\n" for t in TASKS))
+    (bench / "sandbox.jsonl").write_text("".join(
+        json.dumps({"task_id": t, "url": f"https://{t}.example/a", "text": f"{t} carried 41,200 passengers in 2023. " * 3})
+        + "\n" for t in TASKS))
+    store = Store(home / "dreval.duckdb")
+    store.ensure_schema()
+    register_tasks(store, load_generic(bench).tasks, source="test")
+    for system in ("first", "second"):
+        folder = tmp_path / system
+        folder.mkdir()
+        for t in TASKS:
+            (folder / f"{t}.md").write_text(f"# {t}\n\n{system} says {t} carried 41,200 passengers in 2023 [1]. "
+                                            f"It grew [1].\n\n## References\n[1] Note https://{t}.example/a\n")
+        assert main(["--home", str(home), "add-system", system, "--reports", str(folder)]) == 0
+    return home
+
+
+def rows(home: Path, table: str) -> list[tuple]:
+    with duckdb.connect(str(home / "dreval.duckdb"), read_only=True) as con:
+        columns = [c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()
+                   if c not in ("materialized_at", "run_id")]
+        quoted = ", ".join(f'"{c}"' for c in columns)
+        return con.execute(f"SELECT {quoted} FROM {table} ORDER BY ALL").fetchall()
+
+
+def record_makers(monkeypatch) -> list[tuple[str, str]]:
+    """(stage function, thread) of every stage made, by the chain ahead or by a step."""
+    made_on = []
+    for name in ("parsed_frames", "fetched_frames", "image_frames", "judged_pieces"):
+        own = getattr(step_work, name)
+
+        def recorded(*args, own=own, name=name):
+            made_on.append((name, threading.current_thread().name))
+            return own(*args)
+
+        monkeypatch.setattr(step_work, name, recorded)
+        monkeypatch.setattr(assets, name, recorded)
+    return made_on
+
+
+EVALUATED = ("parsed_reports", "report_claims", "report_images", "fetched_references", "claim_verdicts",
+             "report_judgments", "metric_scores")
+
+
+def test_a_run_takes_every_stage_made_ahead_and_writes_the_rows_its_steps_would_make(tmp_path, monkeypatch):
+    made_on = record_makers(monkeypatch)
+    ahead_home = slice_home(tmp_path / "ahead", tmp_path / "a")
+    assert main(["--home", str(ahead_home), "run"]) == 0
+    # every stage made by the chain (the figures in the report judgments' piece, while the claims are judged)
+    assert [name for name, _ in made_on] == ["parsed_frames", "fetched_frames", "judged_pieces", "image_frames"]
+    assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
+    made_on.clear()
+    monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
+    own = slice_home(tmp_path / "own", tmp_path / "b")
+    assert main(["--home", str(own), "run"]) == 0
+    assert {thread for _, thread in made_on} == {"MainThread"} and len(made_on) == 4
+    assert len(rows(own, "parsed_reports")) == 8
+    for table in EVALUATED:
+        assert rows(ahead_home, table) == rows(own, table), table
+
+
+def test_a_stage_that_fails_ahead_is_made_by_its_step(tmp_path, monkeypatch):
+    made_on = record_makers(monkeypatch)
+    fetch = step_work.fetched_frames
+
+    def broken_ahead(*args):
+        if threading.current_thread().name == "dreval-ahead":
+            raise RuntimeError("the fetcher broke")
+        return fetch(*args)
+
+    monkeypatch.setattr(step_work, "fetched_frames", broken_ahead)
+    home = slice_home(tmp_path / "home", tmp_path / "a")
+    assert main(["--home", str(home), "run"]) == 0
+    # the parse made ahead is taken; everything from the failed stage on is the steps' own
+    assert made_on == [("parsed_frames", "dreval-ahead"), ("fetched_frames", "MainThread"),
+                       ("image_frames", "MainThread"), ("judged_pieces", "MainThread")]
+    assert len(rows(home, "claim_verdicts")) > 0 and len(rows(home, "metric_scores")) > 0
+
+
+def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_run(tmp_path, monkeypatch):
+    made_on = record_makers(monkeypatch)
+    monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "2")
+    sliced = slice_home(tmp_path / "sliced", tmp_path / "a")
+    assert main(["--home", str(sliced), "run"]) == 0
+    # four slices of two, each made ahead of its steps: the next one's parse while the one before was judged
+    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and len(made_on) == 16
+    assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
+
+    monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "250")
+    whole = slice_home(tmp_path / "whole", tmp_path / "b")
+    assert main(["--home", str(whole), "run"]) == 0
+    for table in EVALUATED:
+        assert rows(sliced, table) == rows(whole, table), table
+
+
+def test_statements_asked_ahead_are_the_next_runs_own(tmp_path, monkeypatch):
+    """The next slice's statement requests, asked while the slice before it is judged, name the run that
+    materialises that slice's parsed_reports (its spend in the UI counts them)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from judge_answers import dreval_answer
+    from loopback_llm import LoopbackLLM
+
+    monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "2")
+    with LoopbackLLM(answer=dreval_answer) as llm:
+        for name, value in {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_MODEL": "loopback-model",
+                            "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}.items():
+            monkeypatch.setenv(name, value)
+        home = slice_home(tmp_path / "home", tmp_path / "reports")
+        assert main(["--home", str(home), "run"]) == 0
+    instance = DagsterInstance.from_config(str(home / "dagster"))
+    materialised_in = {str(r.asset_materialization.partition): r.run_id for r in
+                       instance.fetch_materializations(AssetKey("parsed_reports"), limit=100).records}
+    with duckdb.connect(str(home / "dreval.duckdb"), read_only=True) as con:
+        asked_in = dict(((system + "|" + task), run) for system, task, run in con.execute(
+            "SELECT DISTINCT system, task, run_id FROM judge_ledger WHERE template = 'statement_extraction'").fetchall())
+    assert len(set(materialised_in.values())) == 4  # four slices, four runs
+    assert asked_in == materialised_in
