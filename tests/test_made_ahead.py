@@ -218,3 +218,25 @@ def test_statements_asked_ahead_are_the_next_runs_own(tmp_path, monkeypatch):
             "SELECT DISTINCT system, task, run_id FROM judge_ledger WHERE template = 'statement_extraction'").fetchall())
     assert len(set(materialised_in.values())) == 4  # four slices, four runs
     assert asked_in == materialised_in
+
+
+def test_an_interrupt_stops_what_is_made_ahead_for_runs_it_ends(monkeypatch):
+    """Ctrl-C in the tasks run: the first evaluation, begun ahead, is never launched; nothing of it is
+    taken any more and the requests asked for it are cancelled."""
+    from types import SimpleNamespace
+
+    from dreval_assets.stages.made_ahead import MADE_AHEAD
+
+    begun, cancelled = [], []
+    monkeypatch.setattr(runner, "make_ahead", lambda dreval, pairs, run_id, **kwargs: begun.append(run_id)
+                        or MADE_AHEAD.begin(pairs, run_id, STAGES))
+    monkeypatch.setattr(runner.JUDGE_LOOP, "cancel_requests", lambda: cancelled.append("cancelled"))
+    planned = [runner.Launch("tasks_job", "t1", "t1", "tasks", 1),
+               runner.Launch("evaluate_job", "a", "b", "slice 1", 1, (("s", "t1"),), run_id="evaluation")]
+    monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest: runner.RunOutcome(
+        launch.job, "", False, launch.run_id, "interrupted", interrupted=True))
+    outcomes = runner.execute(SimpleNamespace(resources={"dreval": None}), None, SimpleNamespace(per_system={}))
+    assert [o.job for o in outcomes] == ["tasks_job"]
+    assert begun == ["evaluation"] and cancelled == ["cancelled"]
+    assert MADE_AHEAD.take("parsed_reports", [("s", "t1")], "evaluation") is None

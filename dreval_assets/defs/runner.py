@@ -215,6 +215,7 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
     outcomes: list[RunOutcome] = []
+    interrupted = False
     # a plot helper only for a command whose evaluation is one run: a longer one's leaderboard is a small part
     # of it, and the helper (~140 MB) would stand beside the last slice's memory peak (100 x 10: 1,029 MiB)
     helper = command_process and sum(launch.job == "evaluate_job" for launch in planned) <= 1
@@ -225,15 +226,22 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
                 if launch.pairs:  # its stages made ahead of its steps (begun already for the first)
                     make_ahead(defs.resources["dreval"], list(launch.pairs), launch.run_id)
             outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper)))
+            MADE_AHEAD.drop(launch.run_id)  # what its steps did not take (one failed) is let go
             if outcomes[-1].interrupted:
                 break
             if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
                                                                           for later in planned[n + 1:]):
                 _release_what_judging_held()
-    finally:  # what was begun for runs never launched (interrupted) stops before it reads the tasks
+    except BaseException:  # an interrupt between runs
+        interrupted = True
+        raise
+    finally:
+        # nothing is made any more for a run once it ended or will never be launched: its chain stops before
+        # its next stage (and what it still holds is let go); an interrupt cancels what they asked
         for launch in evaluations:
-            if launch.run_id not in {outcome.run_id for outcome in outcomes}:
-                MADE_AHEAD.drop(launch.run_id)
+            MADE_AHEAD.drop(launch.run_id)
+        if interrupted or any(outcome.interrupted for outcome in outcomes):
+            JUDGE_LOOP.cancel_requests()
         tasks_written.set()
     return outcomes
 
