@@ -199,7 +199,14 @@ def execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store:
     `command_process`: this is the `dreval` command's own process, not a test's or a library user's: it
     may start a plot helper (`helper_process`; it ends once it has drawn), and ends the judge workers
     after the last run that judges, so their memory is not held beside the closing runs' peak."""
-    progress = progress or RunProgress(live=False)
+    # the database open throughout: with chains made ahead on threads, a run's session closing as a chain
+    # opened a connection let DuckDB tear its instance down under the chain (`python_arrow_scan does not exist`)
+    with store.session() if store is not None else nullcontext():
+        return _execute(defs, instance, the_plan, store, progress or RunProgress(live=False), command_process)
+
+
+def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store: Store | None,
+             progress: RunProgress, command_process: bool) -> list[RunOutcome]:
     planned = launches(instance, the_plan)
     # the first evaluation's stages are made from the command's start: its parse reads only the registry,
     # the rest waits for the tasks runs (every one of them comes before any evaluation run)
