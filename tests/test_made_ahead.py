@@ -129,7 +129,7 @@ def rows(home: Path, table: str) -> list[tuple]:
 def record_makers(monkeypatch) -> list[tuple[str, str]]:
     """(stage function, thread) of every stage made, by the chain ahead or by a step."""
     made_on = []
-    for name in ("parsed_frames", "fetched_frames", "image_frames", "judged_pieces", "score_frame"):
+    for name in ("parsed_frames", "fetched_frames", "image_frames", "judged_pieces"):
         own = getattr(step_work, name)
 
         def recorded(*args, own=own, name=name):
@@ -150,14 +150,13 @@ def test_a_run_takes_every_stage_made_ahead_and_writes_the_rows_its_steps_would_
     ahead_home = slice_home(tmp_path / "ahead", tmp_path / "a")
     assert main(["--home", str(ahead_home), "run"]) == 0
     # every stage made by the chain (the figures in the report judgments' piece, while the claims are judged)
-    assert [name for name, _ in made_on] == ["parsed_frames", "fetched_frames", "judged_pieces", "image_frames",
-                                             "score_frame"]
+    assert [name for name, _ in made_on] == ["parsed_frames", "fetched_frames", "judged_pieces", "image_frames"]
     assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
     made_on.clear()
     monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
     own = slice_home(tmp_path / "own", tmp_path / "b")
     assert main(["--home", str(own), "run"]) == 0
-    assert {thread for _, thread in made_on} == {"MainThread"} and len(made_on) == 5
+    assert {thread for _, thread in made_on} == {"MainThread"} and len(made_on) == 4
     assert len(rows(own, "parsed_reports")) == 8
     for table in EVALUATED:
         assert rows(ahead_home, table) == rows(own, table), table
@@ -177,7 +176,7 @@ def test_a_stage_that_fails_ahead_is_made_by_its_step(tmp_path, monkeypatch):
     assert main(["--home", str(home), "run"]) == 0
     # the parse made ahead is taken; everything from the failed stage on is the steps' own
     assert made_on == [("parsed_frames", "dreval-ahead"), ("fetched_frames", "MainThread"),
-                       ("image_frames", "MainThread"), ("judged_pieces", "MainThread"), ("score_frame", "MainThread")]
+                       ("image_frames", "MainThread"), ("judged_pieces", "MainThread")]
     assert len(rows(home, "claim_verdicts")) > 0 and len(rows(home, "metric_scores")) > 0
 
 
@@ -187,7 +186,7 @@ def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_ru
     sliced = slice_home(tmp_path / "sliced", tmp_path / "a")
     assert main(["--home", str(sliced), "run"]) == 0
     # four slices of two, each made ahead of its steps: the next one's parse while the one before was judged
-    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and len(made_on) == 20
+    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and len(made_on) == 16
     assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
 
     monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "250")

@@ -459,7 +459,7 @@ def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monk
     done = []
     monkeypatch.setattr(runner, "start_plot_helper", lambda: done.append("helper"))
     monkeypatch.setattr(runner, "start_warm_up", lambda: done.append("warm-up"))
-    monkeypatch.setattr(runner, "make_ahead", lambda dreval, pairs, run_id, through="metric_scores",
+    monkeypatch.setattr(runner, "make_ahead", lambda dreval, pairs, run_id, through="report_judgments",
                         tasks_written=None: done.append(f"ahead {pairs[0][1]}"
                                                         f"{' from the start' if tasks_written else ''}"))
     monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)

@@ -76,16 +76,10 @@ def _chain(dreval: DrevalResource, ahead: Ahead, mine: list[str], stages: tuple[
     named, builds = step_work.judged_pieces(
         dreval, set(step_work.JUDGED), run_id, keys, reports, tasks, task_rubrics, parsed,
         _as_input("fetched_references", fetched), figures)
-    judged = {}
     for index, frame in as_done(named[0][1], builds):
         if index < len(named):
             name, judge = named[index]
-            judged[name] = frame
             ahead.put(name, (frame, judge.stats.metadata(), judge.judge_id))
-    _stop_if_dropped(ahead)
-    ahead.put("metric_scores", step_work.score_frame(
-        dreval, run_id, keys, reports, parsed, _as_input("fetched_references", fetched), judged["claim_verdicts"],
-        judged["report_judgments"], tasks, task_rubrics))
 
 
 class NotMadeAhead(Exception):

@@ -26,12 +26,13 @@ from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task
 from ..stages.made_ahead import MADE_AHEAD, same_rows
 from ..stages.parse import PARSER_VERSION
 from ..stages.report_writing import write_reports
+from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, task_frames
 from ..judges.parallel import as_done
 from ..store.earlier_judges import scores_of_every_judge
 from ..store.publish import publish
-from ..store.registry import load_systems, load_tasks
+from ..store.registry import load_systems, load_tasks, systems_without_citations
 from ..operations.planner import report_input_versions
 from .agreement import agreement
 from .metadata import check_result, leaderboard_metadata, record_partitions
@@ -39,7 +40,7 @@ from .partitions import (from_task, same_report, split_system_task, system_task_
                          task_partitions)
 from .resources import DrevalResource
 from .step_work import (JUDGED, fetched_frames, image_frames, judged_pieces, of_kind, parsed_frames,
-                        read_the_reports, score_frame)
+                        read_the_reports)
 
 SINGLE_RUN = BackfillPolicy.single_run()
 IO = "dreval_io"
@@ -278,11 +279,13 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
                   claim_verdicts: pl.DataFrame, report_judgments: pl.DataFrame, tasks: dict[str, pl.DataFrame],
                   task_rubrics: pl.DataFrame):
     """Long format: every applicable suite's metrics, value or N/A with a reason, policy and judge."""
-    keys, run_id = _keys(context), context.run.run_id
-    frame, figures = (MADE_AHEAD.take("metric_scores", keys, run_id)
-                      or score_frame(dreval, run_id, keys, reports, parsed_reports, fetched_references, claim_verdicts,
-                                     report_judgments, tasks, task_rubrics))
-    record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), figures)
+    judge = dreval.judge()
+    frame = score_reports(_keys(context), reports, parsed_reports["parsed_reports"], parsed_reports["report_claims"],
+                          claim_verdicts, tasks["tasks"], tasks["task_sandbox"], judge,
+                          dreval.extra_suites, dreval.policy_map(), report_judgments, task_rubrics,
+                          systems_without_citations(dreval.store()), fetched=fetched_references,
+                          run_id=context.run.run_id)
+    record_partitions(context, "metric_scores", {"metric_scores": frame}, dreval.store(), judge.stats.metadata())
     yield Output(frame)
     yield _check("scores_within_range", "metric_scores", checks.scores_out_of_range(frame),
                  "0-100 values outside [0, 100] or negative counts")

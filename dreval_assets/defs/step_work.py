@@ -15,11 +15,11 @@ from ..stages.judgments import judge_reports
 from ..stages.parse import parse_reports, parse_with_statements, release_statement_keys, with_release_statements
 from ..stages.report_images import find_report_images, image_roots, judgment_figures
 from ..stages.reports import read_reports
-from ..stages.scores import ask_same_statements_ahead, score_reports
+from ..stages.scores import ask_same_statements_ahead
 from ..stages.tasks import sandbox_for_suites, sandbox_pages
 from ..stages.verdicts import judge_claims
 from ..store.imports import imported_reports
-from ..store.registry import load_tasks, systems_without_citations
+from ..store.registry import load_tasks
 from .resources import DrevalResource
 
 Keys = list[tuple[str, str]]
@@ -116,14 +116,3 @@ def report_judgments(dreval: DrevalResource, judge, run_id: str, keys: Keys, rep
         {"run_id": run_id, "asset": "report_judgments"}, parsed["report_claims"],
         cited_sources=CitedSources(parsed["parsed_reports"], fetched, store.texts),
         figures=judgment_figures(store, images), task_images=figures_of_tasks))
-
-
-def score_frame(dreval: DrevalResource, run_id: str, keys: Keys, reports: pl.DataFrame, parsed: Frames,
-                fetched: pl.DataFrame, verdicts: pl.DataFrame, judgments: pl.DataFrame, tasks: Frames,
-                task_rubrics: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
-    """metric_scores' frame and its judge's figures."""
-    judge = dreval.judge()
-    frame = score_reports(keys, reports, parsed["parsed_reports"], parsed["report_claims"], verdicts, tasks["tasks"],
-                          tasks["task_sandbox"], judge, dreval.extra_suites, dreval.policy_map(), judgments,
-                          task_rubrics, systems_without_citations(dreval.store()), fetched=fetched, run_id=run_id)
-    return frame, judge.stats.metadata()

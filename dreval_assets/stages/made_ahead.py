@@ -4,8 +4,8 @@ Dagster runs an evaluation run's steps one after another, and the judge step sta
 parse, the figures and the references are written, their metadata recorded and their checks run: at
 concurrency 64 the endpoint waited ~5 s of every run for that. So the runner starts, as the run is
 launched, the chain those steps make (`defs/ahead.py`: parsed reports, then their figures and cited
-references, then the claim verdicts and report judgments, then the metric scores), each stage from the
-frames of the ones before, and each step takes its stage's frames (`MadeAhead.take`) instead of making them. The next
+references, then the claim verdicts and report judgments), each stage from the frames of the one
+before, and each step takes its stage's frames (`MadeAhead.take`) instead of making them. The next
 slice of a sliced block has its parse made the same way while the slice before it is judged.
 
 What is made is the step's own: the same functions, the same partitions in the same order, the same
@@ -24,12 +24,10 @@ import polars as pl
 from ..judges.judge_loop import JUDGE_LOOP
 
 # the stages in the order they are made; each step's inputs come from the stages before it
-STAGES = ("parsed_reports", "report_images", "fetched_references", "claim_verdicts", "report_judgments",
-          "metric_scores")
+STAGES = ("parsed_reports", "report_images", "fetched_references", "claim_verdicts", "report_judgments")
 NEEDS = {"parsed_reports": (), "report_images": ("parsed_reports",), "fetched_references": ("parsed_reports",),
          "claim_verdicts": ("parsed_reports", "fetched_references"),
-         "report_judgments": ("parsed_reports", "report_images", "fetched_references"),
-         "metric_scores": ("parsed_reports", "fetched_references", "claim_verdicts", "report_judgments")}
+         "report_judgments": ("parsed_reports", "report_images", "fetched_references")}
 KEEP_RUNS = 2  # the run being evaluated and the next slice, parsed while it is judged
 
 
