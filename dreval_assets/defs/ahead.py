@@ -88,7 +88,7 @@ class NotMadeAhead(Exception):
 
 def _stop_if_dropped(ahead: Ahead) -> None:
     if ahead.dropped.is_set():
-        raise NotMadeAhead("a step found its inputs differ from what was made ahead")
+        raise NotMadeAhead("nothing more of this run is taken (its run ended, or its inputs differed)")
 
 
 def _as_input(asset: str, frames: dict[str, pl.DataFrame]) -> pl.DataFrame | dict[str, pl.DataFrame]:

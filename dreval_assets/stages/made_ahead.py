@@ -2,11 +2,12 @@
 
 Dagster runs an evaluation run's steps one after another, and the judge step starts only once the
 parse, the figures and the references are written, their metadata recorded and their checks run: at
-concurrency 64 the endpoint waited ~5 s of every run for that. So the runner starts, as the run is
-launched, the chain those steps make (`defs/ahead.py`: parsed reports, then their figures and cited
-references, then the claim verdicts and report judgments), each stage from the frames of the one
-before, and each step takes its stage's frames (`MadeAhead.take`) instead of making them. The next
-slice of a sliced block has its parse made the same way while the slice before it is judged.
+concurrency 64 the endpoint waited ~5 s of every run for that. So the runner starts the chain those
+steps make on a thread (`defs/ahead.py`: parsed reports, then their cited references, then the claim
+verdicts and report judgments, the figures first found for the latter), as the command starts its runs
+(the first evaluation) or launches a later one; each stage is made from the frames of the ones before,
+and each step takes its stage's frames (`MadeAhead.take`) instead of making them. The next slice of a
+sliced block has its parse made the same way while the slice before it is judged.
 
 What is made is the step's own: the same functions, the same partitions in the same order, the same
 requests (prompts, cache keys, ledger labels: a planned run's id is known before it starts), so
