@@ -178,8 +178,8 @@ def launches(instance: DagsterInstance, the_plan: Plan) -> list[Launch]:
         in_systems = system_order[system_order.index(first_system):system_order.index(last_system) + 1]
         in_tasks = task_order[place[first]:place[last] + 1]
         # in the order the run's steps see them (system, then task, each in its partitions' order)
-        pairs = tuple((system, task) for system in in_systems for task in in_tasks
-                      if task in set(the_plan.per_system.get(system, ())))
+        due = {system: set(the_plan.per_system.get(system, ())) for system in in_systems}
+        pairs = tuple((system, task) for system in in_systems for task in in_tasks if task in due[system])
         found.append(Launch("evaluate_job", str(system_task_key(first_system, first)),
                             str(system_task_key(last_system, last)), f"{systems}: {first}..{last}", len(pairs),
                             pairs))

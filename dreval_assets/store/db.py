@@ -264,10 +264,7 @@ class Store:
                 self._delete_partitions(con, table, storage.key_columns, keys_frame)
                 frame = frames.get(table)
                 written[table] = self.insert_by_name(con, table, frame)
-            for table, hash_column in CONTENT_ADDRESSED.items():
-                frame = frames.get(table)
-                if frame is not None and frame.height:
-                    written[table] = self.insert_new_content(con, table, hash_column, frame)
+            written.update(self._insert_content(con, frames))
             self._record_partitions(con, asset, storage.key_columns, keys, frames, run_id, now, settings_version)
 
         self.write(work)
@@ -276,11 +273,17 @@ class Store:
     def keep_content(self, frames: Mapping[str, pl.DataFrame]) -> None:
         """The content-addressed rows among `frames` (page texts, image bytes) stored now, each once: the
         stages made ahead of their steps read them before the steps write their frames."""
-        content = {table: frame for table, frame in frames.items()
-                   if table in CONTENT_ADDRESSED and frame is not None and frame.height}
-        if content:
-            self.write(lambda con: [self.insert_new_content(con, table, CONTENT_ADDRESSED[table], frame)
-                                    for table, frame in content.items()])
+        if any(frames.get(table) is not None and frames[table].height for table in CONTENT_ADDRESSED):
+            self.write(lambda con: self._insert_content(con, frames))
+
+    def _insert_content(self, con, frames: Mapping[str, pl.DataFrame]) -> dict[str, int]:
+        """Each content-addressed table's new rows among `frames`; rows offered per table."""
+        offered = {}
+        for table, hash_column in CONTENT_ADDRESSED.items():
+            frame = frames.get(table)
+            if frame is not None and frame.height:
+                offered[table] = self.insert_new_content(con, table, hash_column, frame)
+        return offered
 
     @staticmethod
     def _refuse_foreign_rows(asset, table, frame, key_columns, key_set) -> None:
