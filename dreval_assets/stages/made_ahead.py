@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import polars as pl
 
@@ -83,20 +83,15 @@ class MadeAhead:
     def take(self, stage: str, keys: Sequence[tuple[str, str]], run_id: str) -> Any | None:
         """What was made for `stage` of this run's partitions (waiting for it while it is made), once, or
         None: nothing was begun for them, a stage its inputs come from was not taken, or making it failed."""
-        with self._lock:
-            ahead = self._runs.get(run_id)
-            if (ahead is None or ahead.keys != tuple(keys) or ahead.dropped.is_set() or stage in ahead.taken
-                    or stage not in ahead.claimed or any(need not in ahead.taken for need in NEEDS[stage])):
-                return None
+        ahead = self._current(keys, run_id)
+        if (ahead is None or stage in ahead.taken or stage not in ahead.claimed
+                or any(need not in ahead.taken for need in NEEDS[stage])):
+            return None
         try:
-            value = ahead.result(stage)
+            value = self._waited(run_id, ahead.result, stage)
         except Exception:  # noqa: BLE001 - only a head start: the step makes its own and says what fails
             self.drop(run_id)
             return None
-        except BaseException:  # an interrupt lands in the step: what is asked ahead stops with it
-            self.drop(run_id)
-            JUDGE_LOOP.cancel_requests()
-            raise
         with self._lock:
             ahead.taken.add(stage)
             if ahead.taken >= ahead.claimed:  # all made is taken: its frames are the steps' now
@@ -106,19 +101,29 @@ class MadeAhead:
     def next_done(self, stages: Sequence[str], keys: Sequence[tuple[str, str]], run_id: str) -> str | None:
         """Of `stages` made ahead for this run's partitions, the first done (waiting for one), or None
         when any of them is not being made for it."""
+        ahead = self._current(keys, run_id)
+        if ahead is None or not set(stages) <= ahead.claimed - ahead.taken:
+            return None
+        futures = {ahead.future(stage): stage for stage in stages}
+        done, _ = self._waited(run_id, wait, futures, return_when=FIRST_COMPLETED)
+        return next(stage for future, stage in futures.items() if future in done)
+
+    def _current(self, keys: Sequence[tuple[str, str]], run_id: str) -> Ahead | None:
+        """The run's stages when begun for these partitions in this order and not dropped."""
         with self._lock:
             ahead = self._runs.get(run_id)
-            if (ahead is None or ahead.keys != tuple(keys) or ahead.dropped.is_set()
-                    or not set(stages) <= ahead.claimed - ahead.taken):
-                return None
-        futures = {ahead.future(stage): stage for stage in stages}
+        return None if ahead is None or ahead.keys != tuple(keys) or ahead.dropped.is_set() else ahead
+
+    def _waited(self, run_id: str, waiting: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`waiting(...)` in a step; an interrupt landing there stops what is asked ahead with it."""
         try:
-            done, _ = wait(futures, return_when=FIRST_COMPLETED)
+            return waiting(*args, **kwargs)
+        except Exception:
+            raise  # the caller's to judge
         except BaseException:
             self.drop(run_id)
             JUDGE_LOOP.cancel_requests()
             raise
-        return next(stage for future, stage in futures.items() if future in done)
 
     def drop(self, run_id: str) -> None:
         """Nothing more of this run is taken (a step found its inputs differ from what was made from)."""
@@ -126,12 +131,6 @@ class MadeAhead:
             ahead = self._runs.pop(run_id, None)
         if ahead is not None:
             ahead.dropped.set()
-
-    def clear(self) -> None:
-        with self._lock:
-            for ahead in self._runs.values():
-                ahead.dropped.set()
-            self._runs.clear()
 
 
 def same_rows(read: pl.DataFrame, reports: pl.DataFrame) -> bool:
