@@ -13,6 +13,11 @@ peak RSS (and the peak of its processes' summed RSS: its judge workers and plot 
 when the first request arrived, how long after the last answer the command ended, and how busy the
 endpoint's slots were in between. With `--add-system` it then adds one
 more system and runs again (wall, ratio, DuckDB growth), then a no-op run.
+
+The stand-in computes its answers on these cores (~15 s of CPU at 10 x 10), which a real endpoint never
+takes from the run it answers. With `--answers-first` a first, unmeasured run on a home of its own has
+every answer computed, and each measured run is answered from the stand-in's memory, still after the
+latency: what is measured is then the command against the endpoint alone.
 """
 from __future__ import annotations
 
@@ -41,6 +46,7 @@ REFERENCE_START = re.compile(r"^(#+\s*(references|sources|bibliography)\b|refere
 # a number of two or more digits that is not a citation marker, an anchor, a URL or a file name
 NUMBER = re.compile(r"(?<![\[\w/#.\-])(\d{2,})(?![\]\w])")
 REMEMBERED_ANSWERS = 8192  # distinct request bodies whose answers the stand-in keeps (a run's repeats are close)
+ALL_ANSWERS = 10**7  # --answers-first: every answer kept (~1 KB each: ~40 MB at 100 x 10)
 # the `dreval` command's own entry point (argv from sys.argv, as the installed script has it)
 CLI = "from dreval_assets.entry import console; console()"
 
@@ -176,9 +182,10 @@ def judge_env(llm: LoopbackLLM, concurrency: int) -> dict[str, str]:
 
 
 def measured_run(llm: LoopbackLLM, home: Path, env: dict[str, str], concurrency: int, latency: float,
-                 reports: int, *argv: str) -> dict:
+                 reports: int, *argv: str, answers_known: bool = False) -> dict:
     calls_before, remembered_before = llm.n_calls, llm.answers_remembered
-    llm.forget_answers()  # each run's repeated requests alike, whatever ran before
+    if not answers_known:
+        llm.forget_answers()  # each run's repeated requests alike, whatever ran before
     llm.spans.clear()
     started = time.monotonic()
     wall, rss_kib, cpu, family_kib = dreval(home, env, "run", *argv)
@@ -221,6 +228,9 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.3, help="seconds the judge takes to answer")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[8])
     parser.add_argument("--add-system", action="store_true", help="then add one system and run again, then a no-op")
+    parser.add_argument("--answers-first", action="store_true",
+                        help="compute the stand-in's answers in a first, unmeasured run; measured runs are answered "
+                             "from memory (after the latency all the same)")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores", flush=True)
     # compiled once, as an installed package is, or as a first run leaves it (unless PYTHONDONTWRITEBYTECODE):
@@ -246,13 +256,24 @@ def measure(args: argparse.Namespace, tmp: Path, root: Path, reports: int, extra
     """Each concurrency's run on a fresh home against one stand-in; then, if asked, one system more."""
     # answers cost the stand-in CPU of these cores, which a real endpoint never takes: a repeated request
     # (TVIR's three judge runs repeat their prompts) is answered from memory, still after the latency
+    remembered = ALL_ANSWERS if args.answers_first else REMEMBERED_ANSWERS
     with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False,
-                     remember_answers=REMEMBERED_ANSWERS, record_spans=True) as llm:
+                     remember_answers=remembered, record_spans=True) as llm:
+        if args.answers_first:
+            started = time.perf_counter()
+            first = tmp / "home-answers"
+            env = judge_env(llm, max(args.concurrency))
+            dreval(first, env, "import", "generic", str(root))
+            dreval(first, env, "run")
+            print(f"answers computed in a first run: {llm.n_calls:,} requests in {time.perf_counter() - started:.1f} s",
+                  flush=True)
+            shutil.rmtree(first)
         for concurrency in args.concurrency:
             home = tmp / f"home-{concurrency}"
             env = judge_env(llm, concurrency)
             dreval(home, env, "import", "generic", str(root))
-            show(f"concurrency {concurrency}", measured_run(llm, home, env, concurrency, args.latency, reports))
+            show(f"concurrency {concurrency}", measured_run(llm, home, env, concurrency, args.latency, reports,
+                                                            answers_known=args.answers_first))
         if args.add_system:
             before = size_mb(home / "dreval.duckdb")
             dreval(home, env, "add-system", extra_name, "--reports", str(extra))
