@@ -260,14 +260,7 @@ def measure(args: argparse.Namespace, tmp: Path, root: Path, reports: int, extra
     with LoopbackLLM(answer=dreval_answer, latency_s=args.latency, keep_requests=False,
                      remember_answers=remembered, record_spans=True) as llm:
         if args.answers_first:
-            started = time.perf_counter()
-            first = tmp / "home-answers"
-            env = judge_env(llm, max(args.concurrency))
-            dreval(first, env, "import", "generic", str(root))
-            dreval(first, env, "run")
-            print(f"answers computed in a first run: {llm.n_calls:,} requests in {time.perf_counter() - started:.1f} s",
-                  flush=True)
-            shutil.rmtree(first)
+            compute_answers(llm, tmp / "home-answers", root, max(args.concurrency))
         for concurrency in args.concurrency:
             home = tmp / f"home-{concurrency}"
             env = judge_env(llm, concurrency)
@@ -278,12 +271,24 @@ def measure(args: argparse.Namespace, tmp: Path, root: Path, reports: int, extra
             before = size_mb(home / "dreval.duckdb")
             dreval(home, env, "add-system", extra_name, "--reports", str(extra))
             # the lower bound at the last concurrency measured
-            added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name)
+            added = measured_run(llm, home, env, concurrency, args.latency, args.tasks, "--system", extra_name,
+                                 answers_known=args.answers_first)  # the new system's answers computed as asked
             show(f"add one system ({args.tasks} partitions)", added)
             print(f"  DuckDB file grew {before:.1f} -> {added['duckdb_mb']:.1f} MB "
                   f"({(added['duckdb_mb'] / before - 1) * 100:+.0f} %) for {100 / args.systems:.0f} % more data")
             noop, *_ = dreval(home, env, "run")
             print(f"no-op run: {noop:.2f} s", flush=True)
+
+
+def compute_answers(llm: LoopbackLLM, home: Path, root: Path, concurrency: int) -> None:
+    """Every answer of a run computed and kept by the stand-in: one unmeasured run on a home of its own."""
+    started = time.perf_counter()
+    env = judge_env(llm, concurrency)
+    dreval(home, env, "import", "generic", str(root))
+    dreval(home, env, "run")
+    print(f"answers computed in a first run: {llm.n_calls:,} requests in {time.perf_counter() - started:.1f} s",
+          flush=True)
+    shutil.rmtree(home)
 
 
 if __name__ == "__main__":
