@@ -234,9 +234,52 @@ def test_an_interrupt_stops_what_is_made_ahead_for_runs_it_ends(monkeypatch):
     planned = [runner.Launch("tasks_job", "t1", "t1", "tasks", 1),
                runner.Launch("evaluate_job", "a", "b", "slice 1", 1, (("s", "t1"),), run_id="evaluation")]
     monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
-    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest: runner.RunOutcome(
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, **hooks: runner.RunOutcome(
         launch.job, "", False, launch.run_id, "interrupted", interrupted=True))
     outcomes = runner.execute(SimpleNamespace(resources={"dreval": None}), None, SimpleNamespace(per_system={}))
     assert [o.job for o in outcomes] == ["tasks_job"]
     assert begun == ["evaluation"] and cancelled == ["cancelled"]
     assert MADE_AHEAD.take("parsed_reports", [("s", "t1")], "evaluation") is None
+
+
+def test_the_tasks_are_read_ahead_once_every_step_of_the_last_tasks_run_wrote_them():
+    """The made-ahead chain waits for the tasks runs' frames: it is let go when the last tasks run's last
+    step succeeded, not when that run has ended (Dagster's bookkeeping of a run's end, ~0.5 s at 10 x 10)."""
+    from types import SimpleNamespace
+
+    from dagster import DagsterEventType
+
+    from dreval_assets.progress import RunProgress
+
+    written = []
+    watch = runner._RunWatch(None, "r", RunProgress(live=False), None,
+                             (runner.job_steps("tasks_job"), lambda: written.append("written")))
+
+    def step(kind, key):
+        watch.on_event(SimpleNamespace(dagster_event=SimpleNamespace(event_type=kind, step_key=key)))
+
+    step(DagsterEventType.STEP_START, "tasks")
+    step(DagsterEventType.STEP_SUCCESS, "tasks")
+    assert written == []  # task_rubrics not written yet
+    step(DagsterEventType.STEP_START, "task_rubrics")
+    step(DagsterEventType.STEP_SUCCESS, "task_rubrics")
+    step(DagsterEventType.STEP_SUCCESS, "task_rubrics")
+    assert written == ["written"]  # once
+
+
+def test_the_runner_lets_the_chain_read_the_tasks_when_the_last_tasks_run_wrote_them(monkeypatch):
+    """Only the last tasks run before the evaluations is given the hook that lets the chain go on."""
+    from types import SimpleNamespace
+
+    hooked = []
+    monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, written=None, **hooks:
+                        hooked.append((launch.description, written is not None))
+                        or runner.RunOutcome(launch.job, "", True, launch.run_id))
+    planned = [runner.Launch("tasks_job", "t1", "t1", "tasks 1", 1), runner.Launch("tasks_job", "t3", "t3", "tasks 3", 1),
+               runner.Launch("evaluate_job", "a", "b", "slice 1", 1, (("s", "t1"),)),
+               runner.Launch("leaderboard_job", None, None, "leaderboard", 1)]
+    monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
+    runner.execute(SimpleNamespace(resources={"dreval": None}), None, SimpleNamespace(per_system={}))
+    assert hooked == [("tasks 1", False), ("tasks 3", True), ("slice 1", False), ("leaderboard", False)]

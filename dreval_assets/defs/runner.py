@@ -223,6 +223,7 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
             progress.add_due(step, launch.partitions)
     outcomes: list[RunOutcome] = []
     interrupted = False
+    last_tasks_run = next((launch for launch in reversed(planned) if launch.job == "tasks_job"), None)
     # a plot helper only for a command whose evaluation is one run: a longer one's leaderboard is a small part
     # of it, and the helper (~140 MB) would stand beside the last slice's memory peak (100 x 10: 1,029 MiB)
     helper = command_process and sum(launch.job == "evaluate_job" for launch in planned) <= 1
@@ -232,7 +233,10 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
                 tasks_written.set()
                 if launch.pairs:  # its stages made ahead of its steps (begun already for the first)
                     make_ahead(defs.resources["dreval"], list(launch.pairs), launch.run_id)
-            outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper)))
+            # the evaluation's stages made ahead read the tasks once the last tasks run's steps wrote them
+            written = tasks_written.set if launch is last_tasks_run else None
+            outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper),
+                                    written=written))
             MADE_AHEAD.drop(launch.run_id)  # what its steps did not take (one failed) is let go
             if outcomes[-1].interrupted:
                 break
@@ -299,14 +303,16 @@ INTERRUPTS = ("DagsterExecutionInterruptedError", "KeyboardInterrupt")
 
 
 def _launch(defs, instance: DagsterInstance, launch: Launch, progress: RunProgress,
-            store: Store | None = None, spare_time: Callable[[], None] | None = None) -> RunOutcome:
+            store: Store | None = None, spare_time: Callable[[], None] | None = None,
+            written: Callable[[], None] | None = None) -> RunOutcome:
+    """One run, in this process; `written()` once every step of it succeeded (before the run's own end)."""
     tags = run_tags() | {REPOSITORY_LABEL_TAG: UI_REPOSITORY_LABEL}
     if launch.first is not None:
         tags |= {ASSET_PARTITION_RANGE_START_TAG: launch.first, ASSET_PARTITION_RANGE_END_TAG: launch.last}
     progress.say(f"run {launch.job}: {launch.description}")
     started = time.monotonic()
     run_id = launch.run_id
-    watch = _RunWatch(instance, run_id, progress, spare_time)
+    watch = _RunWatch(instance, run_id, progress, spare_time, written and (job_steps(launch.job), written))
     instance.add_event_listener(run_id, watch.on_event)
     # the database stays open for the run: each step's connections cost ~1 ms, not ~30
     with store.session() if store else nullcontext(), runs_created_with_origin(instance, launch.job):
@@ -331,9 +337,12 @@ class _RunWatch:
     cancellation (the run is marked CANCELING here, so Dagster ends it CANCELED, not FAILURE)."""
 
     def __init__(self, instance: DagsterInstance, run_id: str, progress: RunProgress,
-                 spare_time: Callable[[], None] | None = None) -> None:
+                 spare_time: Callable[[], None] | None = None,
+                 written: tuple[list[str], Callable[[], None]] | None = None) -> None:
         self.instance, self.run_id, self.progress = instance, run_id, progress
         self.spare_time = spare_time  # work for the process while a step waits on the judge
+        # (the run's assets, what to call once every one of them is written)
+        self._unwritten, self._written = (set(written[0]), written[1]) if written else (set(), None)
         self.interrupted = False
         self._judge_step_ended = threading.Event()
 
@@ -355,6 +364,10 @@ class _RunWatch:
             self._ended_step(event.step_key)
             for asset in step_assets(event.step_key):
                 self.progress.ended(asset, ok=True)
+            self._unwritten.difference_update(step_assets(event.step_key))
+            if self._written is not None and not self._unwritten:
+                self._written, written = None, self._written
+                written()
         elif kind == DagsterEventType.STEP_FAILURE:
             self._ended_step(event.step_key)
             if _error_class(event.event_specific_data.error) in INTERRUPTS:

@@ -9,6 +9,7 @@ the file's lock all along, so no other process writes to it meanwhile."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -16,7 +17,7 @@ import duckdb
 from ..environment import env_float
 from ..errors import ConfigError
 from .db import DatabaseLocked, Store, keep_private
-from .publish import published_path
+from .publish import PUBLISHED, current_copy, published_path
 
 COMPACT_RATIO_ENV = "DREVAL_COMPACT_RATIO"
 # adding a system to a 100 x 10 home left the file 1.27x its data: at 1.3 never rewritten, +29 % a system
@@ -46,22 +47,29 @@ def compact_if_bloated(store: Store, ratio: float) -> tuple[int, int] | None:
 
 
 def compact(store: Store) -> int:
-    """Rewrite the working file compactly under its own lock; its new size."""
+    """Rewrite the working file compactly under its own lock; its new size. When this process has just
+    published it and nothing was written since, the published copy is that compact file: it is copied
+    (10 x 10: ~0.02 s against ~0.3 s for writing it anew)."""
     target = store.db_path
     temporary = target.with_name(f".{target.name}.{os.getpid()}.compacting")
     for leftover in (temporary, Path(f"{temporary}.wal")):
         leftover.unlink(missing_ok=True)
     with store.connect() as con:  # held until the rename: no other process opens the file meanwhile
-        source = con.execute("SELECT current_database()").fetchone()[0]
-        con.execute("CHECKPOINT")
-        con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_compacted")
-        try:
-            con.execute(f'COPY FROM DATABASE "{source}" TO dreval_compacted')
-        finally:
-            con.execute("DETACH dreval_compacted")
+        copy = current_copy(target)
+        if copy is not None:
+            shutil.copyfile(copy, temporary)
+        else:
+            source = con.execute("SELECT current_database()").fetchone()[0]
+            con.execute("CHECKPOINT")
+            con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_compacted")
+            try:
+                con.execute(f'COPY FROM DATABASE "{source}" TO dreval_compacted')
+            finally:
+                con.execute("DETACH dreval_compacted")
         keep_private(temporary)
         os.replace(temporary, target)
         Path(f"{target}.wal").unlink(missing_ok=True)  # checkpointed above: nothing of the old file is pending
+    PUBLISHED.pop(target, None)
     return target.stat().st_size
 
 
