@@ -57,18 +57,19 @@ def publish(store: Store) -> Path:
     PUBLISHED.pop(store.db_path, None)
     try:
         with store.connect() as con:
-            checkpointed = _checkpoint(con)
+            # the file as checkpointed, before and after the copy: a write of another thread meanwhile shows
+            before = file_state(store.db_path) if _checkpoint(con) else None
             source = con.execute("SELECT current_database()").fetchone()[0]
             con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_published")
             try:
                 con.execute(f'COPY FROM DATABASE "{source}" TO dreval_published')
             finally:
                 con.execute("DETACH dreval_published")
-            working = file_state(store.db_path) if checkpointed else None
+            unchanged = before is not None and file_state(store.db_path) == before and not _has_log(store.db_path)
         keep_private(temporary)  # the copy holds what the working file holds: its owner's only
         os.replace(temporary, target)
-        if working is not None and not Path(f"{store.db_path}.wal").exists():
-            PUBLISHED[store.db_path] = Published(working, file_state(target))
+        if unchanged:
+            PUBLISHED[store.db_path] = Published(before, file_state(target))
     finally:
         for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
             leftover.unlink(missing_ok=True)
@@ -78,11 +79,16 @@ def publish(store: Store) -> Path:
 def current_copy(db_path: Path) -> Path | None:
     """The published copy, when it still holds exactly what the working file holds (see `Published`)."""
     published, target = PUBLISHED.get(db_path), published_path(db_path)
-    if published is None or Path(f"{db_path}.wal").exists():
+    if published is None or _has_log(db_path):
         return None
     if file_state(db_path) != published.working or file_state(target) != published.copy:
         return None
     return target
+
+
+def _has_log(db_path: Path) -> bool:
+    """Whether the working file has a write-ahead log: writes not yet in the file itself."""
+    return Path(f"{db_path}.wal").exists()
 
 
 def _checkpoint(con: duckdb.DuckDBPyConnection) -> bool:
