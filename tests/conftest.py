@@ -7,12 +7,20 @@ from judge_answers import dreval_answer
 from loopback_llm import LoopbackLLM
 from loopback_web import LoopbackWeb
 
+from dreval_assets.judges.context_window import forget_known_windows
 from dreval_assets.store.db import Store
 from dreval_assets.store.judge_calls import JudgeCallStore
 
 # Never let a developer's environment leak into tests.
 for name in ("DREVAL_HOME", "DREVAL_JUDGE", "DREVAL_FETCH", "DAGSTER_HOME"):
     os.environ.pop(name, None)
+
+
+@pytest.fixture(autouse=True)
+def fresh_context_windows():
+    """What a judge was told of its model's context is kept for the process: each test's servers anew."""
+    yield
+    forget_known_windows()
 
 
 @pytest.fixture

@@ -382,6 +382,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
+        self.server.llm.gets.append(path)
         if path in CHAT_PATHS:
             self._send(405, _error_body(405, "use POST"), {"Allow": "POST"})
         elif path == "/props" and self.server.llm.context_tokens:  # llama.cpp's server settings
@@ -402,6 +403,7 @@ class LoopbackLLM:
         self.answer: AnswerFn = answer if answer is not None else (lambda request, schema: {})
         # a context window, as llama.cpp's: told at GET /props; a longer prompt plus max_tokens is a 400
         self.context_tokens = context_tokens
+        self.gets: list[str] = []  # the paths of GET requests (a context window asked), in order
         self.embedding_models = embedding_models  # None: any model embeds; else only these (others: 404)
         self.embeddings_in_flight = self.embeddings_peak = 0  # embedding requests being answered, at most
         self.latency_s = float(latency_s)

@@ -187,3 +187,15 @@ def test_statement_extraction_splits_a_report_into_chunks_that_fit_the_context(c
     assert wide["n_failed_chunks"].item() == 0 and wide["n_chunks"].item() > 1
     assert wide["n_chunks"].item() >= len(sentences) // fitting_chunk_chars(2048)
     assert all(r["max_tokens"] >= 128 for r in requests)
+
+
+def test_a_runs_judges_ask_the_server_for_its_context_once(llm, calls, monkeypatch):
+    """Every step of a run makes its own judges: the model's context is asked of the server once per
+    process, not once per judge (against a hosted API each ask is a round trip before the step's first call)."""
+    monkeypatch.delenv("DREVAL_JUDGE_CONTEXT", raising=False)
+    llm.context_tokens = 6000
+    judges = [make_judge(llm, calls) for _ in range(3)]
+    assert [judge.context_tokens() for judge in judges] == [6000, 6000, 6000]
+    assert llm.gets == ["/props"]
+    monkeypatch.setenv("DREVAL_JUDGE_CONTEXT", "4096")  # the setting is part of what is known
+    assert make_judge(llm, calls).context_tokens() == 4096 and llm.gets == ["/props"]

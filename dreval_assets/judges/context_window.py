@@ -1,6 +1,7 @@
 """The judge model's context window: how many tokens a prompt and its answer may take together.
 
-From `DREVAL_JUDGE_CONTEXT` when set, else asked once from the server where it says: llama.cpp's
+From `DREVAL_JUDGE_CONTEXT` when set, else asked from the server where it says (once per process for an
+endpoint and model, `known_window`: each step of a run makes its own judges): llama.cpp's
 `GET /props` (`default_generation_settings.n_ctx`), vLLM's `GET /v1/models` (`max_model_len` of the
 model), LM Studio's (`max_context_length`). Unknown (None) otherwise, e.g. OpenAI's API: then no
 prompt is refused for its size. A prompt's tokens are estimated from its characters (a CJK character
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import threading
 from dataclasses import dataclass
 
 import httpx
@@ -69,6 +71,30 @@ def room_for(judge: object, request: object) -> int | None:
 def passage_tokens(prompt_room: int) -> int:
     """A prompt room (this module's estimate) in `core/passages.py` tokens (four characters each)."""
     return max(0, int(prompt_room * CHARS_PER_TOKEN / (MARGIN * 4)))
+
+
+_KNOWN: dict[tuple, ContextWindow] = {}  # (base URL, model, key, DREVAL_JUDGE_CONTEXT) -> what it was told
+_KNOWN_LOCK = threading.Lock()
+
+
+def known_window(base_url: str | None, model: str, api_key: str = "") -> ContextWindow:
+    """`discover`, asked once per process for an endpoint and model: a run's judges (every step makes its
+    own) share what the first was told, instead of each asking before its first call (two requests and a
+    new HTTP client each; against a hosted API, a round trip or two on the step's way to its first call)."""
+    key = (base_url, model, api_key, os.environ.get("DREVAL_JUDGE_CONTEXT", ""))
+    with _KNOWN_LOCK:
+        found = _KNOWN.get(key)
+    if found is None:
+        found = discover(base_url, model, api_key)
+        with _KNOWN_LOCK:
+            found = _KNOWN.setdefault(key, found)
+    return found
+
+
+def forget_known_windows() -> None:
+    """The next `known_window` asks again (a test's next server may reuse an earlier one's port)."""
+    with _KNOWN_LOCK:
+        _KNOWN.clear()
 
 
 def discover(base_url: str | None, model: str, api_key: str = "", setting: str | None = None) -> ContextWindow:

@@ -33,7 +33,7 @@ def check_judge(kind: str, store: Store | None = None, home: Path | None = None)
     returns what it found (model, context window, mode), '' for the offline judge."""
     if kind != "openai":
         return ""
-    from .context_window import discover
+    from .context_window import known_window
     from .openai_config import OpenAIJudgeConfig
     from .preflight import check_judge_endpoint
 
@@ -50,7 +50,7 @@ def check_judge(kind: str, store: Store | None = None, home: Path | None = None)
 
         JUDGE_LOOP.close_workers()  # nothing will run
         raise
-    window = discover(config.base_url, config.model, config.api_key)
+    window = known_window(config.base_url, config.model, config.api_key)  # the run's judges are told the same
     context = f"context {window.tokens} tokens ({window.source})" if window.tokens else f"context {window.source}"
     where = redact_url(config.base_url) if config.base_url else "the OpenAI API"
     return f"judge {config.model} at {where}: {context}; mode {config.mode}"

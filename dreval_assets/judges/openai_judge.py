@@ -25,7 +25,7 @@ from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget, model_schema
 from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
-from .context_window import ContextWindow, cut_to_tokens, discover, prompt_tokens
+from .context_window import ContextWindow, cut_to_tokens, known_window, prompt_tokens
 from .judge_call import CallOutcome, PreparedCall
 from .judge_loop import JUDGE_LOOP, AskedAhead, Endpoint
 from .judge_worker import WorkerPool
@@ -271,7 +271,7 @@ class OpenAIJudge:
     def context_tokens(self) -> int | None:
         """The model's context window (asked once), for callers that size their requests to fit it."""
         if self.window is None:
-            self.window = discover(self.config.base_url, self.config.model, self.config.api_key)
+            self.window = known_window(self.config.base_url, self.config.model, self.config.api_key)
         return self.window.tokens
 
     def embed(self, texts: Sequence[str], labels: Mapping[str, str] | None = None) -> Embeddings:
