@@ -12,12 +12,10 @@ import os
 import shutil
 from pathlib import Path
 
-import duckdb
-
 from ..environment import env_float
 from ..errors import ConfigError
 from .db import DatabaseLocked, Store, keep_private
-from .publish import PUBLISHED, current_copy, published_path
+from .publish import PUBLISHED, copy_database, current_copy, published_path
 
 COMPACT_RATIO_ENV = "DREVAL_COMPACT_RATIO"
 # adding a system to a 100 x 10 home left the file 1.27x its data: at 1.3 never rewritten, +29 % a system
@@ -56,22 +54,14 @@ def compact(store: Store) -> int:
         leftover.unlink(missing_ok=True)
     with store.connect() as con:  # held until the rename: no other process opens the file meanwhile
         copy = current_copy(target)
-        if copy is not None:
+        if copy is not None:  # it has no write-ahead log: the published copy holds all of it
             shutil.copyfile(copy, temporary)
         else:
-            source = con.execute("SELECT current_database()").fetchone()[0]
             con.execute("CHECKPOINT")
-            con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_compacted")
-            try:
-                con.execute(f'COPY FROM DATABASE "{source}" TO dreval_compacted')
-            finally:
-                con.execute("DETACH dreval_compacted")
+            copy_database(con, temporary)
         keep_private(temporary)
         os.replace(temporary, target)
-        Path(f"{target}.wal").unlink(missing_ok=True)  # checkpointed above: nothing of the old file is pending
+        Path(f"{target}.wal").unlink(missing_ok=True)  # none, or checkpointed: nothing of the old file is pending
     PUBLISHED.pop(target, None)
     return target.stat().st_size
 
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")

@@ -59,12 +59,7 @@ def publish(store: Store) -> Path:
         with store.connect() as con:
             # the file as checkpointed, before and after the copy: a write of another thread meanwhile shows
             before = file_state(store.db_path) if _checkpoint(con) else None
-            source = con.execute("SELECT current_database()").fetchone()[0]
-            con.execute(f"ATTACH '{_quoted(temporary)}' AS dreval_published")
-            try:
-                con.execute(f'COPY FROM DATABASE "{source}" TO dreval_published')
-            finally:
-                con.execute("DETACH dreval_published")
+            copy_database(con, temporary)
             unchanged = before is not None and file_state(store.db_path) == before and not _has_log(store.db_path)
         keep_private(temporary)  # the copy holds what the working file holds: its owner's only
         os.replace(temporary, target)
@@ -74,6 +69,16 @@ def publish(store: Store) -> Path:
         for leftover in (temporary, temporary.with_name(temporary.name + ".wal")):
             leftover.unlink(missing_ok=True)
     return target
+
+
+def copy_database(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Every table and view of the connection's database written compactly into a new file at `path`."""
+    source = con.execute("SELECT current_database()").fetchone()[0]
+    con.execute(f"ATTACH '{_quoted(path)}' AS dreval_copy")
+    try:
+        con.execute(f'COPY FROM DATABASE "{source}" TO dreval_copy')
+    finally:
+        con.execute("DETACH dreval_copy")
 
 
 def current_copy(db_path: Path) -> Path | None:
