@@ -5,19 +5,43 @@ runs the command with the collector on."""
 from __future__ import annotations
 
 import gc
-from typing import Callable
+import os
+import sys
+from typing import Callable, Sequence
 
 
 def console() -> None:
-    loaded_command()()
+    loaded_command(sys.argv[1:])()
 
 
-def loaded_command() -> Callable[[], None]:
-    """`cli.console`, imported uncollected; the collector is on again when it returns."""
+def loaded_command(args: Sequence[str] = ()) -> Callable[[], None]:
+    """`cli.console`, imported uncollected; the collector is on again when it returns. For `dreval run`
+    with an endpoint judge whose calls go through a worker process, that process starts first."""
     gc.disable()
     try:
+        if "run" in args and "--dry-run" not in args:
+            _start_the_judge_worker()
         from .cli import console as command
     finally:
         gc.freeze()
         gc.enable()
     return command
+
+
+def _start_the_judge_worker() -> None:
+    """The judge worker's process, started before the command loads its modules (`judge_worker.start_early`)
+    when the environment names the endpoint judge and its calls go through a worker; a judge named only by
+    the home's settings, or settings the command will refuse, start it when the plan is made, as before."""
+    if os.environ.get("DREVAL_JUDGE", "").strip().lower() != "openai":
+        return
+    from .errors import ConfigError
+    from .judges.openai_config import WORKER_MAIN, OpenAIJudgeConfig
+
+    try:
+        wanted = OpenAIJudgeConfig.from_env(model="any").uses_worker  # the model may be the home's: not asked
+    except ConfigError:
+        return
+    if wanted:
+        from .judges.judge_worker import start_early
+
+        start_early(WORKER_MAIN)

@@ -223,6 +223,62 @@ def test_the_worker_loads_the_modules_answer_models_come_from_before_their_reque
     assert loaded_by(JudgeWorker("worker_probe:loaded_modules_main", wanted), 30.0) == wanted
 
 
+def test_a_worker_started_early_loads_its_modules_then_serves_the_first_worker_made_of_its_body():
+    """`dreval run` starts the worker's process before it loads its own modules; the first `JudgeWorker`
+    of that body takes the process (no second start) and hands it its settings."""
+    from dreval_assets.judges import judge_worker
+
+    body = "worker_probe:loaded_modules_main"
+    judge_worker.start_early(body)
+    early_pid = judge_worker._EARLY[body][0].pid
+    worker = JudgeWorker(body, ["worker_probe", "dreval_assets.judges.openai_calls"])
+    try:
+        assert worker.pid == early_pid and body not in judge_worker._EARLY
+        assert JUDGE_LOOP.run(worker.call(ProbeCall(ProbeRequest({})))) == ["worker_probe"]
+    finally:
+        worker.close()
+    assert not worker._process.is_alive()
+    other = JudgeWorker(body, ["worker_probe"])  # the next one starts its own
+    try:
+        assert other.pid != early_pid and JUDGE_LOOP.run(other.call(ProbeCall(ProbeRequest({})))) == ["worker_probe"]
+    finally:
+        other.close()
+
+
+def test_an_early_worker_never_taken_ends_when_the_command_does():
+    from dreval_assets.judges import judge_worker
+
+    body = "worker_probe:loaded_modules_main"
+    judge_worker.start_early(body)
+    process, conn = judge_worker._EARLY.pop(body)
+    conn.close()  # the command ended (its end of the pipe closes with it)
+    process.join(30)
+    assert process.exitcode == 0
+
+
+@pytest.mark.parametrize("args, env, started", [
+    (["run"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_WORKER": "on"}, True),
+    (["run", "--system", "s"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_CONCURRENCY": "64"}, True),
+    (["run"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_CONCURRENCY": "8"}, False),  # auto: no worker below 16
+    (["run", "--dry-run"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_WORKER": "on"}, False),
+    (["leaderboard"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_WORKER": "on"}, False),
+    (["run"], {"DREVAL_JUDGE": "heuristic", "DREVAL_JUDGE_WORKER": "on"}, False),
+    (["run"], {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_WORKER": "on", "DREVAL_JUDGE_CONCURRENCY": "many"}, False),
+])
+def test_the_command_starts_the_worker_first_only_for_a_run_that_will_use_one(args, env, started, monkeypatch):
+    from dreval_assets import entry
+    from dreval_assets.judges import judge_worker
+
+    for name in ("DREVAL_JUDGE", "DREVAL_JUDGE_WORKER", "DREVAL_JUDGE_CONCURRENCY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    began = []
+    monkeypatch.setattr(judge_worker, "start_early", began.append)
+    entry.loaded_command(args)
+    assert began == (["dreval_assets.judges.openai_calls:worker_main"] if started else [])
+
+
 @dataclass
 class _UnpicklableCall:
     request: ProbeRequest

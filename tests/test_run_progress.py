@@ -112,10 +112,12 @@ def test_a_run_prints_each_step_and_the_judge_spend_when_not_on_a_terminal(home,
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-def test_ctrl_c_cancels_the_run_keeps_paid_answers_and_the_next_run_resumes(home, capsys, monkeypatch):
+@pytest.mark.parametrize("worker", ["off", "on"])  # on: the judge worker started with the command
+def test_ctrl_c_cancels_the_run_keeps_paid_answers_and_the_next_run_resumes(worker, home, capsys, monkeypatch):
     registered_demo(home, capsys)
     with LoopbackLLM(answer=dreval_answer, latency_s=0.4) as llm:
-        env = {**os.environ, **judge_env(llm.base_url), "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **judge_env(llm.base_url), "DREVAL_JUDGE_WORKER": worker, "PYTHONPATH": str(ROOT),
+               "PYTHONUNBUFFERED": "1"}
         # as the installed `dreval` runs (entry.console ends with os._exit): through `python -m`, the
         # interpreter's teardown after an interrupt sometimes printed DuckDB's report of objects still alive
         child = subprocess.Popen([sys.executable, "-c", "from dreval_assets.entry import console; console()",

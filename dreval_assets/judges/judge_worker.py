@@ -47,14 +47,19 @@ class JudgeWorker:
         """`main(conn, config)`: the worker's body, a module-level function that calls `serve`, or its
         name ("module:function"), so the run's process need not import the worker's modules. `on_ready`
         is called (from the reader thread) once the worker serves."""
-        context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
-        self._conn, child = context.Pipe()
         # named, not pickled: unpickling a function imports its module before any code of ours runs
         where = main if isinstance(main, str) else f"{main.__module__}:{main.__qualname__}"
-        self._process = context.Process(target=_start, args=(where, child, config, modules_requests_name()),
-                                         name="dreval-judge-worker", daemon=True)
-        self._process.start()
-        child.close()
+        early = _EARLY.pop(where, None)
+        if early is not None:  # started with the command: it has loaded its modules and waits for its settings
+            self._process, self._conn = early
+            self._conn.send((where, config, modules_requests_name()))
+        else:
+            context = multiprocessing.get_context("spawn")  # never fork a process holding DuckDB and threads
+            self._conn, child = context.Pipe()
+            self._process = context.Process(target=_start, args=(where, child, config, modules_requests_name()),
+                                             name="dreval-judge-worker", daemon=True)
+            self._process.start()
+            child.close()
         self._ids = itertools.count()
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop | None, asyncio.Future | Future]] = {}
         self._ended = False
@@ -333,6 +338,38 @@ _TO_LOAD: list[str] = []  # the modules the worker loads once it serves (`module
 # held while a frame is unpickled or one of those modules loads: two threads loading one package at once
 # can each be handed it half made
 _LOADING = threading.Lock()
+
+
+def start_early(main: str) -> None:
+    """Start the process of `main` ("module:function", a worker's body) before its settings are known:
+    it loads its modules (~1 s of CPU for openai's client) while the command loads its own and plans, on
+    the machine's other core, and the first `JudgeWorker` of that body takes it. Before, the worker began
+    when the plan was made, and the run's process then waited ~0.5 s for the judge check it sends. A
+    worker never taken ends when the command does (its pipe closes)."""
+    if main in _EARLY:
+        return
+    context = multiprocessing.get_context("spawn")
+    conn, child = context.Pipe()
+    process = context.Process(target=_wait_for_settings, args=(main, child), name="dreval-judge-worker",
+                              daemon=True)
+    process.start()
+    child.close()
+    _EARLY[main] = (process, conn)
+
+
+_EARLY: dict[str, tuple[Any, Any]] = {}  # started by `start_early`, not yet taken: by body
+
+
+def _wait_for_settings(main: str, conn: Any) -> None:
+    """An early worker's first code: its modules, then its settings from the `JudgeWorker` that takes it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the command's to handle
+    gc.disable()
+    importlib.import_module(main.split(":")[0])
+    try:
+        where, config, preload = conn.recv()
+    except (EOFError, OSError):  # never taken: the command has ended
+        return
+    _start(where, conn, config, preload)
 
 
 def _start(where: str, conn: Any, config: Any, preload: tuple[str, ...] = ()) -> None:

@@ -18,6 +18,7 @@ AUTO_WORKER_FROM = 16
 # per core (a worker's client work, ~2.4 ms of CPU a request on the machine of bench/bench_judge_cpu.py's
 # figures, fills its core at ~400 requests a second: ~120 slots of a 0.3 s endpoint)
 SLOTS_PER_WORKER = 64
+WORKER_MAIN = "dreval_assets.judges.openai_calls:worker_main"  # the worker's body, named: imports nothing
 DEFAULT_TEMPERATURE = 0.0  # a request whose benchmark names no temperature, and a system writing its report
 
 

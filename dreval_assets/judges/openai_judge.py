@@ -31,12 +31,11 @@ from .judge_loop import JUDGE_LOOP, AskedAhead, Endpoint
 from .judge_worker import WorkerPool
 from .limits import RateLimiter
 from .meter import METER
-from .openai_config import OpenAIJudgeConfig
+from .openai_config import WORKER_MAIN, OpenAIJudgeConfig
 from .prompts import load_template, render
 
 CUT_NOTE_TOKENS = 30  # the note a text cut to fit the context ends with
 PREPARE_CHUNK = 32  # requests prepared (rendered, keyed, looked up in the cache) before they are sent
-WORKER_MAIN = "dreval_assets.judges.openai_calls:worker_main"  # named: naming it here imports nothing
 
 
 class _RowWriter:
