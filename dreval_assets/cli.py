@@ -109,9 +109,10 @@ def console() -> None:
     from .judges.judge_loop import JUDGE_LOOP
 
     JUDGE_LOOP.close_workers()
-    plots = sys.modules.get("dreval_assets.presentation.plots")  # loaded: it may have started a helper
-    if plots is not None:
-        plots.PLOT_HELPER.close()
+    for module, helper in (("dreval_assets.presentation.plots", "PLOT_HELPER"),
+                           ("dreval_assets.stages.parse_helper", "HELPER")):
+        if module in sys.modules:  # loaded: it may have started a helper process
+            getattr(sys.modules[module], helper).close()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -472,6 +473,10 @@ def cmd_run(args, settings: Settings) -> int:
         if found:
             print(found)
         _remember_the_judge(settings)
+        if _COMMAND_PROCESS and the_plan.per_system and settings.judge == "openai":
+            from .stages.parse_helper import start_parse_helper
+
+            start_parse_helper()  # the first evaluation's parse and grounding on the second core
     print(_plan_line(the_plan))
     from .defs.definitions import build_definitions
     from .defs.runner import execute, open_instance, sync_partitions

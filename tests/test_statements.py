@@ -316,7 +316,6 @@ def test_statement_text_keeps_words_only():
 
 def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_parsed(llm, calls, monkeypatch):
     from dreval_assets.core import report_parser
-    from dreval_assets.stages import parse as parse_stage
     from dreval_assets.stages.parse import parse_with_statements, with_statements
 
     reports = pl.DataFrame([{"system": f"s{i:02d}", "task": "t", "status": "ok", "detail": "",
@@ -333,13 +332,13 @@ def test_a_streaming_judge_is_asked_for_the_first_reports_while_later_ones_are_p
             asked_before_the_last.append(llm.n_calls)
         return parse(text)
 
-    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse_slowly_at_the_end)
+    monkeypatch.setattr(report_parser, "parse_report", parse_slowly_at_the_end)
     judge = make_judge(llm, calls, concurrency=4)
     streamed = parse_with_statements(reports, judge, {("s39", "t")}, {"asset": "parsed_reports"}, [])
     assert asked_before_the_last and asked_before_the_last[0] > 0
     assert llm.n_calls == 39  # one chunk per report, but for the one whose statements a release ships
 
-    monkeypatch.setattr(parse_stage.report_parser, "parse_report", parse)
+    monkeypatch.setattr(report_parser, "parse_report", parse)
     frames = parse_reports(reports)  # all parsed first, then asked (the answers now from the cache)
     claims = frames["report_claims"].filter(pl.col("system") != "s39")
     at_once = with_statements(frames["parsed_reports"], *extract_statements(claims, judge, {"asset": "parsed_reports"}))
@@ -355,13 +354,13 @@ def test_a_streaming_judge_asks_before_it_grounds_and_grounds_before_the_last_re
     or because enough answered chunks are held), so reading and asking never wait for grounding, and
     what is held stays bounded."""
     from dreval_assets.core import report_parser
-    from dreval_assets.stages import parse as parse_stage, statements as statements_stage
+    from dreval_assets.stages import statements as statements_stage
     from dreval_assets.stages.parse import parse_with_statements
 
     n = 200  # one chunk per report: ~7 of the judge's preparation chunks of 32
     reports = pl.DataFrame([{"system": f"s{i:03d}", "task": "t", "status": "ok", "detail": "",
                              "text": REPORT.replace("41,200", f"{41_200 + i:,}")} for i in range(n)])
-    parse, chunk_rows = report_parser.parse_report, statements_stage._chunk_rows
+    parse, grounding = report_parser.parse_report, statements_stage._grounding
     read: list[str] = []
     grounded: list[str] = []
     read_when_grounded: list[int] = []
@@ -378,13 +377,13 @@ def test_a_streaming_judge_asks_before_it_grounds_and_grounds_before_the_last_re
             time.sleep(0.2)
         return parse(text)
 
-    def recorded_chunk_rows(chunk, *args):
+    def recorded_grounding(chunk, judgment):
         read_when_grounded.append(len(read))
         grounded.append(chunk.system)
-        return chunk_rows(chunk, *args)
+        return grounding(chunk, judgment)
 
-    monkeypatch.setattr(parse_stage.report_parser, "parse_report", recorded_parse)
-    monkeypatch.setattr(statements_stage, "_chunk_rows", recorded_chunk_rows)
+    monkeypatch.setattr(report_parser, "parse_report", recorded_parse)
+    monkeypatch.setattr(statements_stage, "_grounding", recorded_grounding)
     frames = parse_with_statements(reports, make_judge(llm, calls, concurrency=4), set(), {"asset": "parsed_reports"}, [])
     assert read_when_grounded[0] >= 96  # three chunks asked before any answer was grounded
     assert read_when_grounded[0] <= 160  # and not the whole batch held until its end
@@ -426,3 +425,46 @@ def test_a_frame_taken_as_a_table_is_what_its_rows_make_and_a_missing_column_is_
     assert taken.columns == list(SCHEMAS["report_claims"]) and taken.equals(frame("report_claims", rows))
     with pytest.raises(KeyError, match="report_claims frame lacks \\['text'\\]"):
         as_table("report_claims", statements.drop("text"))
+
+
+def test_the_commands_parse_helper_parses_and_grounds_to_the_same_rows_then_ends(llm, calls, monkeypatch):
+    """`dreval run` parses its first evaluation's reports and grounds their statements in a helper process
+    (the second core), this process doing only what the helper has not begun when it would wait for it:
+    the same frames as parsed here, the helper ends with the parse it served, and a parse after it is
+    done here again."""
+    from dreval_assets.core import report_parser, statements as core_statements
+    from dreval_assets.stages import parse_helper
+    from dreval_assets.stages.parse import parse_with_statements
+
+    reports = pl.DataFrame([
+        {"system": "s1", "task": "t", "status": "ok", "detail": "", "text": REPORT},
+        {"system": "s2", "task": "t", "status": "ok", "detail": "", "text": ZH_REPORT},
+        {"system": "s3", "task": "t", "status": "missing", "detail": "no file s3/t.md", "text": None},
+        *({"system": f"s{n}", "task": "t", "status": "ok", "detail": "",
+           "text": REPORT.replace("41,200", f"{41_200 + n:,}")} for n in range(4, 14))])
+    judge = make_judge(llm, calls)
+    labels = {"asset": "parsed_reports"}
+    here = parse_with_statements(reports, judge, set(), labels, [])
+    parse_helper.start_parse_helper()
+    assert parse_helper.HELPER.started
+
+    done_here = []
+
+    def counted(function):  # the helper has its own modules: only what this process does is counted
+        def run(*args):
+            done_here.append(function.__name__)
+            return function(*args)
+        return run
+
+    monkeypatch.setattr(report_parser, "parse_report", counted(report_parser.parse_report))
+    monkeypatch.setattr(core_statements, "grounding_problem", counted(core_statements.grounding_problem))
+    helped = parse_with_statements(reports, judge, set(), labels, [])
+    assert not parse_helper.HELPER.started  # ended with the parse it served
+    for name in ("parsed_reports", "report_claims"):
+        assert helped[name].equals(here[name]), name
+    assert helped["report_claims"].filter(pl.col("extraction") == "llm").height > 0
+    assert done_here.count("parse_report") < reports.filter(pl.col("status") == "ok").height  # the helper parsed
+    done_here.clear()
+    parse_with_statements(reports, judge, set(), labels, [])
+    assert done_here.count("parse_report") == reports.filter(pl.col("status") == "ok").height  # all here now
+    assert "grounding_problem" in done_here

@@ -380,6 +380,26 @@ def test_plots_are_drawn_here_when_the_helper_process_is_gone(board, plot_helper
     assert plots.PLOT_HELPER is plot_helper
 
 
+def test_what_the_helper_has_not_begun_is_done_by_the_process_waiting_for_it():
+    import time
+
+    from dreval_assets.helper_process import HelperProcess
+
+    helper = HelperProcess()
+    helper.start()
+    try:
+        helper.submit(os.getpid).result(timeout=60)  # started and serving
+        busy = [helper.submit(time.sleep, 1.0) for _ in range(2)]  # what it runs and what it has queued
+        waiting = helper.submit(os.getpid)
+        assert helper.result_or_here(waiting, os.getpid) == os.getpid()  # done here, not waited for
+        assert waiting.cancelled() and not any(future.done() for future in busy)
+        begun = helper.submit(os.getpid)
+        time.sleep(2.5)  # the helper is free again and has run it
+        assert helper.result_or_here(begun, os.getpid) != os.getpid()
+    finally:
+        helper.close()
+
+
 def test_a_helper_closed_without_waiting_is_ended_by_the_next_close():
     """The leaderboard step lets the helper exit while it goes on; the command's end waits for that exit."""
     from dreval_assets.helper_process import HelperProcess

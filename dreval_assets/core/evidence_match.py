@@ -54,6 +54,7 @@ import string
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Iterator, Sequence
 
 from .language import HAN, fold_width, han_terms, has_han, word_count
@@ -166,9 +167,14 @@ def _word_stems(word: str) -> list[str]:
     return han_terms(word) + pieces
 
 
+@run_cache(maxsize=200_000)  # a report's and its pages' words repeat: each is stemmed once
+def _stems_of(word: str) -> tuple[str, ...]:
+    return tuple(_word_stems(word))
+
+
 def _ordered_content_tokens(text: str) -> tuple[str, ...]:
     """Unique content stems in order of appearance."""
-    return tuple(dict.fromkeys(stem for word in _words(text) for stem in _word_stems(word)))
+    return tuple(dict.fromkeys(chain.from_iterable(map(_stems_of, _words(text)))))
 
 
 # ----------------------------------------------------------------------- sentences

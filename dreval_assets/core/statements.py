@@ -16,7 +16,8 @@ them. Pure: no I/O, no judge.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from .citation_markers import tokenize_inline
@@ -93,3 +94,45 @@ def grounding_problem(statement: str, unit: Unit, previous: Unit | None) -> str:
 @run_cache(maxsize=4096)  # a unit's context is asked about once for each statement made of it
 def _known_words(context: str) -> frozenset[str]:
     return frozenset(content_tokens(context))
+
+
+EXAMPLE_CHARS = 80  # a dropped statement quoted as an example is cut to this
+
+
+def short(text: str) -> str:
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS - 1] + "…"
+
+
+@dataclass
+class Grounded:
+    """What one chunk's answer keeps: each unit's statements, and what it dropped."""
+    kept: dict[str, list[str]]
+    n_empty: int = 0
+    n_duplicates: int = 0
+    ungrounded: list[str] = field(default_factory=list)  # each dropped statement, quoted, and why
+
+
+def ground(units: list[Unit], before: Unit | None, said: list[tuple[str, str]]) -> Grounded:
+    """Which of the statements (unit id as the judge wrote it, text) the chunk's units ground, in the
+    judge's order. Pure: the command runs it in its parse helper process when it has one
+    (`stages/parse_helper.py`)."""
+    by_id = {unit.claim_id: unit for unit in units}
+    previous = {unit.claim_id: earlier for unit, earlier in zip(units, [before, *units])}
+    found = Grounded({unit.claim_id: [] for unit in units})
+    seen: dict[str, set[str]] = defaultdict(set)
+    for raw_unit, raw_text in said:
+        unit_id = raw_unit.strip().strip("[]").strip()
+        text = statement_text(raw_text)
+        unit = by_id.get(unit_id)
+        if unit is None:
+            found.ungrounded.append(f"{short(text)!r} (names unit {unit_id!r}, not one of its chunk's)")
+        elif not text or says_nothing(text):
+            found.n_empty += 1
+        elif duplicate_key(text) in seen[unit_id]:
+            found.n_duplicates += 1
+        elif problem := grounding_problem(text, unit, previous[unit_id]):
+            found.ungrounded.append(f"{short(text)!r} ({problem})")
+        else:
+            seen[unit_id].add(duplicate_key(text))
+            found.kept[unit_id].append(text)
+    return found

@@ -1,33 +1,26 @@
 """parsed_reports: run the deterministic parser over every readable report."""
 from __future__ import annotations
 
-import hashlib
 import json
-from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
 import polars as pl
 
 from ..benchmarks.policies import policy_value
-from ..core import report_parser
-from ..core.models import ParsedReport
+from ..core.report_rows import PARSER_VERSION, parsed_rows  # noqa: F401 (the parser's version, named here too)
 from ..judges.base import Judge
 from .frames import as_table, frame
+from .parse_helper import each_done, parse_done
 from .statements import extract_statements_of
-
-_PARSER_MODULES = ("report_parser.py", "sentences.py", "citation_markers.py", "reference_list.py", "chatter.py",
-                   "models.py")
-_CORE = Path(report_parser.__file__).parent
-# The parser's version is the hash of its source: changed parsing code is a new version.
-PARSER_VERSION = "parser-" + hashlib.sha256(
-    b"".join((_CORE / name).read_bytes() for name in _PARSER_MODULES if (_CORE / name).is_file())
-).hexdigest()[:12]
 
 
 def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
     parsed = ParsedFrames()
-    for _ in parsed.each_report(reports):
-        pass
+    try:
+        for _ in parsed.each_report(reports):
+            pass
+    finally:
+        parse_done()
     return parsed.frames()
 
 
@@ -40,17 +33,13 @@ class ParsedFrames:
         self.claim_rows: list[dict] = []
 
     def each_report(self, reports: pl.DataFrame) -> Iterator[tuple[str, str, list[dict]]]:
-        """Parse each report in turn; yields (system, task, its claim rows) after adding them."""
-        for row in reports.iter_rows(named=True):
-            if row["status"] != "ok":
-                parsed = ParsedReport(warnings=[f"report not parsed: {row['status']} ({row['detail']})"])
-            else:
-                parsed = report_parser.parse_report(row["text"])
-            self.report_rows.append(_report_row(row["system"], row["task"], parsed))
-            claims = [{"system": row["system"], "task": row["task"], **claim.model_dump(include=_CLAIM_FIELDS),
-                       "source_claim": claim.claim_id, "extraction": "sentences"} for claim in parsed.claims]
+        """Parse each report in turn (in the command's parse helper when it runs); yields (system, task,
+        its claim rows) after adding them."""
+        rows = [(r["system"], r["task"], r["status"], r.get("detail"), r.get("text")) for r in reports.iter_rows(named=True)]
+        for (system, task, *_), (report_row, claims) in zip(rows, each_done(parsed_rows, rows), strict=True):
+            self.report_rows.append(report_row)
             self.claim_rows.extend(claims)
-            yield row["system"], row["task"], claims
+            yield system, task, claims
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {"parsed_reports": self.report_frame(), "report_claims": frame("report_claims", self.claim_rows)}
@@ -58,40 +47,6 @@ class ParsedFrames:
     def report_frame(self) -> pl.DataFrame:
         """The parsed_reports rows alone (the claims' frame, ~0.12 s at 100 reports, is not built)."""
         return frame("parsed_reports", self.report_rows)
-
-
-def citation_style(parsed: ParsedReport) -> str:
-    """inline: the text carries citations; bibliography_only: a source list nobody cites; none."""
-    if parsed.has_inline_citations:
-        return "inline"
-    return "bibliography_only" if parsed.has_reference_list else "none"
-
-
-_CLAIM_FIELDS = {"claim_id", "kind", "text", "section", "citation_indices", "urls", "unresolved_indices"}
-
-
-def _report_row(system: str, task: str, parsed: ParsedReport) -> dict:
-    def as_json(items) -> str:
-        return json.dumps([i.model_dump() for i in items], ensure_ascii=False)
-
-    return {
-        "system": system, "task": task, "parser_version": PARSER_VERSION,
-        "n_sections": len(parsed.sections), "n_sentences": len(parsed.sentences),
-        "n_claims": len(parsed.claims),
-        "n_cited_claims": sum(1 for c in parsed.claims if c.kind != "uncited"),
-        "n_references": len(parsed.references), "n_figures": len(parsed.figures),
-        "n_tables": len(parsed.tables),
-        "has_inline_citations": parsed.has_inline_citations,
-        "has_reference_list": parsed.has_reference_list,
-        "bibliography_only": parsed.has_reference_list and not parsed.has_inline_citations,
-        "citation_style": citation_style(parsed),
-        "unresolved_indices": parsed.unresolved_indices,
-        "sections": as_json(parsed.sections), "references": as_json(parsed.references),
-        "figures": as_json(parsed.figures), "tables": as_json(parsed.tables),
-        "warnings": parsed.warnings,
-        "extraction": "sentences", "n_statements": len(parsed.claims), "n_ungrounded": 0,
-        "extraction_na_reason": None, "extraction_detail": "",
-    }
 
 
 def with_statements(parsed_reports: pl.DataFrame, statements: pl.DataFrame,
@@ -122,9 +77,12 @@ def parse_with_statements(reports: pl.DataFrame, judge: Judge, keep_sentences: s
     parsed = ParsedFrames()
     to_extract = (claims for system, task, claims in parsed.each_report(reports)
                   if claims and (system, task) not in keep_sentences)
-    statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
-    for _ in to_extract:  # every report parsed, whatever the judge read
-        pass
+    try:
+        statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
+        for _ in to_extract:  # every report parsed, whatever the judge read
+            pass
+    finally:
+        parse_done()
     return with_statements(parsed.report_frame(), statements, summary)
 
 

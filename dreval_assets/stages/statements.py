@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import polars as pl
 
 from ..benchmarks.evidence import most_retryable
 from ..core.models import StatementExtraction
-from ..core.statements import (Unit, chunk_units, claim_order, duplicate_key, grounding_problem, says_nothing,
-                               statement_text)
+from ..core.statements import Grounded, Unit, chunk_units, claim_order, ground, short
 from ..judges.base import Judge, Judgment, JudgmentRequest
 from ..judges.context_window import context_of
 from ..judges.prompts import fence_untrusted, load_template, one_line
 from .frames import SCHEMAS
+from .parse_helper import done_soon
 
 TEMPLATE = "statement_extraction"
 LLM, SENTENCES = "llm", "sentences"
@@ -35,7 +35,6 @@ SUMMARY_SCHEMA = {"system": pl.String, "task": pl.String, "n_units": pl.Int32, "
                   "n_chunks": pl.Int32, "n_failed_chunks": pl.Int32, "na_reason": pl.String,
                   "detail": pl.String, "calls": pl.Int32, "tokens_in": pl.Int64, "tokens_out": pl.Int64}
 _KIND_NOTES = {"table_row": " (table row)", "figure_caption": " (figure caption)"}
-_EXAMPLE_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,14 @@ class _Tally:
     calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+
+    def add(self, found: Grounded) -> None:
+        """What one chunk's answer dropped (the first ungrounded statement is the report's example)."""
+        self.n_empty += found.n_empty
+        self.n_duplicates += found.n_duplicates
+        self.n_ungrounded += len(found.ungrounded)
+        if found.ungrounded and not self.ungrounded_example:
+            self.ungrounded_example = found.ungrounded[0]
 
 
 def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, str] | None = None,
@@ -102,15 +109,17 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
     made = requests()
     # a streaming judge's answers are grounded as they come, while later reports are read and asked
     judgments = judge.judge_each(made) if getattr(judge, "streams_requests", False) else judge.judge_many(list(made))
-    grounded = []
+    answered = []
     for index, judgment in enumerate(judgments):
         if index >= len(chunks):  # a judgment for a request never made: the judge's bug, said plainly
             raise RuntimeError(f"the judge answered more than the {len(chunks)} statement extraction requests")
-        chunk = chunks[index]
-        rows = _chunk_rows(chunk, judgment, rows_by_id, tallies[(chunk.system, chunk.task)])
+        answered.append((judgment, _grounding(chunks[index], judgment)))
+    if len(answered) != len(chunks):
+        raise RuntimeError(f"the judge answered {len(answered)} of {len(chunks)} statement extraction requests")
+    grounded = []
+    for index, (chunk, (judgment, found)) in enumerate(zip(chunks, answered)):
+        rows = _chunk_rows(chunk, judgment, found(), rows_by_id, tallies[(chunk.system, chunk.task)])
         grounded.append((chunk.system, chunk.task, index, rows))
-    if len(grounded) != len(chunks):
-        raise RuntimeError(f"the judge answered {len(grounded)} of {len(chunks)} statement extraction requests")
     for key in partitions:
         tallies.setdefault(tuple(key), _Tally())
     statements = [row for *_, rows in sorted(grounded, key=lambda item: item[:3]) for row in rows]
@@ -166,39 +175,34 @@ def _listing(units: list[Unit]) -> str:
     return "\n".join(lines)
 
 
-def _chunk_rows(chunk: _Chunk, judgment: Judgment, rows_by_id: dict, tally: _Tally) -> list[dict]:
+def _said(judgment: Judgment) -> list[tuple[str, str]]:
+    return [(statement.unit, statement.text) for statement in judgment.answer.statements]
+
+
+def _grounding(chunk: _Chunk, judgment: Judgment) -> Callable[[], Grounded | None]:
+    """What the chunk's answer grounds, begun as the answer comes (in the parse helper when it runs);
+    None for a failed request."""
+    if not isinstance(judgment.answer, StatementExtraction):
+        return lambda: None
+    return done_soon(ground, chunk.units, chunk.before, _said(judgment))
+
+
+def _chunk_rows(chunk: _Chunk, judgment: Judgment, found: Grounded | None, rows_by_id: dict,
+                tally: _Tally) -> list[dict]:
     tally.n_chunks += 1
     tally.calls += not judgment.provenance.cache_hit
     tally.tokens_in += judgment.provenance.tokens_in
     tally.tokens_out += judgment.provenance.tokens_out
     originals = [rows_by_id[(chunk.system, chunk.task, unit.claim_id)] for unit in chunk.units]
-    if not isinstance(judgment.answer, StatementExtraction):
+    if found is None:
         bucket = judgment.na_reason or "pipeline_failure"
         tally.failures.append((bucket, judgment.error or "no answer", len(chunk.units)))
         return [{**_claim_columns(row), "source_claim": row["claim_id"], "extraction": SENTENCES}
                 for row in originals]
-    units = {unit.claim_id: unit for unit in chunk.units}
-    previous = {unit.claim_id: before for unit, before in zip(chunk.units, [chunk.before, *chunk.units])}
-    kept: dict[str, list[str]] = {unit.claim_id: [] for unit in chunk.units}
-    seen: dict[str, set[str]] = defaultdict(set)
-    for statement in judgment.answer.statements:
-        unit_id = statement.unit.strip().strip("[]").strip()
-        text = statement_text(statement.text)
-        unit = units.get(unit_id)
-        if unit is None:
-            _ungrounded(tally, text, f"names unit {unit_id!r}, not one of its chunk's")
-        elif not text or says_nothing(text):
-            tally.n_empty += 1
-        elif duplicate_key(text) in seen[unit_id]:
-            tally.n_duplicates += 1
-        elif problem := grounding_problem(text, unit, previous[unit_id]):
-            _ungrounded(tally, text, problem)
-        else:
-            seen[unit_id].add(duplicate_key(text))
-            kept[unit_id].append(text)
+    tally.add(found)
     rows = []
     for row in originals:
-        texts = kept[row["claim_id"]]
+        texts = found.kept[row["claim_id"]]
         tally.units_without_statement += not texts
         tally.n_statements += len(texts)
         rows.extend({**_claim_columns(row), "claim_id": f"{row['claim_id']}.s{k}", "text": text,
@@ -209,16 +213,6 @@ def _chunk_rows(chunk: _Chunk, judgment: Judgment, rows_by_id: dict, tally: _Tal
 
 def _claim_columns(row: dict) -> dict:
     return {column: row[column] for column in SCHEMAS["report_claims"] if column in row}
-
-
-def _ungrounded(tally: _Tally, text: str, why: str) -> None:
-    tally.n_ungrounded += 1
-    if not tally.ungrounded_example:
-        tally.ungrounded_example = f"{_short(text)!r} ({why})"
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _EXAMPLE_CHARS else text[:_EXAMPLE_CHARS - 1] + "…"
 
 
 def _summary_row(system: str, task: str, tally: _Tally) -> dict:
@@ -236,7 +230,7 @@ def _detail(tally: _Tally, na_reason: str | None) -> str:
     if tally.failures:
         error = next(error for bucket, error, _ in tally.failures if bucket == na_reason)
         kept = sum(n for _, _, n in tally.failures)
-        parts.append(f"{len(tally.failures)} of {tally.n_chunks} chunks failed ({na_reason}: {_short(error)}): "
+        parts.append(f"{len(tally.failures)} of {tally.n_chunks} chunks failed ({na_reason}: {short(error)}): "
                      f"their {kept} sentences kept")
     if tally.n_ungrounded:
         parts.append(f"{tally.n_ungrounded} ungrounded statements dropped, e.g. {tally.ungrounded_example}")

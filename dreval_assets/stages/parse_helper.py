@@ -1,0 +1,56 @@
+"""The first evaluation's parse and statement grounding on the machine's second core.
+
+`dreval run` starts this helper process (`helper_process`) with its plan when an evaluation is due. In the
+seconds before the first claim can be judged the run's own process is the only one working, on one core
+(importing Dagster, starting the runs, asking the statements), and the parse of the reports and the
+grounding of the judge's statements were ~2 s of it at 10 x 10. The helper does them instead, for the
+command's first parse, and ends once that parse's statements are grounded, so it stands beside no later
+memory peak. What it runs are this process's own functions on the same inputs, so the rows are the
+same; whatever it cannot do (never started, gone, an error) is done here, as it would be without it."""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from ..helper_process import HelperProcess
+
+BATCH = 8  # reports per request: the first ones' statements are asked while the helper parses the next
+HELPER = HelperProcess()
+
+
+def start_parse_helper() -> None:
+    """Start the helper (once), the parser and the grounding imported."""
+    HELPER.start(_import_what_it_runs)
+
+
+def each_done(function: Callable[..., Any], items: Sequence[tuple]) -> Iterator[Any]:
+    """`function(*item)` of each item, in order: in the helper, a batch at a time, when it runs."""
+    if not HELPER.started:
+        yield from (function(*item) for item in items)
+        return
+    batches = [list(items[i:i + BATCH]) for i in range(0, len(items), BATCH)]
+    asked = [(batch, HELPER.submit(_each, function, batch)) for batch in batches]
+    for batch, future in asked:
+        yield from HELPER.result_or_here(future, _each, function, batch)
+
+
+def done_soon(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """`function(*args)`, begun in the helper when it runs (its result when called), else done now."""
+    future = HELPER.submit(function, *args)
+    if future is None:
+        result = function(*args)
+        return lambda: result
+    return lambda: HELPER.result_or_here(future, function, *args)
+
+
+def parse_done() -> None:
+    """The parse it served is over, its statements grounded: the helper ends (a later parse is done here)."""
+    HELPER.close(wait=False)
+
+
+def _each(function: Callable[..., Any], items: Iterable[tuple]) -> list[Any]:
+    return [function(*item) for item in items]
+
+
+def _import_what_it_runs() -> None:
+    """The helper's warm-up: the modules its work comes from (the parser and the grounding: no polars)."""
+    from ..core import report_rows, statements  # noqa: F401
