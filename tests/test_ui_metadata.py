@@ -99,6 +99,35 @@ def test_plots_are_pngs_and_keep_na_out_of_the_numbers(board, tmp_path):
     assert ranks[("quiet", "core\nsupported_ratio")] is None and ranks[("loose", "dr3\navg")] == 1
 
 
+@pytest.mark.parametrize("name", ["headline_ci", "heatmap", "rank_shifts"])
+def test_each_plot_keeps_its_labels_in_the_figure_and_off_its_other_panels(name, board, monkeypatch):
+    """The plots place their axes from their labels' extents (no layout engine): every panel with its
+    labels, title and colour bar lies inside the figure, no two panels overlap, and the data area keeps
+    most of the figure."""
+    from dreval_assets.presentation import plots
+
+    wide = pl.concat([board, frame("leaderboard", [  # a long system name, as real ones are
+        board_row("a-much-longer-system-name-v2", "core", "supported_ratio", 60.0, (55.0, 65.0), rank=2),
+        board_row("a-much-longer-system-name-v2", "dr3", "avg", 65.0, rank=2, tasks=2, scored=2,
+                  aggregation="of_parts: the paper's formula")])])
+    drawn = []
+    monkeypatch.setattr(plots, "_png", lambda figure: drawn.append(figure) or b"")
+    plots.PLOTS[name][1]([t for t in leaderboard_tables(wide) if t.ranked_by])
+    [figure] = drawn
+    renderer = figure.canvas.get_renderer()
+    figure.draw(renderer)
+    page = figure.bbox
+    panels = [ax for ax in figure.axes if ax.get_visible()]
+    boxes = [ax.get_tightbbox(renderer) for ax in panels]
+    for box in boxes:
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1
+    for i, first in enumerate(boxes):
+        for second in boxes[i + 1:]:
+            assert not first.overlaps(second)
+    data_area = sum(ax.bbox.width * ax.bbox.height for ax in panels)
+    assert data_area > 0.25 * page.width * page.height  # not squeezed by its labels
+
+
 def test_leaderboard_metadata_has_tables_and_embedded_plots(board, tmp_path):
     metadata = leaderboard_metadata(board, tmp_path / "plots")
     assert metadata["rows"].value == 9 and metadata["systems"].value == 3
