@@ -367,3 +367,23 @@ def test_what_is_put_while_the_pipe_is_busy_leaves_in_frames_in_order():
     while not broken and time.monotonic() < deadline:
         time.sleep(0.01)
     assert broken == [True]
+
+
+def test_workers_closed_without_waiting_are_waited_for_by_the_next_close():
+    """After the last run that judges the workers are told to stop and the command goes on (their exits,
+    ~0.2 s, are not the closing runs' time); the command's end waits for them."""
+    import types
+
+    closed = threading.Event()
+
+    def slow_close():
+        time.sleep(0.5)
+        closed.set()
+
+    JUDGE_LOOP.shared(("test endpoint", "slow to close"), lambda: types.SimpleNamespace(
+        worker=types.SimpleNamespace(close=slow_close)))
+    began = time.monotonic()
+    JUDGE_LOOP.close_workers(wait=False)
+    assert time.monotonic() - began < 0.3 and not closed.is_set()
+    JUDGE_LOOP.close_workers()
+    assert closed.is_set()

@@ -273,7 +273,7 @@ def test_the_runner_lets_the_chain_read_the_tasks_when_the_last_tasks_run_wrote_
 
     hooked = []
     monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
-    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda wait=True: None)
     monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, written=None, **hooks:
                         hooked.append((launch.description, written is not None))
                         or runner.RunOutcome(launch.job, "", True, launch.run_id))

@@ -471,7 +471,7 @@ def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypat
     from dreval_assets.defs import runner
 
     ended = []
-    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: ended.append("judge workers"))
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda wait=True: ended.append("judge workers"))
     monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, **hooks: ended.append(launch.job) or
                         runner.RunOutcome(launch.job, "", True, "r"))
     planned = [runner.Launch(job, None, None, job, 1) for job in
@@ -511,7 +511,7 @@ def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monk
     monkeypatch.setattr(runner, "make_ahead", lambda dreval, pairs, run_id, through="report_judgments",
                         tasks_written=None: done.append(f"ahead {pairs[0][1]}"
                                                         f"{' from the start' if tasks_written else ''}"))
-    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda: None)
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda wait=True: None)
 
     def launch(defs, instance, launch, progress, store, spare_time, **hooks):
         done.append(launch.description)

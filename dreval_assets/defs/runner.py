@@ -265,7 +265,7 @@ def _release_what_judging_held() -> None:
     caches of the texts it read, the frames its steps shared and the cycles its runs left (the collector
     runs seldom here, `cli.console`) are let go, so the closing runs, which read the whole home, use that
     memory instead of adding to it (100 x 10: ~900 MiB held by then)."""
-    JUDGE_LOOP.close_workers()
+    JUDGE_LOOP.close_workers(wait=False)  # their exits waited for by the command's end
     clear_run_caches()
     RUN_READS.clear()
     gc.collect()

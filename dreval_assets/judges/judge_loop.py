@@ -24,6 +24,7 @@ class JudgeLoop:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._shared: dict[Hashable, Any] = {}
+        self._closing: list[threading.Thread] = []  # exits `close_workers(wait=False)` left to wait for
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -63,14 +64,26 @@ class JudgeLoop:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(lambda: [task.cancel() for task in asyncio.all_tasks(loop)])
 
-    def close_workers(self) -> None:
-        """End every endpoint's worker process and forget those endpoints (the next call starts anew)."""
+    def close_workers(self, wait: bool = True) -> None:
+        """End every endpoint's worker process and forget those endpoints (the next call starts anew).
+        `wait=False`: they are told to stop and their exits (~0.2 s) are waited for on a thread, so the
+        caller goes on; a later `close_workers()` waits for those too."""
         with self._lock:
             ended = {key: value for key, value in self._shared.items() if getattr(value, "worker", None) is not None}
             for key in ended:
                 del self._shared[key]
+            closing, self._closing = (self._closing, []) if wait else ([], self._closing)
         for endpoint in ended.values():
-            endpoint.worker.close()
+            if wait:
+                endpoint.worker.close()
+            else:
+                closing_now = threading.Thread(target=endpoint.worker.close, name="dreval-judge-worker-close",
+                                               daemon=True)
+                closing_now.start()
+                with self._lock:
+                    self._closing.append(closing_now)
+        for thread in closing:
+            thread.join()
 
     def shared(self, key: Hashable, make: Callable[[], T]) -> T:
         """One object per key for the process (made on first use): an endpoint's client and limits."""
