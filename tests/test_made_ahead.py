@@ -283,3 +283,47 @@ def test_the_runner_lets_the_chain_read_the_tasks_when_the_last_tasks_run_wrote_
     monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
     runner.execute(SimpleNamespace(resources={"dreval": None}), None, SimpleNamespace(per_system={}))
     assert hooked == [("tasks 1", False), ("tasks 3", True), ("slice 1", False), ("leaderboard", False)]
+
+
+def test_the_other_judged_pieces_begin_once_the_claims_fill_the_endpoint_or_are_done(monkeypatch):
+    """The claim verdicts' requests go first: the report judgments (which decode every figure before they
+    ask) and the same-statement questions begin once a claim request waits for a slot, or the claims are
+    done, or after a bounded wait; never before."""
+    import time
+
+    from dreval_assets.judges.judge_loop import ENDPOINT_FULL
+
+    order = []
+    first = step_work._FirstPiece()
+    claims_may_end = threading.Event()
+
+    def claims():
+        order.append("claims begin")
+        claims_may_end.wait(5)
+        order.append("claims end")
+
+    gated_claims = first.marked(claims)
+    later = first.after(lambda: order.append("report judgments"))
+    threads = [threading.Thread(target=gated_claims), threading.Thread(target=later)]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    assert order == ["claims begin"]  # the endpoint is not full and the claims are not done: it waits
+    ENDPOINT_FULL.set()  # a claim request waits for a slot
+    time.sleep(0.3)
+    assert order == ["claims begin", "report judgments"]
+    claims_may_end.set()
+    for thread in threads:
+        thread.join(5)
+
+    monkeypatch.setattr(step_work, "FILL_WAIT_S", 0.2)
+    first, order = step_work._FirstPiece(), []  # ENDPOINT_FULL cleared by `marked`
+    gated = first.marked(lambda: order.append("claims"))
+    gated()
+    first.after(lambda: order.append("after the claims are done"))()
+    stuck = step_work._FirstPiece()
+    stuck.marked(lambda: None)  # never run: the bounded wait lets the others go
+    began = time.monotonic()
+    stuck.after(lambda: order.append("after the wait"))()
+    assert order == ["claims", "after the claims are done", "after the wait"] and time.monotonic() - began >= 0.15
+    assert step_work._FirstPiece().after(len)("ab") == 2  # without claim verdicts nothing waits

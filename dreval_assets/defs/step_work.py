@@ -2,13 +2,16 @@
 chain that makes them ahead of the steps (`defs/ahead.py`), so both make the same frames."""
 from __future__ import annotations
 
+import threading
+import time
 from functools import partial
-from typing import Callable
+from typing import Callable, TypeVar
 
 import polars as pl
 
 from ..benchmarks.cited_sources import CitedSources
 from ..benchmarks.judging import JudgmentContext
+from ..judges.judge_loop import ENDPOINT_FULL
 from ..stages.attachment_images import task_images, with_image_facts
 from ..stages.fetch import fetch_references
 from ..stages.judgments import judge_reports
@@ -25,6 +28,7 @@ from .resources import DrevalResource
 Keys = list[tuple[str, str]]
 Frames = dict[str, pl.DataFrame]
 JUDGED = ("claim_verdicts", "report_judgments")  # the judge step's assets
+T = TypeVar("T")
 
 
 def read_the_reports(dreval: DrevalResource, keys: Keys, systems: dict, original_ids: dict[str, str],
@@ -76,17 +80,56 @@ def judged_pieces(dreval: DrevalResource, selected: set[str], run_id: str, keys:
     so the step's figures count only its assets' calls; `metric_scores` finds the answers cached)).
     `images` may be what makes report_images' frame: the report judgments' piece makes it first."""
     named, builds = [], []  # each piece its own judge, so each asset's figures count its own calls
+    claims_first = _FirstPiece()
     if "claim_verdicts" in selected:
         named.append(("claim_verdicts", dreval.judge()))
-        builds.append(partial(claim_verdicts, dreval, named[-1][1], run_id, parsed, fetched, tasks, task_rubrics))
+        builds.append(claims_first.marked(partial(claim_verdicts, dreval, named[-1][1], run_id, parsed, fetched,
+                                                  tasks, task_rubrics)))
     if "report_judgments" in selected:
         named.append(("report_judgments", dreval.judge()))
-        builds.append(partial(_report_judgments_with, dreval, named[-1][1], run_id, keys, reports, tasks,
-                              task_rubrics, parsed, fetched, images))
+        builds.append(claims_first.after(partial(_report_judgments_with, dreval, named[-1][1], run_id, keys, reports,
+                                                 tasks, task_rubrics, parsed, fetched, images)))
     if "claim_verdicts" in selected:
-        builds.append(partial(ask_same_statements_ahead, parsed["report_claims"], tasks["tasks"], dreval.judge(),
-                              run_id))
+        builds.append(claims_first.after(partial(ask_same_statements_ahead, parsed["report_claims"], tasks["tasks"],
+                                                 dreval.judge(), run_id)))
     return named, builds
+
+
+FILL_WAIT_S = 2.0  # the longest the other pieces wait for the claim verdicts to fill the endpoint
+
+
+class _FirstPiece:
+    """The claim verdicts go first: the other pieces (the report judgments, which decode every figure
+    before they ask, and the same-statement questions) begin once the claims' requests fill the endpoint
+    (a request waits for a slot, `ENDPOINT_FULL`), once the claims are done, or after `FILL_WAIT_S`. Begun
+    together, their CPU held the claims' first requests back (10 x 10 at 64: ~0.5 s from the pieces'
+    start to the first claim verdict's request, the endpoint empty)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._marked = False
+
+    def marked(self, build: Callable[[], T]) -> Callable[[], T]:
+        self._marked = True
+        ENDPOINT_FULL.clear()  # full from an earlier step's requests says nothing of these
+
+        def first() -> T:
+            try:
+                return build()
+            finally:
+                self._done.set()
+        return first
+
+    def after(self, build: Callable[[], T]) -> Callable[[], T]:
+        if not self._marked:
+            return build
+
+        def later() -> T:
+            deadline = time.monotonic() + FILL_WAIT_S
+            while not (ENDPOINT_FULL.is_set() or self._done.is_set()) and time.monotonic() < deadline:
+                self._done.wait(0.01)
+            return build()
+        return later
 
 
 def _report_judgments_with(dreval: DrevalResource, judge, run_id: str, keys: Keys, reports: pl.DataFrame,
