@@ -12,7 +12,9 @@ import os
 import signal
 import threading
 import time
+from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
 from typing import Any, Callable
 
 ORPHAN_CHECK_S = 0.2  # how often the helper looks whether the process that started it is gone
@@ -25,6 +27,8 @@ class HelperProcess:
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
         self._ending: list[threading.Thread] = []  # shutdowns `close(wait=False)` left running
+        # what was submitted, newest last: (the pool's future, the caller's, function, args)
+        self._submitted: deque[tuple[Future, Future, Callable[..., Any], tuple]] = deque()
 
     def start(self, warm_up: Callable[[], Any] | None = None) -> None:
         """Start the process (once) and have it run `warm_up` (a module-level function) now."""
@@ -41,34 +45,61 @@ class HelperProcess:
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Future | None:
         """`function(*args)` in the helper (a module-level function, picklable arguments), or None when
-        there is no helper: the caller does it."""
+        there is no helper: the caller does it. The future is the caller's: a waiting caller may do the
+        work here instead (`result_or_here`)."""
         with self._lock:
             pool = self._pool
         if pool is None:
             return None
         try:
-            return pool.submit(function, *args)
+            there = pool.submit(function, *args)
         except Exception:  # noqa: BLE001 - a broken or closed pool: the caller does the work
             self._drop(pool)
             return None
+        mine: Future = Future()
+        there.add_done_callback(partial(_settle_from, mine))
+        with self._lock:
+            self._forget_settled()
+            self._submitted.append((there, mine, function, args))
+        return mine
+
+    def _forget_settled(self) -> None:
+        """Calls whose outcome their caller has (or can take) are no longer kept, nor their arguments."""
+        self._submitted = deque(entry for entry in self._submitted if not entry[1].done())
 
     def result_or_here(self, future: Future | None, function: Callable[..., Any], *args: Any) -> Any:
         """What `submit` started, or `function(*args)` done here when it was not started or failed
-        (an error of `function` itself is raised here, as it would be without the helper). Work the
-        helper has not begun is done here: this process would only wait for it (the helper queues at most
-        two calls; at 10 x 10, 64, it was still grounding the first parse's statements for ~0.8 s after
-        their last answer while the command's process idled)."""
-        if future is not None and future.cancel():
+        (an error of `function` itself is raised here, as it would be without the helper). While it waits,
+        this process does the newest work the helper has not begun, this one's included (the helper works
+        from the oldest): at 10 x 10, 64, the helper was still grounding the first parse's statements ~0.8 s
+        after their last answer while the command's process idled."""
+        if future is None:
             return function(*args)
-        if future is not None:
-            try:
-                return future.result()
-            except Exception:  # noqa: BLE001 - done again here: a real error surfaces from this call
-                with self._lock:
-                    pool = self._pool
-                if pool is not None:
-                    self._drop(pool)
+        while not future.done() and self._do_the_newest_here():
+            pass
+        try:
+            return future.result()
+        except Exception:  # noqa: BLE001 - done again here: a real error surfaces from this call
+            with self._lock:
+                pool = self._pool
+            if pool is not None:
+                self._drop(pool)
         return function(*args)
+
+    def _do_the_newest_here(self) -> bool:
+        """The newest submitted call the helper has not begun, done here; False when there is none."""
+        while True:
+            with self._lock:
+                if not self._submitted:
+                    return False
+                there, mine, function, args = self._submitted.pop()
+            if there.cancel():  # not begun there (the pool hands its process at most two calls ahead)
+                break
+        try:
+            mine.set_result(function(*args))
+        except BaseException as error:  # noqa: BLE001 - its caller's `result_or_here` does it again and raises
+            mine.set_exception(error)
+        return True
 
     def close(self, wait: bool = True) -> None:
         """End the process. A command that ends with `os._exit` calls this first (the pool's own exit hook
@@ -76,6 +107,7 @@ class HelperProcess:
         exits (~0.2 s); a later `close()` still waits for that."""
         with self._lock:
             pool, self._pool = self._pool, None
+            self._forget_settled()
             if pool is not None:
                 self._ending.append(threading.Thread(target=pool.shutdown, kwargs={"cancel_futures": True},
                                                      name="dreval-helper-shutdown", daemon=True))
@@ -104,3 +136,14 @@ def _end_when_orphaned(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(ORPHAN_CHECK_S)
     os._exit(0)
+
+
+def _settle_from(mine: Future, there: Future) -> None:
+    """The caller's future takes the helper's outcome (not when the call was taken back to be done here)."""
+    if there.cancelled() or mine.done():
+        return
+    error = there.exception()
+    if error is not None:
+        mine.set_exception(error)
+    else:
+        mine.set_result(there.result())

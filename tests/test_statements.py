@@ -429,9 +429,9 @@ def test_a_frame_taken_as_a_table_is_what_its_rows_make_and_a_missing_column_is_
 
 def test_the_commands_parse_helper_parses_and_grounds_to_the_same_rows_then_ends(llm, calls, monkeypatch):
     """`dreval run` parses its first evaluation's reports and grounds their statements in a helper process
-    (the second core), this process doing only what the helper has not begun when it would wait for it:
-    the same frames as parsed here, the helper ends with the parse it served, and a parse after it is
-    done here again."""
+    (the second core), this process doing what the helper has not begun when it would wait for it (how
+    much is a race, `test_ui_metadata`): the same frames as parsed here, the helper ends with the parse it
+    served, and a parse after it is done here again."""
     from dreval_assets.core import report_parser, statements as core_statements
     from dreval_assets.stages import parse_helper
     from dreval_assets.stages.parse import parse_with_statements
@@ -463,7 +463,6 @@ def test_the_commands_parse_helper_parses_and_grounds_to_the_same_rows_then_ends
     for name in ("parsed_reports", "report_claims"):
         assert helped[name].equals(here[name]), name
     assert helped["report_claims"].filter(pl.col("extraction") == "llm").height > 0
-    assert done_here.count("parse_report") < reports.filter(pl.col("status") == "ok").height  # the helper parsed
     done_here.clear()
     parse_with_statements(reports, judge, set(), labels, [])
     assert done_here.count("parse_report") == reports.filter(pl.col("status") == "ok").height  # all here now

@@ -419,9 +419,11 @@ def test_what_the_helper_has_not_begun_is_done_by_the_process_waiting_for_it():
     try:
         helper.submit(os.getpid).result(timeout=60)  # started and serving
         busy = [helper.submit(time.sleep, 1.0) for _ in range(2)]  # what it runs and what it has queued
-        waiting = helper.submit(os.getpid)
-        assert helper.result_or_here(waiting, os.getpid) == os.getpid()  # done here, not waited for
-        assert waiting.cancelled() and not any(future.done() for future in busy)
+        waiting = [helper.submit(os.getpid) for _ in range(3)]
+        assert helper.result_or_here(waiting[0], os.getpid) == os.getpid()  # done here, not waited for
+        # the newest first, so all three were done here while the helper still slept
+        assert [future.result() for future in waiting] == [os.getpid()] * 3
+        assert not any(future.done() for future in busy)
         begun = helper.submit(os.getpid)
         time.sleep(2.5)  # the helper is free again and has run it
         assert helper.result_or_here(begun, os.getpid) != os.getpid()
