@@ -109,6 +109,8 @@ def console() -> None:
     from .judges.judge_loop import JUDGE_LOOP
 
     JUDGE_LOOP.close_workers()
+    if "dreval_assets.judges.judge_worker" in sys.modules:
+        sys.modules["dreval_assets.judges.judge_worker"].end_early()
     for module, helper in (("dreval_assets.presentation.plots", "PLOT_HELPER"),
                            ("dreval_assets.stages.parse_helper", "HELPER")):
         if module in sys.modules:  # loaded: it may have started a helper process

@@ -254,6 +254,12 @@ def test_an_early_worker_never_taken_ends_when_the_command_does():
     conn.close()  # the command ended (its end of the pipe closes with it)
     process.join(30)
     assert process.exitcode == 0
+    # the command's end ends one at once: still loading, it would hold the command's output open
+    judge_worker.start_early(body)
+    process = judge_worker._EARLY[body][0]
+    judge_worker.end_early()
+    process.join(5)
+    assert not judge_worker._EARLY and process.exitcode is not None and not process.is_alive()
 
 
 @pytest.mark.parametrize("args, env, started", [

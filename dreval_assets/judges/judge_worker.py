@@ -360,6 +360,15 @@ def start_early(main: str) -> None:
 _EARLY: dict[str, tuple[Any, Any]] = {}  # started by `start_early`, not yet taken: by body
 
 
+def end_early() -> None:
+    """End the early workers no `JudgeWorker` took (a command that judged nothing, or refused to) at once:
+    one still loading its modules would hold the command's output open until it is done (~1 s)."""
+    while _EARLY:
+        process, conn = _EARLY.popitem()[1]
+        process.kill()
+        conn.close()
+
+
 def _wait_for_settings(main: str, conn: Any) -> None:
     """An early worker's first code: its modules, then its settings from the `JudgeWorker` that takes it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C is the command's to handle
