@@ -1,10 +1,11 @@
 """The first evaluation's parse and statement grounding on the machine's second core.
 
-`dreval run` starts this helper process (`helper_process`) with its plan when an evaluation is due. In the
-seconds before the first claim can be judged the run's own process is the only one working, on one core
-(importing Dagster, starting the runs, asking the statements), and the parse of the reports and the
-grounding of the judge's statements were ~2 s of it at 10 x 10. The helper does them instead, for the
-command's first parse, and ends once that parse's statements are grounded, so it stands beside no later
+`dreval run` with the endpoint judge starts this helper process (`helper_process`) once its judge check
+passed, when an evaluation is due. In the seconds before the first claim can be judged the run's own
+process was the only one working, on one core (importing Dagster, starting the runs, asking the
+statements), and the parse of the reports and the grounding of the judge's statements were ~2 s of it at
+10 x 10. The helper does them instead (the run's process takes the newest it has not begun when it would
+wait), for the command's first parse, and ends once that parse's statements are grounded, so it stands beside no later
 memory peak. What it runs are this process's own functions on the same inputs, so the rows are the
 same; whatever it cannot do (never started, gone, an error) is done here, as it would be without it."""
 from __future__ import annotations
