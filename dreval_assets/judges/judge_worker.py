@@ -344,8 +344,8 @@ def start_early(main: str) -> None:
     """Start the process of `main` ("module:function", a worker's body) before its settings are known:
     it loads its modules (~1 s of CPU for openai's client) while the command loads its own and plans, on
     the machine's other core, and the first `JudgeWorker` of that body takes it. Before, the worker began
-    when the plan was made, and the run's process then waited ~0.5 s for the judge check it sends. A
-    worker never taken ends when the command does (its pipe closes)."""
+    when the plan was made, and the run's process then waited ~0.5 s for the judge check it sends. The
+    command's end kills a worker never taken (`end_early`)."""
     if main in _EARLY:
         return
     context = multiprocessing.get_context("spawn")

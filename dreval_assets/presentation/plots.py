@@ -248,9 +248,11 @@ def _place_panels(figure, axes, columns: int) -> None:
         title = ax.get_title(loc="left")
         if "  (" in title and _text_in(figure, [title], 9)[0] > boxes[-1][1]:  # its note on a line of its own
             ax.set_title(title.replace("  (", "\n(", 1), fontsize=9, loc="left")
+    titles_in = [_text_in(figure, [ax.get_title(loc="left") for ax in axes[row * columns:(row + 1) * columns]], 9)[1]
+                 for row in range(rows)]  # each row below its tallest title
     for index, (ax, (left, box_width)) in enumerate(zip(axes, boxes)):
         row = index // columns
-        title_in = _text_in(figure, [a.get_title(loc="left") for a in axes[row * columns:(row + 1) * columns]], 9)[1]
+        title_in = titles_in[row]
         top = height - top_in - row * cell_height
         _place(figure, ax, left, top - cell_height + x_labels_in, box_width,
                cell_height - x_labels_in - title_in - PAD_IN)

@@ -5,9 +5,10 @@ passed, when an evaluation is due. In the seconds before the first claim can be 
 process was the only one working, on one core (importing Dagster, starting the runs, asking the
 statements), and the parse of the reports and the grounding of the judge's statements were ~2 s of it at
 10 x 10. The helper does them instead (the run's process takes the newest it has not begun when it would
-wait), for the command's first parse, and ends once that parse's statements are grounded, so it stands beside no later
-memory peak. What it runs are this process's own functions on the same inputs, so the rows are the
-same; whatever it cannot do (never started, gone, an error) is done here, as it would be without it."""
+wait), for the command's first parse, and ends once that parse's statements are grounded, so it stands
+beside no later memory peak. What it runs are this process's own functions on the same inputs, so the
+rows are the same; whatever it cannot do (never started, gone, an error) is done here, as it would be
+without it."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Sequence
