@@ -327,3 +327,42 @@ def test_the_other_judged_pieces_begin_once_the_claims_fill_the_endpoint_or_are_
     stuck.after(lambda: order.append("after the wait"))()
     assert order == ["claims", "after the claims are done", "after the wait"] and time.monotonic() - began >= 0.15
     assert step_work._FirstPiece().after(len)("ab") == 2  # without claim verdicts nothing waits
+
+
+def test_a_wait_for_a_stage_ends_when_it_is_made_or_failed_and_at_once_when_no_one_makes_it():
+    holder = MadeAhead()
+    ahead, _ = holder.begin(KEYS, "run-1", ("parsed_reports", "fetched_references"))
+    threading.Timer(0.1, ahead.put, ("fetched_references", "references")).start()
+    holder.wait_for("run-1", "fetched_references")
+    assert ahead.future("fetched_references").done()
+    holder.wait_for("run-1", "claim_verdicts")  # not taken on by a maker: nothing to wait for
+    holder.wait_for("no-such-run", "fetched_references")
+    failing, _ = holder.begin(KEYS, "run-2", ("parsed_reports",))
+    threading.Timer(0.1, failing.fail, (["parsed_reports"], RuntimeError("the parse failed"))).start()
+    holder.wait_for("run-2", "parsed_reports")  # a failure ends the wait too; its step makes its own
+    assert holder.take("parsed_reports", KEYS, "run-2") is None
+
+
+def test_the_first_evaluation_starts_once_its_inputs_are_observed_and_its_references_made_ahead(monkeypatch):
+    """The report inputs are observed after the tasks runs (their judge calls are not held up by it) and
+    before the first evaluation; that run starts once its chain made the references, so its first steps
+    do not share the process with the grounding the claims wait for. A later slice does not wait."""
+    from types import SimpleNamespace
+
+    order = []
+    monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner.JUDGE_LOOP, "close_workers", lambda wait=True: None)
+    monkeypatch.setattr(runner, "report_input_changes", lambda instance, store, keys: order.append(("observe", keys)))
+    monkeypatch.setattr(runner.MADE_AHEAD, "wait_for", lambda run_id, stage: order.append(("wait", run_id, stage)))
+    monkeypatch.setattr(runner, "_launch", lambda defs, instance, launch, *rest, **hooks:
+                        order.append(("launch", launch.description)) or runner.RunOutcome(launch.job, "", True,
+                                                                                          launch.run_id))
+    planned = [runner.Launch("tasks_job", "t1", "t1", "tasks 1", 1),
+               runner.Launch("evaluate_job", "a", "a", "slice 1", 1, (("s", "t1"),), run_id="first"),
+               runner.Launch("evaluate_job", "b", "b", "slice 2", 1, (("s", "t2"),), run_id="second")]
+    monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
+    store = SimpleNamespace(session=lambda: __import__("contextlib").nullcontext())
+    runner.execute(SimpleNamespace(resources={"dreval": None}), None, SimpleNamespace(per_system={"s": ["t1", "t2"]}),
+                   store=store)
+    assert order == [("launch", "tasks 1"), ("observe", [("s", "t1"), ("s", "t2")]),
+                     ("wait", "first", "fetched_references"), ("launch", "slice 1"), ("launch", "slice 2")]

@@ -535,3 +535,42 @@ def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monk
         monkeypatch.setattr(runner, "launches", lambda instance, plan, planned=planned: planned)
         runner.execute(defs, None, SimpleNamespace(per_system={}), command_process=command_process)
         assert done == expected, (len(planned), command_process)
+
+
+def test_each_metric_scores_partition_lists_its_suites_headline_scores_in_order_and_no_other():
+    """The `scores` table of a metric_scores partition: each known suite's first headline metrics in the
+    suite's order (suites in name order), N/A with its reason; other metrics and unknown suites are not
+    listed, and a partition with none of them shows the header alone."""
+    def row(task, suite, metric, value, na_reason=None):
+        return {"system": "a", "task": task, "suite": suite, "metric": metric, "value": value, "na_reason": na_reason}
+
+    scores = pl.DataFrame([row("t1", "wlc", "broad", 40.0), row("t1", "drb", "fact_accuracy", None, "judge_limit"),
+                           row("t1", "drb", "race", 71.234), row("t1", "drb", "a_metric_not_shown", 5.0),
+                           row("t1", "not_a_suite", "overall", 1.0), row("t1", "wlc", "writing", 60.0),
+                           row("t2", "drb", "a_metric_not_shown", 5.0)])
+    figures = partition_figures("metric_scores", {"metric_scores": scores}, [("a", "t1"), ("a", "t2")])
+    assert str(figures[("a", "t1")]["scores"]).splitlines() == [
+        "| suite | metric | value | N/A reason |", "|---|---|---|---|",
+        "| drb | race | 71.23 |  |", "| drb | fact_accuracy | N/A | judge_limit |",
+        "| wlc | writing | 60.00 |  |", "| wlc | broad | 40.00 |  |"]
+    assert str(figures[("a", "t2")]["scores"]).splitlines() == ["| suite | metric | value | N/A reason |",
+                                                                "|---|---|---|---|"]
+    assert figures[("a", "t1")]["na"] == 1 and figures[("a", "t1")]["suites"] == "drb, not_a_suite, wlc"
+
+
+def test_each_partition_gets_its_own_judge_spend_from_the_runs_ledger_rows():
+    from dreval_assets.defs.metadata import _spend_by_partition
+
+    def row(system, task, template, requests, cost):
+        return {"system": system, "task": task, "template": template, "metrics": "", "requests": requests,
+                "calls": requests, "cache_hits": 0, "failures": 0, "tokens_in": 10 * requests, "tokens_out": None,
+                "cost": cost, "unpriced": 0 if cost is not None else requests}
+
+    spend = pl.DataFrame([row("a", "t1", "x", 2, 0.5), row("a", "t1", "y", 1, 0.25), row("b", "t1", "x", 3, None),
+                          row("", "", "batch", 4, 1.0)])
+    by = _spend_by_partition(spend, [("a", "t1"), ("b", "t1"), ("a", "t2")])
+    assert spend_figures(by[("a", "t1")]) == spend_figures(spend.filter((pl.col("system") == "a")))
+    assert spend_figures(by[("a", "t1")])["judge_requests"] == 3 and spend_figures(by[("a", "t1")])["judge_cost"] == 0.75
+    assert spend_figures(by[("b", "t1")])["judge_cost"] == "unpriced" and by[("a", "t2")] == []
+    assert spend_figures(by[("a", "t2")])["judge_requests"] == 0 and spend_figures(by[("a", "t1")])["judge_tokens_out"] == 0
+    assert spend_markdown(by[("a", "t1")], by_system=False) == spend_markdown(spend.head(2), by_system=False)

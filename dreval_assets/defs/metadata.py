@@ -67,7 +67,7 @@ def record_partitions(context: AssetExecutionContext, asset: str, frames: Mappin
             entries["view"] = MetadataValue.url(report_url(*tup))
         if spend.height:  # a judge that calls an endpoint: its ledger says what this partition cost
             entries |= {name: value(v) for name, v in spend_figures(spend_by_key[tup]).items()}
-            if spend_by_key[tup].height:
+            if spend_by_key[tup]:
                 entries["judge_spend"] = MetadataValue.md(spend_markdown(spend_by_key[tup], by_system=False))
         if i == 0:
             entries |= run_entries(context.run.run_id, asset, figures, spend, totals or {})
@@ -98,40 +98,48 @@ def attach(context: AssetExecutionContext, per_key: Mapping[object, dict], asset
     step._metadata_accumulator = accumulator
 
 
-def _spend_by_partition(spend: pl.DataFrame, tuples: list[Key]) -> dict[Key, pl.DataFrame]:
-    if spend.height == 0:
-        return {}
-    by = {}
-    for tup in tuples:
-        match = (pl.col("system") == tup[0]) & (pl.col("task") == tup[1]) if len(tup) == 2 else pl.col("task") == tup[0]
-        by[tup] = spend.filter(match)
+SpendRows = list[dict]  # rows of `run_spend`: a run's ledger per system x task x template
+_SUMMED = ("requests", "calls", "cache_hits", "failures", "tokens_in", "tokens_out", "cost", "unpriced")
+
+
+def _spend_by_partition(spend: pl.DataFrame, tuples: list[Key]) -> dict[Key, SpendRows]:
+    """Each partition's spend rows, split in one pass (a filter per partition was ~2 ms each: ~0.2 s of
+    every judged step's end at 100 partitions)."""
+    by: dict[Key, SpendRows] = {tup: [] for tup in tuples}
+    for row in spend.iter_rows(named=True):
+        rows = by.get((row["system"], row["task"]) if tuples and len(tuples[0]) == 2 else (row["task"],))
+        if rows is not None:
+            rows.append(row)
     return by
 
 
-def spend_figures(spend: pl.DataFrame) -> Figures:
+def _sum(rows: SpendRows, column: str) -> float:
+    return sum(row[column] for row in rows if row[column] is not None)
+
+
+def spend_figures(spend: pl.DataFrame | SpendRows) -> Figures:
     """The judge_* figures of some ledger rows (the names JudgeStats uses for a run)."""
-    requests = int(spend.get_column("requests").sum() or 0)
-    hits = int(spend.get_column("cache_hits").sum() or 0)
-    unpriced = int(spend.get_column("unpriced").sum() or 0)
-    cost = float(spend.get_column("cost").sum() or 0.0)
-    return {"judge_requests": requests, "judge_calls": int(spend.get_column("calls").sum() or 0),
+    rows = spend.to_dicts() if isinstance(spend, pl.DataFrame) else spend
+    requests, hits = int(_sum(rows, "requests")), int(_sum(rows, "cache_hits"))
+    return {"judge_requests": requests, "judge_calls": int(_sum(rows, "calls")),
             "judge_cache_hits": hits, "judge_cache_hit_rate": round(hits / requests, 4) if requests else 0.0,
-            "judge_failures": int(spend.get_column("failures").sum() or 0),
-            "judge_tokens_in": int(spend.get_column("tokens_in").sum() or 0),
-            "judge_tokens_out": int(spend.get_column("tokens_out").sum() or 0),
-            "judge_cost": "unpriced" if unpriced else round(cost, 6)}
+            "judge_failures": int(_sum(rows, "failures")),
+            "judge_tokens_in": int(_sum(rows, "tokens_in")), "judge_tokens_out": int(_sum(rows, "tokens_out")),
+            "judge_cost": "unpriced" if _sum(rows, "unpriced") else round(float(_sum(rows, "cost")), 6)}
 
 
-def spend_markdown(spend: pl.DataFrame, by_system: bool = True) -> str:
+def spend_markdown(spend: pl.DataFrame | SpendRows, by_system: bool = True) -> str:
     """Calls and cost per (system x) template, with the metrics each template feeds; calls of a template
     that feeds several metrics are counted once, not per metric."""
-    keys = ["system", "template", "metrics"] if by_system else ["template", "metrics"]
-    rows = (spend.group_by(keys).agg(pl.col("requests", "calls", "cache_hits", "tokens_in", "tokens_out", "cost",
-                                            "unpriced").sum()).sort(keys))
+    keys = ("system", "template", "metrics") if by_system else ("template", "metrics")
+    groups: dict[tuple, SpendRows] = {}
+    for row in (spend.to_dicts() if isinstance(spend, pl.DataFrame) else spend):
+        groups.setdefault(tuple(row[key] for key in keys), []).append(row)
     header = (["system"] if by_system else []) + ["template", "metrics fed", "requests", "calls", "cache hits",
                                                   "tokens in", "tokens out", "cost"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in rows.iter_rows(named=True):
+    for key in sorted(groups, key=lambda k: tuple("" if part is None else part for part in k)):
+        r = {**dict(zip(keys, key)), **{column: _sum(groups[key], column) for column in _SUMMED}}
         cost = f"{r['cost']:.6f}" + (f" + {r['unpriced']} unpriced" if r["unpriced"] else "")
         cells = ([r["system"] or "(shared by systems)"] if by_system else []) + [
             r["template"], r["metrics"] or "—", r["requests"], r["calls"], r["cache_hits"], r["tokens_in"],

@@ -215,14 +215,12 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
     if evaluations:
         make_ahead(defs.resources["dreval"], list(evaluations[0].pairs), evaluations[0].run_id,
                    tasks_written=tasks_written)
-    if store is not None:  # what the evaluation reads is observed first, so the UI can tell when it changes
-        report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
-                                               for task in tasks])
     for launch in planned:
         for step in job_steps(launch.job):
             progress.add_due(step, launch.partitions)
     outcomes: list[RunOutcome] = []
     interrupted = False
+    first_evaluation = next((launch for launch in planned if launch.job == "evaluate_job"), None)
     last_tasks_run = next((launch for launch in reversed(planned) if launch.job == "tasks_job"), None)
     # a plot helper only for a command whose evaluation is one run: a longer one's leaderboard is a small part
     # of it, and the helper (~140 MB) would stand beside the last slice's memory peak (100 x 10: 1,029 MiB)
@@ -233,6 +231,8 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
                 tasks_written.set()
                 if launch.pairs:  # its stages made ahead of its steps (begun already for the first)
                     make_ahead(defs.resources["dreval"], list(launch.pairs), launch.run_id)
+                if launch is first_evaluation:
+                    _before_the_first_evaluation(instance, store, the_plan, launch)
             # the evaluation's stages made ahead read the tasks once the last tasks run's steps wrote them
             written = tasks_written.set if launch is last_tasks_run else None
             outcomes.append(_launch(defs, instance, launch, progress, store, _spare_work(defs, planned[n:], helper),
@@ -255,6 +255,19 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
             JUDGE_LOOP.cancel_requests()
         tasks_written.set()
     return outcomes
+
+
+def _before_the_first_evaluation(instance: DagsterInstance, store: Store | None, the_plan: Plan,
+                                 launch: Launch) -> None:
+    """What the evaluation reads is observed before it runs, so the UI can tell when it changes (here,
+    after the tasks runs: ~0.5 s at 10 x 10 that no longer delays their judge calls; the first
+    evaluation's statements are awaited meanwhile). Then its chain made ahead is let pass the parse
+    and the references before the run starts: the run's first steps no longer share this process's
+    core with the grounding of the statements' last answers, which the claims wait for."""
+    if store is not None:
+        report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
+                                               for task in tasks])
+    MADE_AHEAD.wait_for(launch.run_id, "fetched_references")
 
 
 JUDGED_JOBS = frozenset({"tasks_job", "evaluate_job"})  # the jobs whose steps call a judge

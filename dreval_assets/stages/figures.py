@@ -93,21 +93,31 @@ def _metric_scores(frames) -> dict[Key, Figures]:
     scores = frames["metric_scores"]
     figures = _grouped(scores, na=pl.col("value").is_null().sum(),
                        suites=pl.col("suite").unique().sort().str.join(", "))
-    for key, rows in scores.partition_by(key_columns(scores), as_dict=True).items() if scores.height else []:
-        figures[tuple(key)]["scores"] = scores_markdown(rows)
+    # each partition's table from its headline rows, split in one pass (a filter per partition and
+    # suite was ~0.08 s at the end of every 100-partition run)
+    columns, by_key = key_columns(scores), {}
+    for row in scores.filter(_headline_of(scores)).iter_rows(named=True):
+        by_key.setdefault(tuple(row[c] for c in columns), []).append(row)
+    for key in figures if scores.height else []:
+        figures[key]["scores"] = scores_markdown(by_key.get(key, []))
     return figures
 
 
-def scores_markdown(rows: pl.DataFrame) -> Markdown:
-    """This partition's headline scores per suite: value, or N/A with its reason bucket."""
+def _headline_of(scores: pl.DataFrame) -> pl.Expr:
+    """The rows of each suite's first `HEADLINE_SCORES` headline metrics."""
+    picked = [(suite, metric) for suite in scores.get_column("suite").unique().to_list() if suite in SUITES
+              for metric in SUITES[suite].headline[:HEADLINE_SCORES]]
+    return (pl.col("suite") + "\x1f" + pl.col("metric")).is_in([f"{s}\x1f{m}" for s, m in picked])
+
+
+def scores_markdown(rows: list[dict]) -> Markdown:
+    """This partition's headline scores per suite (its rows of them): value, or N/A with its reason bucket."""
     lines = ["| suite | metric | value | N/A reason |", "|---|---|---|---|"]
-    for suite in sorted(rows.get_column("suite").unique().to_list(), key=lambda s: (s not in SUITES, s)):
-        headline = SUITES[suite].headline[:HEADLINE_SCORES] if suite in SUITES else ()
-        picked = rows.filter((pl.col("suite") == suite) & pl.col("metric").is_in(list(headline)))
-        order = {m: i for i, m in enumerate(headline)}
-        for r in sorted(picked.iter_rows(named=True), key=lambda r: order[r["metric"]]):
-            value = "N/A" if r["value"] is None else f"{r['value']:.2f}"
-            lines.append(f"| {suite} | {r['metric']} | {value} | {r['na_reason'] or ''} |")
+    order = {(suite, metric): (suite not in SUITES, suite, i) for suite in {r["suite"] for r in rows}
+             for i, metric in enumerate(SUITES[suite].headline[:HEADLINE_SCORES] if suite in SUITES else ())}
+    for r in sorted(rows, key=lambda r: order[(r["suite"], r["metric"])]):
+        value = "N/A" if r["value"] is None else f"{r['value']:.2f}"
+        lines.append(f"| {r['suite']} | {r['metric']} | {value} | {r['na_reason'] or ''} |")
     return Markdown("\n".join(lines))
 
 

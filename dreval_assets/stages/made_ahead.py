@@ -108,6 +108,13 @@ class MadeAhead:
         done, _ = self._waited(run_id, wait, futures, return_when=FIRST_COMPLETED)
         return next(stage for future, stage in futures.items() if future in done)
 
+    def wait_for(self, run_id: str, stage: str) -> None:
+        """Wait until `stage` of the run is made or failed, when a maker has taken it on (else return)."""
+        with self._lock:
+            ahead = self._runs.get(run_id)
+        if ahead is not None and stage in ahead.claimed and not ahead.dropped.is_set():
+            self._waited(run_id, wait, [ahead.future(stage)])
+
     def _current(self, keys: Sequence[tuple[str, str]], run_id: str) -> Ahead | None:
         """The run's stages when begun for these partitions in this order and not dropped."""
         with self._lock:
