@@ -467,3 +467,40 @@ def test_the_commands_parse_helper_parses_and_grounds_to_the_same_rows_then_ends
     parse_with_statements(reports, judge, set(), labels, [])
     assert done_here.count("parse_report") == reports.filter(pl.col("status") == "ok").height  # all here now
     assert "grounding_problem" in done_here
+
+
+def test_each_chunks_rows_are_made_as_its_answer_comes_in_the_order_asked_and_the_same_as_at_the_end(llm, calls,
+                                                                                                     monkeypatch):
+    """A streaming judge's answered chunks become rows while later answers are awaited (not all after the
+    last one: the claims wait for them), in the order asked, and the frame is the one a judge that
+    answers all at once gives."""
+    from dreval_assets.stages import statements as stage
+
+    real, yielded, made_at = make_judge(llm, calls), [], []
+
+    class Streaming:
+        streams_requests = True
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def judge_each(self, requests):
+            for judgment in real.judge_each(requests):
+                yielded.append(judgment)
+                yield judgment
+
+    class AllAtOnce(Streaming):
+        streams_requests = False
+
+    chunk_rows = stage._chunk_rows
+    monkeypatch.setattr(stage, "_chunk_rows", lambda chunk, *rest: made_at.append((chunk.system, len(yielded)))
+                        or chunk_rows(chunk, *rest))
+    claims = parsed_claims({(f"sys-{i}", "wlc.lowmarsh"): REPORT.replace("41,200", f"{41_200 + i:,}") for i in range(4)})
+    streamed, summary = extract_statements(claims, Streaming(), labels={"asset": "parsed_reports"})
+    assert [at for _, at in made_at] == [1, 2, 3, 4]  # each as its answer came
+    assert [system for system, _ in made_at] == [f"sys-{i}" for i in range(4)]
+    made_at.clear()
+    at_once, summary_at_once = extract_statements(claims, AllAtOnce(), labels={"asset": "parsed_reports"})
+    assert streamed.height > 4 and streamed.equals(at_once)
+    asked = ["calls", "tokens_in", "tokens_out"]  # the second asking is answered from the cache
+    assert summary.drop(asked).equals(summary_at_once.drop(asked)) and summary.get_column("n_statements").sum() > 4

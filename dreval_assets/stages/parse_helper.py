@@ -35,13 +35,27 @@ def each_done(function: Callable[..., Any], items: Sequence[tuple]) -> Iterator[
         yield from HELPER.result_or_here(future, _each, function, batch)
 
 
-def done_soon(function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
-    """`function(*args)`, begun in the helper when it runs (its result when called), else done now."""
+class Soon:
+    """A result to come: `done()` says whether it is in (never waits), calling it gives it (waiting, or
+    doing the work here)."""
+
+    def __init__(self, get: Callable[[], Any], done: Callable[[], bool]) -> None:
+        self._get, self.done = get, done
+
+    def __call__(self) -> Any:
+        return self._get()
+
+    @classmethod
+    def now(cls, result: Any) -> Soon:
+        return cls(lambda: result, lambda: True)
+
+
+def done_soon(function: Callable[..., Any], *args: Any) -> Soon:
+    """`function(*args)`, begun in the helper when it runs, else done now."""
     future = HELPER.submit(function, *args)
     if future is None:
-        result = function(*args)
-        return lambda: result
-    return lambda: HELPER.result_or_here(future, function, *args)
+        return Soon.now(function(*args))
+    return Soon(lambda: HELPER.result_or_here(future, function, *args), future.done)
 
 
 def parse_done() -> None:
