@@ -418,14 +418,17 @@ def test_what_the_helper_has_not_begun_is_done_by_the_process_waiting_for_it():
     helper.start()
     try:
         helper.submit(os.getpid).result(timeout=60)  # started and serving
-        busy = [helper.submit(time.sleep, 1.0) for _ in range(2)]  # what it runs and what it has queued
+        # what it runs and what it has queued: long enough that a loaded machine does not end them first
+        busy = [helper.submit(time.sleep, 3.0) for _ in range(2)]
         waiting = [helper.submit(os.getpid) for _ in range(3)]
         assert helper.result_or_here(waiting[0], os.getpid) == os.getpid()  # done here, not waited for
         # the newest first, so all three were done here while the helper still slept
         assert [future.result() for future in waiting] == [os.getpid()] * 3
         assert not any(future.done() for future in busy)
-        begun = helper.submit(os.getpid)
-        time.sleep(2.5)  # the helper is free again and has run it
+        for future in busy:
+            future.result(timeout=60)
+        begun = helper.submit(os.getpid)  # the helper is free again: it runs it
+        begun.result(timeout=60)
         assert helper.result_or_here(begun, os.getpid) != os.getpid()
     finally:
         helper.close()

@@ -103,8 +103,8 @@ _SUMMED = ("requests", "calls", "cache_hits", "failures", "tokens_in", "tokens_o
 
 
 def _spend_by_partition(spend: pl.DataFrame, tuples: list[Key]) -> dict[Key, SpendRows]:
-    """Each partition's spend rows, split in one pass (a filter per partition was ~2 ms each: ~0.2 s of
-    every judged step's end at 100 partitions)."""
+    """Each partition's spend rows, split in one pass (a filter and a group-by per partition were ~60 ms
+    of every judged step's end at 100 partitions)."""
     by: dict[Key, SpendRows] = {tup: [] for tup in tuples}
     for row in spend.iter_rows(named=True):
         rows = by.get((row["system"], row["task"]) if tuples and len(tuples[0]) == 2 else (row["task"],))
@@ -113,7 +113,7 @@ def _spend_by_partition(spend: pl.DataFrame, tuples: list[Key]) -> dict[Key, Spe
     return by
 
 
-def _sum(rows: SpendRows, column: str) -> float:
+def _sum(rows: SpendRows, column: str) -> int | float:
     return sum(row[column] for row in rows if row[column] is not None)
 
 

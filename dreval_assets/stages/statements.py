@@ -134,7 +134,7 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
     for key in partitions:
         tallies.setdefault(tuple(key), _Tally())
     ordered = [frame for *_, frame in sorted(grounded, key=lambda item: item[:3])]
-    statements_frame = pl.concat(ordered) if ordered else pl.DataFrame(schema=STATEMENT_SCHEMA)
+    statements_frame = pl.concat(ordered, rechunk=True) if ordered else pl.DataFrame(schema=STATEMENT_SCHEMA)
     summary = [_summary_row(system, task, tally) for (system, task), tally in sorted(tallies.items())]
     return statements_frame, pl.DataFrame(summary, schema=SUMMARY_SCHEMA, orient="row")
 
