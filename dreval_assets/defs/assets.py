@@ -19,12 +19,12 @@ from dagster import (
     observable_source_asset,
 )
 
+from ..core.report_rows import PARSER_VERSION
 from ..stages import checks
 from ..stages.attachment_images import with_image_attachments
 from ..stages.task_rubrics import generate_rubrics
 from ..stages.leaderboard import TASK_ATTRIBUTE_COLUMNS, build_leaderboard, task_attributes
 from ..stages.made_ahead import MADE_AHEAD, same_rows
-from ..stages.parse import PARSER_VERSION
 from ..stages.report_writing import write_reports
 from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows

@@ -12,9 +12,9 @@ from typing import Mapping, Sequence
 
 from ..benchmarks.policies import shapes_suites
 from ..config import POLICY_SETTINGS, Settings
+from ..core.report_rows import PARSER_VERSION
 from ..environment import env_int
 from ..errors import SelectionError
-from ..stages.parse import PARSER_VERSION
 from ..stages.report_images import changed_image_partitions
 from ..stages.reports import report_input_version, report_source_hash, trace_source_hash
 from ..store.db import Store

@@ -7,7 +7,7 @@ from typing import Iterable, Iterator, Mapping
 import polars as pl
 
 from ..benchmarks.policies import policy_value
-from ..core.report_rows import PARSER_VERSION, parsed_rows  # noqa: F401 (the parser's version, named here too)
+from ..core.report_rows import parsed_rows
 from ..judges.base import Judge
 from .frames import as_table, frame
 from .parse_helper import each_done, parse_done
