@@ -204,3 +204,41 @@ def test_threads_preparing_at_once_never_ask_more_than_the_endpoints_limit_ahead
         while ahead.asked and time.monotonic() < deadline:
             time.sleep(0.01)
         assert ahead.asked == 0
+
+
+def test_each_judgment_is_handed_back_as_its_request_is_answered_and_a_stream_can_ask_now(calls):
+    """`judge_each` hands a request's judgment back before the slowest of its chunk is answered (here the
+    chunk's last answer waits for the first judgment to be taken, at most 10 s), and a stream that says
+    `ASK_NOW` has what it made so far sent without filling a chunk."""
+    from dreval_assets.judges.base import ASK_NOW
+
+    first_taken, order = threading.Event(), []
+
+    def answer(request, schema):
+        if "in 2099" in str(request.get("messages")):
+            first_taken.wait(10)
+            order.append("the last answer")
+        return dreval_answer(request, schema)
+
+    with LoopbackLLM(answer=answer) as llm:
+        judge = make_judge(llm, calls)
+        requests = [claim_request("The ferry carried 40,000 passengers in 2001."),
+                    claim_request("The ferry carried 40,001 passengers in 2099.")]
+        for n, judgment in enumerate(judge.judge_each(iter(requests))):
+            assert judgment.answer is not None
+            order.append(f"judgment {n}")
+            first_taken.set()
+        assert order == ["judgment 0", "the last answer", "judgment 1"]
+
+        sent_before_the_stream_went_on = []
+
+        def stream():
+            yield claim_request("The ferry carried 40,002 passengers in 2002.")
+            yield ASK_NOW
+            deadline = time.monotonic() + 10
+            while llm.n_calls < 3 and time.monotonic() < deadline:  # the one made is sent, not held
+                time.sleep(0.01)
+            sent_before_the_stream_went_on.append(llm.n_calls)
+            yield claim_request("The ferry carried 40,003 passengers in 2003.")
+
+        assert len(judge.judge_many(stream())) == 2 and sent_before_the_stream_went_on == [3]

@@ -12,7 +12,7 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 
 from dreval_assets.cli import main
-from dreval_assets.defs import assets, runner, step_work
+from dreval_assets.defs import assets, claims_ahead, runner, step_work
 from dreval_assets.releases.generic import load_generic
 from dreval_assets.stages.made_ahead import STAGES, MadeAhead, same_rows
 from dreval_assets.store.db import Store
@@ -129,7 +129,7 @@ def rows(home: Path, table: str) -> list[tuple]:
 def record_makers(monkeypatch) -> list[tuple[str, str]]:
     """(stage function, thread) of every stage made, by the chain ahead or by a step."""
     made_on = []
-    for name in ("parsed_frames", "fetched_frames", "image_frames", "judged_pieces"):
+    for name in ("parsed_frames", "fetched_frames", "image_frames", "judged_pieces", "claim_verdicts_of"):
         own = getattr(step_work, name)
 
         def recorded(*args, own=own, name=name):
@@ -137,8 +137,14 @@ def record_makers(monkeypatch) -> list[tuple[str, str]]:
             return own(*args)
 
         monkeypatch.setattr(step_work, name, recorded)
-        monkeypatch.setattr(assets, name, recorded)
+        if hasattr(assets, name):
+            monkeypatch.setattr(assets, name, recorded)
     return made_on
+
+
+def chain(made_on: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(stage function, thread) sorted, a pool's threads by the pool's name."""
+    return sorted((name, thread.split("_")[0]) for name, thread in made_on)
 
 
 EVALUATED = ("parsed_reports", "report_claims", "report_images", "fetched_references", "claim_verdicts",
@@ -149,14 +155,17 @@ def test_a_run_takes_every_stage_made_ahead_and_writes_the_rows_its_steps_would_
     made_on = record_makers(monkeypatch)
     ahead_home = slice_home(tmp_path / "ahead", tmp_path / "a")
     assert main(["--home", str(ahead_home), "run"]) == 0
-    # every stage made by the chain (the figures in the report judgments' piece, while the claims are judged)
-    assert [name for name, _ in made_on] == ["parsed_frames", "fetched_frames", "judged_pieces", "image_frames"]
-    assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
+    # every stage made by the chain (the figures in the report judgments' piece, while the claims are judged;
+    # the references fetched and the claims judged as the parse hands each report on)
+    assert chain(made_on) == [("claim_verdicts_of", "dreval-claims-ahead"), ("image_frames", "dreval-ahead"),
+                              ("judged_pieces", "dreval-ahead"), ("parsed_frames", "dreval-ahead")]
     made_on.clear()
     monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
     own = slice_home(tmp_path / "own", tmp_path / "b")
     assert main(["--home", str(own), "run"]) == 0
-    assert {thread for _, thread in made_on} == {"MainThread"} and len(made_on) == 4
+    assert chain(made_on) == [("claim_verdicts_of", "MainThread"), ("fetched_frames", "MainThread"),
+                              ("image_frames", "MainThread"), ("judged_pieces", "MainThread"),
+                              ("parsed_frames", "MainThread")]
     assert len(rows(own, "parsed_reports")) == 8
     for table in EVALUATED:
         assert rows(ahead_home, table) == rows(own, table), table
@@ -164,19 +173,20 @@ def test_a_run_takes_every_stage_made_ahead_and_writes_the_rows_its_steps_would_
 
 def test_a_stage_that_fails_ahead_is_made_by_its_step(tmp_path, monkeypatch):
     made_on = record_makers(monkeypatch)
-    fetch = step_work.fetched_frames
+    fetch = claims_ahead.fetch_outcomes
 
     def broken_ahead(*args):
-        if threading.current_thread().name == "dreval-ahead":
+        if threading.current_thread().name == "dreval-claims-fetch":
             raise RuntimeError("the fetcher broke")
         return fetch(*args)
 
-    monkeypatch.setattr(step_work, "fetched_frames", broken_ahead)
+    monkeypatch.setattr(claims_ahead, "fetch_outcomes", broken_ahead)
     home = slice_home(tmp_path / "home", tmp_path / "a")
     assert main(["--home", str(home), "run"]) == 0
     # the parse made ahead is taken; everything from the failed stage on is the steps' own
-    assert made_on == [("parsed_frames", "dreval-ahead"), ("fetched_frames", "MainThread"),
-                       ("image_frames", "MainThread"), ("judged_pieces", "MainThread")]
+    assert chain(made_on) == [("claim_verdicts_of", "MainThread"), ("claim_verdicts_of", "dreval-claims-ahead"),
+                              ("fetched_frames", "MainThread"), ("image_frames", "MainThread"),
+                              ("judged_pieces", "MainThread"), ("parsed_frames", "dreval-ahead")]
     assert len(rows(home, "claim_verdicts")) > 0 and len(rows(home, "metric_scores")) > 0
 
 
@@ -186,7 +196,9 @@ def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_ru
     sliced = slice_home(tmp_path / "sliced", tmp_path / "a")
     assert main(["--home", str(sliced), "run"]) == 0
     # four slices of two, each made ahead of its steps: the next one's parse while the one before was judged
-    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and len(made_on) == 16
+    # (the first slice's claims judged as its parse hands them on; the others' once their parse was taken)
+    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and made_on.count(("fetched_frames", "dreval-ahead")) == 3
+    assert [name for name, _ in made_on].count("claim_verdicts_of") == 4 and len(made_on) == 19
     assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
 
     monkeypatch.setenv("DREVAL_RUN_PARTITIONS", "250")
@@ -218,6 +230,43 @@ def test_statements_asked_ahead_are_the_next_runs_own(tmp_path, monkeypatch):
             "SELECT DISTINCT system, task, run_id FROM judge_ledger WHERE template = 'statement_extraction'").fetchall())
     assert len(set(materialised_in.values())) == 4  # four slices, four runs
     assert asked_in == materialised_in
+
+
+def test_a_reports_claims_are_asked_once_its_statements_are_grounded_while_later_ones_are_asked(
+        tmp_path, monkeypatch):
+    """The judge's statements as the claims: the first evaluation's claims of a report are asked as soon
+    as its own statements are grounded, while the last report's statements are still being answered
+    (here held until a claim is asked, at most 30 s), and the rows are those the steps would make."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from judge_answers import dreval_answer
+    from loopback_llm import LoopbackLLM
+
+    claim_asked, answered = threading.Event(), []
+
+    def answer(request, schema):
+        text = str(request.get("messages"))
+        if "<<<SOURCE" in text:
+            claim_asked.set()
+            answered.append("claim")
+        elif "<<<UNITS" in text and "second says slice3" in text:
+            claim_asked.wait(30)
+            answered.append("the last report's statements")
+        return dreval_answer(request, schema)
+
+    homes = {}
+    for name, ahead in (("ahead", True), ("own", False)):
+        if not ahead:
+            monkeypatch.setattr(runner, "make_ahead", lambda *args, **kwargs: None)
+        with LoopbackLLM(answer=answer if ahead else dreval_answer) as llm:
+            for key, value in {"DREVAL_JUDGE": "openai", "DREVAL_JUDGE_MODEL": "loopback-model",
+                               "OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test"}.items():
+                monkeypatch.setenv(key, value)
+            homes[name] = slice_home(tmp_path / name, tmp_path / f"reports-{name}")
+            assert main(["--home", str(homes[name]), "run"]) == 0
+    assert answered.index("claim") < answered.index("the last report's statements")
+    assert rows(homes["ahead"], "report_claims") and rows(homes["ahead"], "claim_verdicts")
+    for table in EVALUATED:
+        assert rows(homes["ahead"], table) == rows(homes["own"], table), table
 
 
 def test_an_interrupt_stops_what_is_made_ahead_for_runs_it_ends(monkeypatch):

@@ -504,3 +504,34 @@ def test_each_chunks_rows_are_made_as_its_answer_comes_in_the_order_asked_and_th
     assert streamed.height > 4 and streamed.equals(at_once)
     asked = ["calls", "tokens_in", "tokens_out"]  # the second asking is answered from the cache
     assert summary.drop(asked).equals(summary_at_once.drop(asked)) and summary.get_column("n_statements").sum() > 4
+
+
+def test_each_reports_statements_are_handed_on_as_its_last_chunk_is_grounded_in_the_order_asked(llm, calls):
+    """`on_report`: a report's statements, once all its chunks are answered and grounded (its claims can be
+    judged while later reports are asked), in the order read, and together the frame returned."""
+    from dreval_assets.stages.statements import extract_statements_of
+
+    real, yielded, handed = make_judge(llm, calls), [], []
+
+    class Streaming:
+        streams_requests = True
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def judge_each(self, requests):
+            for judgment in real.judge_each(requests):
+                yielded.append(judgment)
+                yield judgment
+
+    claims = parsed_claims({(f"sys-{i}", "wlc.lowmarsh"): REPORT.replace("41,200", f"{41_200 + i:,}") for i in range(3)})
+    reports = [claims.filter(pl.col("system") == f"sys-{i}").to_dicts() for i in (2, 0, 1)]  # read in this order
+    statements, _ = extract_statements_of(iter(reports), Streaming(), {"asset": "parsed_reports"}, chunk_chars=250,
+                                          on_report=lambda system, task, found: handed.append((system, len(yielded),
+                                                                                               found)))
+    per_report = len(yielded) // 3
+    assert per_report > 1 and len(yielded) == 3 * per_report  # each report cut into the same chunks
+    assert [(system, at) for system, at, _ in handed] == [("sys-2", per_report), ("sys-0", 2 * per_report),
+                                                          ("sys-1", 3 * per_report)]
+    for system, _, found in handed:
+        assert found.height and found.equals(statements.filter(pl.col("system") == system))

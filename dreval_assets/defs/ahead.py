@@ -7,10 +7,10 @@ import polars as pl
 
 from ..background import in_background
 from ..judges.parallel import as_done
-from ..stages.made_ahead import MADE_AHEAD, STAGES, Ahead
+from ..stages.made_ahead import MADE_AHEAD, STAGES, Ahead, NotMadeAhead
 from ..store.registry import load_systems
-from ..store.tables import ASSET_STORAGE
 from . import step_work
+from .claims_ahead import ClaimsAhead
 from .resources import DrevalResource
 from .step_work import Keys
 
@@ -42,6 +42,7 @@ def _chain(dreval: DrevalResource, ahead: Ahead, mine: list[str], stages: tuple[
            tasks_written: threading.Event | None) -> None:
     keys, run_id = list(ahead.keys), ahead.run_id
     store = dreval.store()
+    claims = None  # the claims judged as the parse hands them on, when this chain makes both
     if "parsed_reports" in mine:
         systems = load_systems(store)
         if step_work.of_kind(keys, systems, "endpoint"):  # its reports are written in the run: not before it
@@ -50,18 +51,32 @@ def _chain(dreval: DrevalResource, ahead: Ahead, mine: list[str], stages: tuple[
         original_ids = {task: original for task, original in
                         store.query("SELECT task, original_id FROM registered_tasks").iter_rows() if task in tasks}
         reports = step_work.read_the_reports(dreval, keys, systems, original_ids, {})
-        ahead.put("parsed_reports", (reports, step_work.parsed_frames(dreval, reports, keys, run_id)))
+        if {"fetched_references", "claim_verdicts"} <= set(mine) and ClaimsAhead.suits(dreval):
+            claims = ClaimsAhead(dreval, keys, run_id, tasks_written, ahead.dropped)
+        try:
+            made = step_work.parsed_frames(dreval, reports, keys, run_id, claims.add if claims else None)
+        except BaseException:
+            if claims is not None:
+                claims.close(None)
+            raise
+        if claims is not None:
+            claims.close(made[0]["report_claims"])
+        ahead.put("parsed_reports", (reports, made))
     if stages == ("parsed_reports",):
         return
     reports, (parsed_frames, _) = ahead.result("parsed_reports")
-    parsed = _as_input("parsed_reports", parsed_frames)
-    if tasks_written is not None:
-        tasks_written.wait()
-    _stop_if_dropped(ahead)
-    task_keys = sorted({(task,) for _, task in keys})
-    tasks = _as_input("tasks", store.read_partitions("tasks", task_keys))
-    task_rubrics = _as_input("task_rubrics", store.read_partitions("task_rubrics", task_keys))
-    fetched = step_work.fetched_frames(dreval, parsed, tasks, task_rubrics, keys)
+    parsed = step_work.as_input("parsed_reports", parsed_frames)
+    if claims is not None:
+        tasks, task_rubrics = claims.tasks.result()
+        fetched = claims.fetched.result()
+    else:
+        if tasks_written is not None:
+            tasks_written.wait()
+        _stop_if_dropped(ahead)
+        task_keys = sorted({(task,) for _, task in keys})
+        tasks = step_work.as_input("tasks", store.read_partitions("tasks", task_keys))
+        task_rubrics = step_work.as_input("task_rubrics", store.read_partitions("task_rubrics", task_keys))
+        fetched = step_work.fetched_frames(dreval, parsed, tasks, task_rubrics, keys)
     store.keep_content(fetched)  # the judge reads the pages' texts before the step writes them
     ahead.put("fetched_references", fetched)
     _stop_if_dropped(ahead)
@@ -71,27 +86,18 @@ def _chain(dreval: DrevalResource, ahead: Ahead, mine: list[str], stages: tuple[
         store.keep_content(images)  # the judge reads the figures' bytes before the step writes them
         ahead.put("report_images", images)
         _stop_if_dropped(ahead)
-        return _as_input("report_images", images)
+        return step_work.as_input("report_images", images)
 
     named, builds = step_work.judged_pieces(
         dreval, set(step_work.JUDGED), run_id, keys, reports, tasks, task_rubrics, parsed,
-        _as_input("fetched_references", fetched), figures)
+        step_work.as_input("fetched_references", fetched), figures,
+        (claims.judge, claims.verdicts) if claims is not None else None)
     for index, frame in as_done(named[0][1], builds):
         if index < len(named):
             name, judge = named[index]
             ahead.put(name, (frame, judge.stats.metadata(), judge.judge_id))
 
 
-class NotMadeAhead(Exception):
-    """This run's stages cannot be made before its steps."""
-
-
 def _stop_if_dropped(ahead: Ahead) -> None:
     if ahead.dropped.is_set():
         raise NotMadeAhead("nothing more of this run is taken (its run ended, or its inputs differed)")
-
-
-def _as_input(asset: str, frames: dict[str, pl.DataFrame]) -> pl.DataFrame | dict[str, pl.DataFrame]:
-    """`frames` as a step downstream gets them: the asset's own tables; one table as a frame."""
-    tables = ASSET_STORAGE[asset].tables
-    return frames[tables[0]] if len(tables) == 1 else {table: frames[table] for table in tables}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from functools import partial
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import polars as pl
 
@@ -15,20 +15,28 @@ from ..judges.judge_loop import ENDPOINT_FULL
 from ..stages.attachment_images import task_images, with_image_facts
 from ..stages.fetch import fetch_references
 from ..stages.judgments import judge_reports
-from ..stages.parse import parse_reports, parse_with_statements, release_statement_keys, with_release_statements
+from ..stages.parse import (ReportClaims, parse_reports, parse_with_statements, release_statement_keys,
+                            with_release_statements)
 from ..stages.report_images import find_report_images, image_roots, judgment_figures
 from ..stages.reports import read_reports
 from ..stages.scores import ask_same_statements_ahead
 from ..stages.tasks import sandbox_for_suites, sandbox_pages
-from ..stages.verdicts import judge_claims
+from ..stages.verdicts import ClaimsPart, judge_claims_of
 from ..store.imports import imported_reports
 from ..store.registry import load_tasks
+from ..store.tables import ASSET_STORAGE
 from .resources import DrevalResource
 
 Keys = list[tuple[str, str]]
 Frames = dict[str, pl.DataFrame]
 JUDGED = ("claim_verdicts", "report_judgments")  # the judge step's assets
 T = TypeVar("T")
+
+
+def as_input(asset: str, frames: Frames) -> pl.DataFrame | Frames:
+    """`frames` as a step downstream gets them: the asset's own tables; one table as a frame."""
+    tables = ASSET_STORAGE[asset].tables
+    return frames[tables[0]] if len(tables) == 1 else {table: frames[table] for table in tables}
 
 
 def read_the_reports(dreval: DrevalResource, keys: Keys, systems: dict, original_ids: dict[str, str],
@@ -43,16 +51,18 @@ def of_kind(keys: Keys, systems: dict, kind: str) -> Keys:
     return [key for key in keys if key[0] in systems and systems[key[0]].kind == kind]
 
 
-def parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: Keys, run_id: str) -> tuple[Frames, dict]:
-    """parsed_reports' frames and the figures its metadata records; `run_id`: the run its requests are for."""
+def parsed_frames(dreval: DrevalResource, reports: pl.DataFrame, keys: Keys, run_id: str,
+                  on_report: ReportClaims | None = None) -> tuple[Frames, dict]:
+    """parsed_reports' frames and the figures its metadata records; `run_id`: the run its requests are for;
+    `on_report`: handed each report's claims as soon as they are known (stages/parse.py)."""
     shipped = release_statement_keys(reports, dreval.policy_map())
     judge = None
     if dreval.extraction() == "llm":
         judge = dreval.judge()  # the release's statements are not re-extracted
         frames = parse_with_statements(reports, judge, shipped, {"run_id": run_id, "asset": "parsed_reports"},
-                                       keys)
+                                       keys, on_report)
     else:
-        frames = parse_reports(reports)
+        frames = parse_reports(reports, on_report)
     sentences = int(frames["parsed_reports"].get_column("n_claims").sum())
     frames = with_release_statements(frames, reports, shipped)
     return frames, {"sentence_claims": sentences, **(judge.stats.metadata() if judge is not None else {})}
@@ -65,26 +75,33 @@ def image_frames(dreval: DrevalResource, reports: pl.DataFrame, parsed: Frames, 
 
 def fetched_frames(dreval: DrevalResource, parsed: Frames, tasks: Frames, task_rubrics: pl.DataFrame,
                    keys: Keys) -> Frames:
+    return fetch_references(parsed["report_claims"], fetch_sandbox(dreval, tasks, task_rubrics), dreval.fetcher(), keys)
+
+
+def fetch_sandbox(dreval: DrevalResource, tasks: Frames, task_rubrics: pl.DataFrame) -> dict:
+    """The tasks' sandbox pages by task, as the fetcher serves them."""
     sandbox = tasks["task_sandbox"]
     pages = sandbox_pages(sandbox, dreval.store().texts(sandbox.get_column("text_hash").to_list()))
-    pages = with_image_facts(pages, task_rubrics)  # an image attachment reads as its key facts
-    return fetch_references(parsed["report_claims"], pages, dreval.fetcher(), keys)
+    return with_image_facts(pages, task_rubrics)  # an image attachment reads as its key facts
 
 
 def judged_pieces(dreval: DrevalResource, selected: set[str], run_id: str, keys: Keys, reports: pl.DataFrame,
                   tasks: Frames, task_rubrics: pl.DataFrame, parsed: Frames, fetched: pl.DataFrame,
-                  images: pl.DataFrame | Callable[[], pl.DataFrame]
+                  images: pl.DataFrame | Callable[[], pl.DataFrame], claims_begun: tuple[object, Callable] | None = None
                   ) -> tuple[list[tuple[str, object]], list[Callable[[], object]]]:
     """The judge step's pieces, asked at once: ((asset, its judge) in order, then what builds each, with
     metric_scores' questions of the same claims after them (asked in this pool by a judge of their own,
     so the step's figures count only its assets' calls; `metric_scores` finds the answers cached)).
-    `images` may be what makes report_images' frame: the report judgments' piece makes it first."""
+    `images` may be what makes report_images' frame: the report judgments' piece makes it first.
+    `claims_begun`: (judge, its claim verdicts to come) when the claims are judged already (ahead, as
+    their reports were parsed)."""
     named, builds = [], []  # each piece its own judge, so each asset's figures count its own calls
     claims_first = _FirstPiece()
     if "claim_verdicts" in selected:
-        named.append(("claim_verdicts", dreval.judge()))
-        builds.append(claims_first.marked(partial(claim_verdicts, dreval, named[-1][1], run_id, parsed, fetched,
-                                                  tasks, task_rubrics)))
+        judge, verdicts = claims_begun or (dreval.judge(), None)
+        named.append(("claim_verdicts", judge))
+        builds.append(claims_first.marked(verdicts or partial(claim_verdicts, dreval, judge, run_id, parsed, fetched,
+                                                              tasks, task_rubrics)))
     if "report_judgments" in selected:
         named.append(("report_judgments", dreval.judge()))
         builds.append(claims_first.after(partial(_report_judgments_with, dreval, named[-1][1], run_id, keys, reports,
@@ -141,12 +158,24 @@ def _report_judgments_with(dreval: DrevalResource, judge, run_id: str, keys: Key
 
 def claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed: Frames, fetched: pl.DataFrame,
                    tasks: Frames, task_rubrics: pl.DataFrame) -> pl.DataFrame:
+    claims = parsed["report_claims"]
+    return claim_verdicts_of(dreval, judge, run_id, iter([ClaimsPart(claims, fetched, cited_texts(dreval, fetched))]),
+                             lambda: claims, tasks, task_rubrics)
+
+
+def claim_verdicts_of(dreval: DrevalResource, judge, run_id: str, parts: Iterator[ClaimsPart],
+                      all_claims: Callable[[], pl.DataFrame], tasks: Frames, task_rubrics: pl.DataFrame) -> pl.DataFrame:
+    """claim_verdicts' frame from the reports' claims coming in parts (stages/verdicts.py)."""
     store = dreval.store()
-    texts = store.texts(fetched.get_column("page_hash").drop_nulls().to_list())
     sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics, listed_only=True)
-    return judge_claims(parsed["report_claims"], fetched, texts, judge,
-                        batch_size=dreval.judge_batch_size, labels={"run_id": run_id, "asset": "claim_verdicts"},
-                        sandbox_evidence=sandbox, search=dreval.searcher(), tasks=tasks["tasks"])
+    return judge_claims_of(parts, all_claims, judge, batch_size=dreval.judge_batch_size,
+                           labels={"run_id": run_id, "asset": "claim_verdicts"}, sandbox_evidence=sandbox,
+                           search=dreval.searcher(), tasks=tasks["tasks"])
+
+
+def cited_texts(dreval: DrevalResource, fetched: pl.DataFrame) -> dict[str, str]:
+    """The texts of the pages read, by hash."""
+    return dreval.store().texts(fetched.get_column("page_hash").drop_nulls().to_list())
 
 
 def report_judgments(dreval: DrevalResource, judge, run_id: str, keys: Keys, reports: pl.DataFrame, tasks: Frames,

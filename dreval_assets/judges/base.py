@@ -99,10 +99,17 @@ class JudgeStats:
                 "judge_cost": "unpriced" if self.cost is None else round(self.cost, 6)}
 
 
+ASK_NOW = object()
+"""In a stream of requests: the ones made so far are to be sent now, the next may be a while (a streaming
+judge prepares its requests in chunks, and would otherwise wait to fill one)."""
+
+
 def as_taken(judge: object, requests: Iterable[JudgmentRequest]) -> Iterable[JudgmentRequest]:
     """Requests as `judge.judge_many` takes them: as they are made for a judge that takes an iterator
     (`streams_requests`: its first request leaves while the rest are made), else all made first."""
-    return requests if getattr(judge, "streams_requests", False) else list(requests)
+    if getattr(judge, "streams_requests", False):
+        return requests
+    return [request for request in requests if request is not ASK_NOW]
 
 
 class Judge(Protocol):

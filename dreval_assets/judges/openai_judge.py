@@ -11,10 +11,11 @@ import queue
 import threading
 import time
 import uuid
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
-from itertools import chain, islice
+from itertools import chain
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
@@ -23,7 +24,7 @@ from ..core.images import data_url
 from ..errors import redact
 from ..store.judge_calls import CacheEntry, JudgeCallStore, LedgerRow
 from .answer_budget import FLOOR, answer_budget, model_schema
-from .base import Judgment, JudgmentRequest, JudgeStats, Provenance
+from .base import ASK_NOW, Judgment, JudgmentRequest, JudgeStats, Provenance
 from .embeddings import Embeddings, embed_texts
 from .context_window import ContextWindow, cut_to_tokens, known_window, prompt_tokens
 from .judge_call import CallOutcome, PreparedCall
@@ -89,6 +90,20 @@ class _RowWriter:
                     item.set()
 
 
+def _chunks(requests: Iterable[Any]) -> Iterator[list[JudgmentRequest]]:
+    """The requests in chunks of `PREPARE_CHUNK`, taken as they are made; a chunk ends early where the
+    stream says to ask now (`ASK_NOW`)."""
+    chunk: list[JudgmentRequest] = []
+    for request in requests:
+        if request is not ASK_NOW:
+            chunk.append(request)
+        if chunk and (len(chunk) == PREPARE_CHUNK or request is ASK_NOW):
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
 class _Batch:
     """One `judge_many` on the shared loop: its requests arrive chunk by chunk as they are prepared and
     are sent at once; an identical request already in flight is answered by that one."""
@@ -109,9 +124,19 @@ class _Batch:
             self.writer.put(item)
 
     async def judge_chunk(self, prepared: list[PreparedCall], hits: Mapping[str, Any],
-                          answered: Callable[[], None]) -> list[CallOutcome]:
-        """Every request's outcome, in order; `answered()` as each one's call ends."""
-        return list(await asyncio.gather(*(self._judge_one(p, hits, answered) for p in prepared)))
+                          answered: Callable[[], None], each: Sequence[Future]) -> list[CallOutcome]:
+        """Every request's outcome, in order; `answered()` as each one's call ends, and its outcome in its
+        future of `each` (so a caller on another thread has it before the chunk's slowest answer)."""
+        async def one(p: PreparedCall, its: Future) -> CallOutcome:
+            try:
+                outcome = await self._judge_one(p, hits, answered)
+            except BaseException as error:
+                its.set_exception(error)
+                raise
+            its.set_result(outcome)
+            return outcome
+
+        return list(await asyncio.gather(*(one(p, its) for p, its in zip(prepared, each))))
 
     async def _judge_one(self, p: PreparedCall, hits: Mapping[str, Any],
                          answered: Callable[[], None]) -> CallOutcome:
@@ -182,33 +207,38 @@ class OpenAIJudge:
 
         `requests` may be an iterator (`streams_requests`): a caller that makes its requests as it reads
         its input has the first ones answered while it reads the rest."""
-        return list(self.judge_each(requests))
+        return list(self._judged(requests, promptly=False))
 
     def judge_each(self, requests: Iterable[JudgmentRequest]) -> Iterator[Judgment]:
         """As `judge_many`, one judgment at a time in the requests' order, each as soon as it and those
         before it are answered: the caller works on the first answers while later ones are asked. The
         batch's answers and ledger rows are in the database once the last judgment is taken."""
-        pending = iter(requests)
-        first = list(islice(pending, PREPARE_CHUNK))
-        if not first:
+        return self._judged(requests, promptly=True)
+
+    def _judged(self, requests: Iterable[JudgmentRequest], promptly: bool) -> Iterator[Judgment]:
+        """The judgments in order; `promptly`: each handed back as its request is answered (the caller acts
+        on each), else a chunk's once all of them are (the caller only gathers them: it is woken less)."""
+        pending = _chunks(requests)
+        first = next(pending, None)
+        if first is None:
             return
         self.context_tokens()
         batch, room = _Batch(self, self._endpoint()), self._asked_ahead()
         session = self.calls.store.session() if self.calls else nullcontext()
-        chunks: list[tuple[list[PreparedCall], Any]] = []
+        chunks: list[tuple[list[PreparedCall], Any, list[Future]]] = []
         with session:
             interrupted = True
             try:
                 ahead = max(2, -(-2 * self.config.concurrency // PREPARE_CHUNK))
                 taken = 0  # chunks whose judgments the caller has
-                for chunk in chain([first], iter(lambda: list(islice(pending, PREPARE_CHUNK)), [])):
+                for chunk in chain([first], pending):
                     METER.expect(len(chunk))
                     # the endpoint first: the caller has the answers while this chunk would wait for room
                     # (or once too many are held), so it never works on them while a request could leave
                     while taken < len(chunks) and chunks[taken][1].done() and (
                             len(chunks) - taken >= 2 * ahead or room.would_wait(len(chunk))
                             or len(chunks) >= ahead and not chunks[-ahead][1].done()):
-                        yield from self._judgments_of(*chunks[taken])
+                        yield from self._judgments_of(*chunks[taken], promptly)
                         taken += 1
                     if len(chunks) >= ahead:  # prepared prompts wait in memory: only enough to keep slots busy
                         chunks[-ahead][1].result()
@@ -216,25 +246,36 @@ class OpenAIJudge:
                     try:
                         prepared = [self._prepare(r) for r in chunk]
                         hits = self.calls.cached([p.cache_key for p in prepared]) if self.calls else {}
-                        future = JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits, held.one))
+                        each = [Future() for _ in prepared]
+                        future = JUDGE_LOOP.submit(batch.judge_chunk(prepared, hits, held.one, each))
                     except BaseException:
                         held.rest()
                         raise
                     future.add_done_callback(lambda _, held=held: held.rest())  # ended, failed or cancelled
-                    chunks.append((prepared, future))
-                for prepared, future in chunks[taken:]:
-                    yield from self._judgments_of(prepared, future)
+                    chunks.append((prepared, future, each))
+                for prepared, future, each in chunks[taken:]:
+                    yield from self._judgments_of(prepared, future, each, promptly)
                 interrupted = False
             finally:
                 if interrupted:
-                    for _, future in chunks:
+                    for _, future, _ in chunks:
                         future.cancel()
                 JUDGE_LOOP.run(batch.close(interrupted))
                 if batch.writer is not None:
                     batch.writer.flush()  # this batch's answers and ledger rows are in the database
 
-    def _judgments_of(self, prepared: list[PreparedCall], future: Any) -> list[Judgment]:
-        return [self._judgment(p, o) for p, o in zip(prepared, future.result())]
+    def _judgments_of(self, prepared: list[PreparedCall], future: Any, each: list[Future],
+                      promptly: bool) -> Iterator[Judgment]:
+        """The chunk's judgments in order: `promptly`, each as soon as its request is answered."""
+        if not promptly:
+            yield from (self._judgment(p, o) for p, o in zip(prepared, future.result()))
+            return
+        for p, its in zip(prepared, each):
+            if not its.done():
+                wait([its, future], return_when=FIRST_COMPLETED)
+                if not its.done():
+                    future.result()  # the chunk was cancelled or failed before this request ended: raises
+            yield self._judgment(p, its.result())
 
     def _endpoint_key(self) -> tuple:
         c = self.config

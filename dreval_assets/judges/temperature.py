@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping
 
-from .base import Judge, Judgment, JudgmentRequest, as_taken
+from .base import ASK_NOW, Judge, Judgment, JudgmentRequest, as_taken
 
 
 class WithTemperature:
@@ -19,7 +19,7 @@ class WithTemperature:
         self._by_task = dict(by_task or {})
 
     def stamped(self, request: JudgmentRequest) -> JudgmentRequest:
-        if request.temperature is not None:
+        if request is ASK_NOW or request.temperature is not None:
             return request
         temperature = self._by_task.get(request.labels.get("task", ""), self._temperature)
         return request if temperature is None else replace(request, temperature=temperature)

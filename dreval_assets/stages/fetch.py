@@ -5,7 +5,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 
-from ..core.models import SandboxPage
+from ..core.models import FetchResult, SandboxPage
 from ..fetch.base import Fetcher
 from ..fetch.urls import url_key
 from .frames import frame, text_hash
@@ -16,14 +16,27 @@ def fetch_references(
     claims: pl.DataFrame, sandbox_by_task: Mapping[str, Sequence[SandboxPage]], fetcher: Fetcher,
     keys: Sequence[tuple[str, str]],
 ) -> dict[str, pl.DataFrame]:
-    rows, texts = [], {}
+    return fetched_frames_of(keys, fetch_outcomes(claims, sandbox_by_task, fetcher, keys))
+
+
+def fetch_outcomes(claims: pl.DataFrame, sandbox_by_task: Mapping[str, Sequence[SandboxPage]], fetcher: Fetcher,
+                   keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], list[FetchResult]]:
+    """What fetching each report's cited URLs gave, by (system, task)."""
     by_report = cited_urls(claims)
     cited = [by_report.get(key, []) for key in keys]
     # each run is served from the corpus it searched (DR³: its sandbox size), never another run's
     outcomes = fetcher.fetch_groups([(urls, pages_of_run(system, sandbox_by_task.get(task, [])))
                                      for urls, (system, task) in zip(cited, keys)])
-    for (system, task), results in zip(keys, outcomes):
-        for result in results:
+    return dict(zip(keys, outcomes))
+
+
+def fetched_frames_of(keys: Sequence[tuple[str, str]],
+                      outcomes: Mapping[tuple[str, str], Sequence[FetchResult]]) -> dict[str, pl.DataFrame]:
+    """The fetched_references frames of `keys` (in their order) from what fetching gave, however the
+    reports were fetched (all at once, or in parts as their claims came)."""
+    rows, texts = [], {}
+    for system, task in keys:
+        for result in outcomes.get((system, task), ()):
             page_hash = None
             if result.status == "ok" and result.text:
                 page_hash = text_hash(result.text)

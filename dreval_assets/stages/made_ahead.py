@@ -140,6 +140,10 @@ class MadeAhead:
             ahead.dropped.set()
 
 
+class NotMadeAhead(Exception):
+    """A run's stages cannot be made before its steps (the steps make their own)."""
+
+
 def same_rows(read: pl.DataFrame, reports: pl.DataFrame) -> bool:
     """The same rows, in whatever order."""
     order = ["system", "task"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import polars as pl
 
@@ -14,11 +14,16 @@ from .parse_helper import each_done, parse_done
 from .statements import extract_statements_of
 
 
-def parse_reports(reports: pl.DataFrame) -> dict[str, pl.DataFrame]:
+ReportClaims = Callable[[str, str, pl.DataFrame], None]  # (system, task, the report's report_claims rows)
+
+
+def parse_reports(reports: pl.DataFrame, on_report: ReportClaims | None = None) -> dict[str, pl.DataFrame]:
+    """`on_report` is handed each report's claims as it is parsed (a report with none is not)."""
     parsed = ParsedFrames()
     try:
-        for _ in parsed.each_report(reports):
-            pass
+        for system, task, claims in parsed.each_report(reports):
+            if on_report is not None and claims:
+                on_report(system, task, frame("report_claims", claims))
     finally:
         parse_done()
     return parsed.frames()
@@ -70,15 +75,20 @@ def with_statements(parsed_reports: pl.DataFrame, statements: pl.DataFrame,
 
 
 def parse_with_statements(reports: pl.DataFrame, judge: Judge, keep_sentences: set[tuple[str, str]],
-                          labels: Mapping[str, str], partitions: Iterable[tuple[str, str]]) -> dict[str, pl.DataFrame]:
+                          labels: Mapping[str, str], partitions: Iterable[tuple[str, str]],
+                          on_report: ReportClaims | None = None) -> dict[str, pl.DataFrame]:
     """The parse frames with the judge's grounded statements as the claims (`claims.extraction = llm`),
     each report's statements asked for as soon as it is parsed; the reports in `keep_sentences` (a
-    release ships their statements) are parsed only."""
+    release ships their statements) are parsed only. `on_report` is handed each report's statements,
+    as its claims, once they are grounded (a report with none, or the release's, is not)."""
     parsed = ParsedFrames()
     to_extract = (claims for system, task, claims in parsed.each_report(reports)
                   if claims and (system, task) not in keep_sentences)
     try:
-        statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions)
+        handed = None if on_report is None else (
+            lambda system, task, found: on_report(system, task, as_table("report_claims", found)))
+        statements, summary = extract_statements_of(to_extract, judge, labels, partitions=partitions,
+                                                    on_report=handed)
         for _ in to_extract:  # every report parsed, whatever the judge read
             pass
     finally:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import polars as pl
 
@@ -84,16 +84,26 @@ def extract_statements(claims: pl.DataFrame, judge: Judge, labels: Mapping[str, 
 
 
 def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: Mapping[str, str] | None = None,
-                          chunk_chars: int = 6000, partitions: Iterable[tuple[str, str]] = ()
+                          chunk_chars: int = 6000, partitions: Iterable[tuple[str, str]] = (),
+                          on_report: Callable[[str, str, pl.DataFrame], None] | None = None
                           ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """As `extract_statements`, from each report's claim rows in turn (`reports` yields one report's rows
     at a time, in any order). A judge that streams its requests has a report's chunks asked as soon as the
     report is read (the parser's next reports are read meanwhile); the rows and the summary come out in
-    (system, task) order whatever the order read."""
+    (system, task) order whatever the order read. `on_report(system, task, its statements)` is called
+    as each report's statements are all grounded, in the order read (its claims can be judged while
+    later reports are asked)."""
     chunk_chars = min(chunk_chars, fitting_chunk_chars(context_of(judge)))
     rows_by_id: dict[tuple[str, str, str], dict] = {}
     tallies: dict[tuple[str, str], _Tally] = {}
     chunks: list[_Chunk] = []
+    chunks_of: dict[tuple[str, str], int] = {}  # a report's chunk count, once all its chunks are made
+    of_report: dict[tuple[str, str], list[pl.DataFrame]] = {}  # grounded, of reports not yet handed on
+
+    def hand_on(key: tuple[str, str]) -> None:
+        """The report's statements to `on_report`, once its chunks are all made and grounded."""
+        if on_report is not None and chunks_of.get(key) and len(of_report.get(key, ())) == chunks_of[key]:
+            on_report(*key, pl.concat(of_report.pop(key), rechunk=True))
 
     def requests() -> Iterator[JudgmentRequest]:
         for rows in reports:
@@ -102,9 +112,13 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
             units = [Unit(r["claim_id"], r["kind"], r["text"] or "", r["section"] or "") for r in rows]
             rows_by_id.update(((system, task, r["claim_id"]), r) for r in rows)
             tallies[(system, task)] = _Tally(n_units=len(units))
+            n_chunks = 0
             for part in chunk_units(units, chunk_chars):
                 chunks.append(_Chunk(system, task, part, _before(units, part)))
+                n_chunks += 1
                 yield _request(chunks[-1], labels or {})
+            chunks_of[(system, task)] = n_chunks
+            hand_on((system, task))  # its last chunk may be grounded already
 
     made = requests()
     # a streaming judge's answers are grounded as they come, while later reports are read and asked
@@ -120,8 +134,10 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
             index = len(grounded)
             chunk, (judgment, found) = chunks[index], answered[index]
             rows = _chunk_rows(chunk, judgment, found(), rows_by_id, tallies[(chunk.system, chunk.task)])
-            grounded.append((chunk.system, chunk.task, index, pl.DataFrame(rows, schema=STATEMENT_SCHEMA,
-                                                                           orient="row")))
+            statements = pl.DataFrame(rows, schema=STATEMENT_SCHEMA, orient="row")
+            grounded.append((chunk.system, chunk.task, index, statements))
+            of_report.setdefault((chunk.system, chunk.task), []).append(statements)
+            hand_on((chunk.system, chunk.task))
 
     for index, judgment in enumerate(judgments):
         if index >= len(chunks):  # a judgment for a request never made: the judge's bug, said plainly

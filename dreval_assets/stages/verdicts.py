@@ -13,7 +13,7 @@ unreadable pages are N/A rows with their bucket.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import polars as pl
 
@@ -21,7 +21,7 @@ from ..benchmarks.registry import claim_verdict_templates, judge_for_tasks
 from ..core.models import ClaimVerdict, ClaimVerdictBatch, SandboxPage
 from ..core.passages import select_passages
 from ..fetch.search import EvidenceSearch, SandboxSearch, SearchOutcome
-from ..judges.base import Judge, Judgment, JudgmentRequest, as_taken
+from ..judges.base import ASK_NOW, Judge, Judgment, JudgmentRequest, as_taken
 from ..judges.prompts import fence_untrusted, one_line
 from .frames import frame
 
@@ -54,54 +54,100 @@ def judge_claims(claims: pl.DataFrame, fetched: pl.DataFrame, texts: Mapping[str
                  search: EvidenceSearch | None = None, tasks: pl.DataFrame | None = None) -> pl.DataFrame:
     """`tasks`: the claims' task rows; each claim is asked at its task's benchmark's judge temperature, with its
     benchmark's own verdict templates when it declares them (`Benchmark.claim_verdict_templates`)."""
+    return judge_claims_of(iter([ClaimsPart(claims, fetched, texts)]), lambda: claims, judge, batch_size, labels,
+                           sandbox_evidence, search, tasks)
+
+
+@dataclass(frozen=True)
+class ClaimsPart:
+    """Whole reports' claims with their cited pages: fetched_references rows and the pages' texts by hash."""
+    claims: pl.DataFrame
+    fetched: pl.DataFrame
+    texts: Mapping[str, str]
+
+
+def judge_claims_of(parts: Iterator[ClaimsPart], all_claims: Callable[[], pl.DataFrame], judge: Judge,
+                    batch_size: int = 1, labels: Mapping[str, str] | None = None,
+                    sandbox_evidence: Mapping[str, Sequence[SandboxPage]] | None = None,
+                    search: EvidenceSearch | None = None, tasks: pl.DataFrame | None = None) -> pl.DataFrame:
+    """As `judge_claims`, the reports coming in parts (each report in one part): a judge that streams has a
+    part's claims asked as soon as it comes, while later parts are made (the claims of each report as its
+    statements are grounded). The rows are those of all parts judged at once, in the same order;
+    `all_claims()`, once the parts are over, gives every claim for the evidence search beyond citations."""
     templates: dict[str, tuple[str, str]] = {}
     if tasks is not None:
         judge = judge_for_tasks(judge, tasks.iter_rows(named=True))
         templates = {r["task"]: found for r in tasks.iter_rows(named=True)
                      if (found := claim_verdict_templates(r["benchmark"] or ""))}
-    pages = {(r["system"], r["task"], r["url"]): r for r in fetched.iter_rows(named=True)}
+    unknown: dict[tuple[str, str], list[dict]] = {}
+
+    def groups() -> Iterator[list[_Pair] | None]:
+        for part in parts:
+            yield from _group_by_source(_cited_pairs(part, judge.judge_id, unknown), max(1, batch_size))
+            yield None  # the part's requests are asked now, not held until the next part fills a chunk
+
+    judged: dict[tuple[str, str], list[dict]] = {}
+    for group, group_rows in _judge_groups(groups(), judge, labels or {}, templates):
+        judged.setdefault((group[0].system, group[0].task), []).extend(group_rows)
+    # a stable order makes the same rows on every run, however the reports came
+    rows = [row for key in sorted(unknown) for row in unknown[key]]
+    rows.extend(row for key in sorted(judged) for row in judged[key])
+    if sandbox_evidence:
+        rows.extend(_searched_rows(all_claims().sort("system", "task", "claim_id"), rows, sandbox_evidence,
+                                   search or SandboxSearch(), judge, batch_size, labels or {}, templates))
+    return frame("claim_verdicts", rows)
+
+
+def _cited_pairs(part: ClaimsPart, judge_id: str, unknown: dict[tuple[str, str], list[dict]]) -> list[_Pair]:
+    """Each cited claim of the part against each readable page it cites, in (system, task, claim) order; a
+    citation with no URL or an unread page is an unknown row (added to `unknown`, by report)."""
+    pages = {(r["system"], r["task"], r["url"]): r for r in part.fetched.iter_rows(named=True)}
     # a stable order makes the same batches, hence the same prompts and cache keys, on every run
-    claims = claims.sort("system", "task", "claim_id")
-    rows: list[dict] = []
+    claims = part.claims.sort("system", "task", "claim_id")
     pending: list[_Pair] = []
     for claim in claims.filter(pl.col("kind") != "uncited").iter_rows(named=True):
-        base = _base(claim["system"], claim["task"], claim["claim_id"], judge.judge_id)
+        base = _base(claim["system"], claim["task"], claim["claim_id"], judge_id)
+        rows = unknown.setdefault((claim["system"], claim["task"]), [])
         for index in claim["unresolved_indices"] or []:
             rows.append(_unknown(base, f"[{index}]", "model_failure",
                                  f"citation [{index}] has no URL in the report's reference list"))
         for url in claim["urls"] or []:
             page = pages.get((claim["system"], claim["task"], url))
-            if page is None or page["status"] != "ok" or not texts.get(page["page_hash"]):
+            if page is None or page["status"] != "ok" or not part.texts.get(page["page_hash"]):
                 reason = page["na_reason"] if page else "pipeline_failure"
                 detail = page["detail"] if page else "URL missing from fetched_references"
                 rows.append(_unknown(base, url, reason or "data_accessibility", detail))
                 continue
-            source = _Source(url, page["title"] or "", texts[page["page_hash"]])
+            source = _Source(url, page["title"] or "", part.texts[page["page_hash"]])
             pending.append(_Pair(claim["system"], claim["task"], claim["claim_id"], claim["text"], source, "cited"))
-    rows.extend(_judge_pairs(pending, judge, batch_size, labels or {}, templates))
-    if sandbox_evidence:
-        rows.extend(_searched_rows(claims, rows, sandbox_evidence, search or SandboxSearch(), judge, batch_size,
-                                   labels or {}, templates))
-    return frame("claim_verdicts", rows)
+    return pending
 
 
 def _judge_pairs(pairs: list[_Pair], judge: Judge, batch_size: int, labels: Mapping[str, str],
                  templates: Mapping[str, tuple[str, str]] | None = None) -> list[dict]:
-    groups = _group_by_source(pairs, max(1, batch_size))
-    truncated: list[bool] = []
+    return [row for _, rows in _judge_groups(iter(_group_by_source(pairs, max(1, batch_size))), judge, labels,
+                                             templates) for row in rows]
+
+
+def _judge_groups(groups: Iterator[list[_Pair] | None], judge: Judge, labels: Mapping[str, str],
+                  templates: Mapping[str, tuple[str, str]] | None = None) -> list[tuple[list[_Pair], list[dict]]]:
+    """(group, its rows) of each group, in order; the groups taken as the judge asks for their requests
+    (None among them: what is made so far is asked now)."""
+    asked: list[tuple[list[_Pair], bool]] = []
 
     def requests() -> Iterator[JudgmentRequest]:  # each group's passages selected as its turn comes
         for group in groups:
+            if group is None:
+                yield ASK_NOW
+                continue
             request, cut = _request(group, judge.source_token_budget, labels,
                                     (templates or {}).get(group[0].task, (SINGLE_TEMPLATE, BATCH_TEMPLATE)))
-            truncated.append(cut)
+            asked.append((group, cut))
             yield request
 
     judgments = judge.judge_many(as_taken(judge, requests()))
-    rows = []
-    for group, cut, judgment in zip(groups, truncated, judgments, strict=True):
-        rows.extend(_rows_from_judgment(group, judgment, cut))
-    return rows
+    return [(group, _rows_from_judgment(group, judgment, cut))
+            for (group, cut), judgment in zip(asked, judgments, strict=True)]
 
 
 def _searched_rows(claims: pl.DataFrame, cited_rows: list[dict], sandbox_evidence: Mapping[str, Sequence[SandboxPage]],
