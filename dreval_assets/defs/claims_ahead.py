@@ -95,9 +95,9 @@ class ClaimsAhead:
                     found = fetch_outcomes(claims, sandbox, fetcher, keys)
                     outcomes.update(found)
                     fetched = fetched_frames_of(keys, found)
-                    store.keep_content(fetched)  # the judge reads the pages' texts before the step writes them
-                    self._fetched_parts.put(ClaimsPart(claims, fetched["fetched_references"],
-                                                       step_work.cited_texts(dreval, fetched["fetched_references"])))
+                    # the pages' texts as read (the chain stores them once the run's fetch is whole)
+                    texts = dict(fetched["page_texts"].select("text_hash", "text").iter_rows())
+                    self._fetched_parts.put(ClaimsPart(claims, fetched["fetched_references"], texts))
                 if self._all_claims is None:
                     raise NotMadeAhead("the parse this run's claims come from failed")
                 self.fetched.set_result(fetched_frames_of(self.keys, outcomes))
@@ -110,19 +110,13 @@ class ClaimsAhead:
 
     def _next_part(self) -> tuple[Keys, pl.DataFrame] | None:
         """The reports handed on since the last part (waiting for one); None once the parse is over."""
-        found = [self._handed.get()]
-        while found[-1] is not None:
-            try:
-                found.append(self._handed.get_nowait())
-            except queue.Empty:
-                break
-        if found[-1] is None:
+        handed, over = _drained(self._handed)
+        if over:
             self._handed.put(None)  # the next call ends
-            found.pop()
-        if not found:
+        if not handed:
             return None
-        return [key for keys, _ in found for key in keys], pl.concat([claims for _, claims in found],
-                                                                    how="vertical_relaxed")
+        return [key for keys, _ in handed for key in keys], pl.concat([claims for _, claims in handed],
+                                                                      how="vertical_relaxed")
 
     def _judge(self) -> pl.DataFrame:
         tasks, task_rubrics = self.tasks.result()
@@ -131,8 +125,14 @@ class ClaimsAhead:
                                                self._every_claim, tasks, task_rubrics)
 
     def _parts(self) -> Iterator[ClaimsPart]:
-        while (part := self._fetched_parts.get()) is not None:
-            yield part
+        """What is fetched when the judge takes its next requests, as one part (waiting for one)."""
+        over = False
+        while not over:
+            parts, over = _drained(self._fetched_parts)
+            if parts:
+                yield ClaimsPart(pl.concat([p.claims for p in parts], how="vertical_relaxed"),
+                                 pl.concat([p.fetched for p in parts], how="vertical_relaxed"),
+                                 {h: text for p in parts for h, text in p.texts.items()})
         self.fetched.result()  # raises what stopped the fetch
 
     def _every_claim(self) -> pl.DataFrame:
@@ -140,3 +140,15 @@ class ClaimsAhead:
         if self._all_claims is None:
             raise NotMadeAhead("the parse this run's claims come from failed")
         return self._all_claims
+
+
+def _drained(waiting: queue.SimpleQueue) -> tuple[list, bool]:
+    """What the queue holds (waiting for one item), up to its end (None), and whether the end came."""
+    found = [waiting.get()]
+    while found[-1] is not None:
+        try:
+            found.append(waiting.get_nowait())
+        except queue.Empty:
+            break
+    over = found[-1] is None
+    return (found[:-1] if over else found), over
