@@ -197,7 +197,8 @@ def test_a_sliced_run_parses_each_next_slice_ahead_and_writes_the_rows_of_one_ru
     assert main(["--home", str(sliced), "run"]) == 0
     # four slices of two, each made ahead of its steps: the next one's parse while the one before was judged
     # (the first slice's claims judged as its parse hands them on; the others' once their parse was taken)
-    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4 and made_on.count(("fetched_frames", "dreval-ahead")) == 3
+    assert made_on.count(("parsed_frames", "dreval-ahead")) == 4
+    assert made_on.count(("fetched_frames", "dreval-ahead")) == 3
     assert [name for name, _ in made_on].count("claim_verdicts_of") == 4 and len(made_on) == 19
     assert all(thread.startswith("dreval-") for _, thread in made_on), made_on
 

@@ -77,6 +77,23 @@ class AnswerWith:
         return answer
 
 
+class Streaming:
+    """The real judge, handing its judgments back one at a time (`judge_each`), each counted in `yielded`."""
+
+    streams_requests = True
+
+    def __init__(self, real, yielded):
+        self.real, self.yielded = real, yielded
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def judge_each(self, requests):
+        for judgment in self.real.judge_each(requests):
+            self.yielded.append(judgment)
+            yield judgment
+
+
 def test_a_report_is_one_request_and_statements_take_their_units_citations(llm, calls):
     claims = parsed_claims({("sys-a", "wlc.lowmarsh"): REPORT})
     judge = make_judge(llm, calls)
@@ -478,17 +495,6 @@ def test_each_chunks_rows_are_made_as_its_answer_comes_in_the_order_asked_and_th
 
     real, yielded, made_at = make_judge(llm, calls), [], []
 
-    class Streaming:
-        streams_requests = True
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def judge_each(self, requests):
-            for judgment in real.judge_each(requests):
-                yielded.append(judgment)
-                yield judgment
-
     class AllAtOnce(Streaming):
         streams_requests = False
 
@@ -496,11 +502,11 @@ def test_each_chunks_rows_are_made_as_its_answer_comes_in_the_order_asked_and_th
     monkeypatch.setattr(stage, "_chunk_rows", lambda chunk, *rest: made_at.append((chunk.system, len(yielded)))
                         or chunk_rows(chunk, *rest))
     claims = parsed_claims({(f"sys-{i}", "wlc.lowmarsh"): REPORT.replace("41,200", f"{41_200 + i:,}") for i in range(4)})
-    streamed, summary = extract_statements(claims, Streaming(), labels={"asset": "parsed_reports"})
+    streamed, summary = extract_statements(claims, Streaming(real, yielded), labels={"asset": "parsed_reports"})
     assert [at for _, at in made_at] == [1, 2, 3, 4]  # each as its answer came
     assert [system for system, _ in made_at] == [f"sys-{i}" for i in range(4)]
     made_at.clear()
-    at_once, summary_at_once = extract_statements(claims, AllAtOnce(), labels={"asset": "parsed_reports"})
+    at_once, summary_at_once = extract_statements(claims, AllAtOnce(real, yielded), labels={"asset": "parsed_reports"})
     assert streamed.height > 4 and streamed.equals(at_once)
     asked = ["calls", "tokens_in", "tokens_out"]  # the second asking is answered from the cache
     assert summary.drop(asked).equals(summary_at_once.drop(asked)) and summary.get_column("n_statements").sum() > 4
@@ -512,21 +518,11 @@ def test_each_reports_statements_are_handed_on_as_its_last_chunk_is_grounded_in_
     from dreval_assets.stages.statements import extract_statements_of
 
     real, yielded, handed = make_judge(llm, calls), [], []
-
-    class Streaming:
-        streams_requests = True
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def judge_each(self, requests):
-            for judgment in real.judge_each(requests):
-                yielded.append(judgment)
-                yield judgment
-
-    claims = parsed_claims({(f"sys-{i}", "wlc.lowmarsh"): REPORT.replace("41,200", f"{41_200 + i:,}") for i in range(3)})
+    claims = parsed_claims({(f"sys-{i}", "wlc.lowmarsh"): REPORT.replace("41,200", f"{41_200 + i:,}")
+                            for i in range(3)})
     reports = [claims.filter(pl.col("system") == f"sys-{i}").to_dicts() for i in (2, 0, 1)]  # read in this order
-    statements, _ = extract_statements_of(iter(reports), Streaming(), {"asset": "parsed_reports"}, chunk_chars=250,
+    statements, _ = extract_statements_of(iter(reports), Streaming(real, yielded), {"asset": "parsed_reports"},
+                                          chunk_chars=250,
                                           on_report=lambda system, task, found: handed.append((system, len(yielded),
                                                                                                found)))
     per_report = len(yielded) // 3

@@ -164,7 +164,8 @@ def claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed: Frames, f
 
 
 def claim_verdicts_of(dreval: DrevalResource, judge, run_id: str, parts: Iterator[ClaimsPart],
-                      all_claims: Callable[[], pl.DataFrame], tasks: Frames, task_rubrics: pl.DataFrame) -> pl.DataFrame:
+                      all_claims: Callable[[], pl.DataFrame], tasks: Frames,
+                      task_rubrics: pl.DataFrame) -> pl.DataFrame:
     """claim_verdicts' frame from the reports' claims coming in parts (stages/verdicts.py)."""
     store = dreval.store()
     sandbox = with_image_facts(sandbox_for_suites(tasks, store, dreval.extra_suites), task_rubrics, listed_only=True)
