@@ -79,9 +79,9 @@ class ClaimsAhead:
     def _fetch(self) -> None:
         dreval = self._dreval
         try:
+            if self._tasks_written is not None:
+                self._tasks_written.wait()
             with dreval.store().session():
-                if self._tasks_written is not None:
-                    self._tasks_written.wait()
                 store, task_keys = dreval.store(), sorted({(task,) for _, task in self.keys})
                 tasks = step_work.as_input("tasks", store.read_partitions("tasks", task_keys))
                 task_rubrics = step_work.as_input("task_rubrics", store.read_partitions("task_rubrics", task_keys))

@@ -159,8 +159,9 @@ def _report_judgments_with(dreval: DrevalResource, judge, run_id: str, keys: Key
 def claim_verdicts(dreval: DrevalResource, judge, run_id: str, parsed: Frames, fetched: pl.DataFrame,
                    tasks: Frames, task_rubrics: pl.DataFrame) -> pl.DataFrame:
     claims = parsed["report_claims"]
-    return claim_verdicts_of(dreval, judge, run_id, iter([ClaimsPart(claims, fetched, cited_texts(dreval, fetched))]),
-                             lambda: claims, tasks, task_rubrics)
+    texts = dreval.store().texts(fetched.get_column("page_hash").drop_nulls().to_list())
+    return claim_verdicts_of(dreval, judge, run_id, iter([ClaimsPart(claims, fetched, texts)]), lambda: claims,
+                             tasks, task_rubrics)
 
 
 def claim_verdicts_of(dreval: DrevalResource, judge, run_id: str, parts: Iterator[ClaimsPart],
@@ -172,11 +173,6 @@ def claim_verdicts_of(dreval: DrevalResource, judge, run_id: str, parts: Iterato
     return judge_claims_of(parts, all_claims, judge, batch_size=dreval.judge_batch_size,
                            labels={"run_id": run_id, "asset": "claim_verdicts"}, sandbox_evidence=sandbox,
                            search=dreval.searcher(), tasks=tasks["tasks"])
-
-
-def cited_texts(dreval: DrevalResource, fetched: pl.DataFrame) -> dict[str, str]:
-    """The texts of the pages read, by hash."""
-    return dreval.store().texts(fetched.get_column("page_hash").drop_nulls().to_list())
 
 
 def report_judgments(dreval: DrevalResource, judge, run_id: str, keys: Keys, reports: pl.DataFrame, tasks: Frames,

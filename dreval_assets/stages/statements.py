@@ -136,8 +136,9 @@ def extract_statements_of(reports: Iterator[list[dict]], judge: Judge, labels: M
             rows = _chunk_rows(chunk, judgment, found(), rows_by_id, tallies[(chunk.system, chunk.task)])
             statements = pl.DataFrame(rows, schema=STATEMENT_SCHEMA, orient="row")
             grounded.append((chunk.system, chunk.task, index, statements))
-            of_report.setdefault((chunk.system, chunk.task), []).append(statements)
-            hand_on((chunk.system, chunk.task))
+            if on_report is not None:
+                of_report.setdefault((chunk.system, chunk.task), []).append(statements)
+                hand_on((chunk.system, chunk.task))
 
     for index, judgment in enumerate(judgments):
         if index >= len(chunks):  # a judgment for a request never made: the judge's bug, said plainly
