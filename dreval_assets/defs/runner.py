@@ -263,7 +263,7 @@ def _before_the_first_evaluation(instance: DagsterInstance, store: Store | None,
     after the tasks runs: ~0.5 s at 10 x 10 that no longer delays their judge calls; the first
     evaluation's statements are awaited meanwhile). Then its chain made ahead is let pass the parse
     and the references before the run starts: the run's first steps no longer share this process's
-    core with the grounding of the statements' last answers, which the claims wait for."""
+    core with the grounding of the statements' last answers."""
     if store is not None:
         report_input_changes(instance, store, [(system, task) for system, tasks in the_plan.per_system.items()
                                                for task in tasks])
