@@ -418,8 +418,9 @@ def test_what_the_helper_has_not_begun_is_done_by_the_process_waiting_for_it():
     helper.start()
     try:
         helper.submit(os.getpid).result(timeout=60)  # started and serving
-        # what it runs and what it has queued: long enough that a loaded machine does not end them first
-        busy = [helper.submit(time.sleep, 3.0) for _ in range(2)]
+        # what it runs and what its pool has handed it ahead (up to two calls): long enough that a loaded
+        # machine does not end them first, and enough of them that no later call is handed ahead
+        busy = [helper.submit(time.sleep, 3.0) for _ in range(3)]
         waiting = [helper.submit(os.getpid) for _ in range(3)]
         assert helper.result_or_here(waiting[0], os.getpid) == os.getpid()  # done here, not waited for
         # the newest first, so all three were done here while the helper still slept
