@@ -281,3 +281,35 @@ def test_per_task_pairs_win_over_system_aggregates_of_the_same_metric():
     rows = pair_rows(OURS, PUBLISHED) + [{**pair_rows({"alpha": [75]}, {"alpha": [70]}, tasks=[""])[0]}]
     row = only_row(build_agreement(pl.DataFrame(rows)))
     assert row["n_pairs"] == 12 and "system-level aggregates left out" in row["note"]
+
+
+def test_the_leaderboard_job_writes_its_published_copy_while_its_plots_are_drawn(home, monkeypatch):
+    """The leaderboard step begins its plots (the plot helper's, and the rest on a thread); the published
+    copy is written before the plots step takes them (its priority is the run's lowest). Materialised
+    alone, as from the UI, that step draws the stored leaderboard's: the same PNGs."""
+    from dagster import AssetKey
+
+    from dreval_assets.defs import assets
+    from dreval_assets.defs.assets import PLOTS_BEGUN
+
+    def not_here(board):
+        raise AssertionError("the plots step drew what the leaderboard step had begun")
+
+    job = build_definitions(Settings(home)).resolve_job_def("leaderboard_job")
+    with monkeypatch.context() as patched:
+        patched.setattr(assets, "draw_leaderboard_plots", not_here)
+        result = job.execute_in_process(instance=DagsterInstance.ephemeral(), run_config=QUIET_LOGS)
+    assert result.success
+    assert [e.step_key for e in result.all_events if e.is_step_start] == [
+        "leaderboard", "agreement", "published_results", "leaderboard_plots"]
+    [plotted] = result.asset_materializations_for_node("leaderboard_plots")
+    assert {"plot_headline_ci", "plot_heatmap", "plot_rank_shifts", "plots"} <= set(plotted.metadata)
+    assert not PLOTS_BEGUN  # taken by the run's own plots step
+    drawn = {path.name: path.read_bytes() for path in (home / "plots").glob("*.png")}
+    assert len(drawn) == 3
+    for path in (home / "plots").glob("*.png"):
+        path.unlink()
+    alone = job.execute_in_process(instance=DagsterInstance.ephemeral(), run_config=QUIET_LOGS,
+                                   asset_selection=[AssetKey("leaderboard_plots")])
+    assert alone.success and [e.step_key for e in alone.all_events if e.is_step_start] == ["leaderboard_plots"]
+    assert {path.name: path.read_bytes() for path in (home / "plots").glob("*.png")} == drawn

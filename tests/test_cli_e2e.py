@@ -254,7 +254,8 @@ def test_dagster_webserver_loads_the_code_location_with_partitions(demo_home, tm
             for n in nodes}
     assert set(dims) == {"registered_tasks", "report_sources", "tasks", "task_rubrics", "reports", "trace_steps", "parsed_reports",
                          "report_images", "fetched_references", "claim_verdicts",
-                         "report_judgments", "metric_scores", "leaderboard", "agreement", "published_results"}
+                         "report_judgments", "metric_scores", "leaderboard", "agreement", "published_results",
+                         "leaderboard_plots"}
     assert dims["metric_scores"] == {"system": 3, "task": 8}
     assert list(dims["tasks"].values()) == [8] and list(dims["registered_tasks"].values()) == [8]
     runs = reply["data"]["pipelineOrError"]["runs"]

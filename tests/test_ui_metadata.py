@@ -23,7 +23,7 @@ from PIL import Image
 
 from dreval_assets.cli import main
 from dreval_assets.defs.assets import ALL_ASSETS
-from dreval_assets.defs.metadata import check_result, leaderboard_metadata, spend_figures, spend_markdown
+from dreval_assets.defs.metadata import check_result, leaderboard_metadata, plots_metadata, spend_figures, spend_markdown
 from dreval_assets.presentation.leaderboard_summary import headline_cell, headline_records, suite_markdown
 from dreval_assets.presentation.leaderboard_view import leaderboard_tables
 from dreval_assets.presentation.plots import heatmap_matrix, leaderboard_plots, rank_table, save_plots
@@ -128,20 +128,23 @@ def test_each_plot_keeps_its_labels_in_the_figure_and_off_its_other_panels(name,
     assert data_area > 0.25 * page.width * page.height  # not squeezed by its labels
 
 
-def test_leaderboard_metadata_has_tables_and_embedded_plots(board, tmp_path):
-    metadata = leaderboard_metadata(board, tmp_path / "plots")
+def test_leaderboard_metadata_has_its_tables_and_the_plots_metadata_embeds_the_saved_pngs(board, tmp_path):
+    metadata = leaderboard_metadata(board)
     assert metadata["rows"].value == 9 and metadata["systems"].value == 3
-    assert {"headline", "suite_core", "suite_dr3", "plot_headline_ci", "plot_heatmap",
-            "plot_rank_shifts"} <= set(metadata)
+    assert {"headline", "suite_core", "suite_dr3", "view"} <= set(metadata)
+    assert not any(key.startswith("plot") for key in metadata)  # leaderboard_plots' own
     records = metadata["headline"].value.records
     assert {r.data["system"]: r.data["score"] for r in records if r.data["suite"] == "core"}["quiet"] == "N/A"
+    shown = plots_metadata(leaderboard_plots(board), tmp_path / "plots")
+    assert shown["plots"].value == str(tmp_path / "plots")
     for name in ("headline_ci", "heatmap", "rank_shifts"):
-        markdown = metadata[f"plot_{name}"].value
+        markdown = shown[f"plot_{name}"].value
         assert markdown.startswith("![") and "](data:image/png;base64," in markdown
         embedded = base64.b64decode(markdown.split("base64,", 1)[1].rstrip(")"))
         assert embedded == (tmp_path / "plots" / f"leaderboard_{name}.png").read_bytes()
-    empty = leaderboard_metadata(board.clear(), tmp_path / "none")
-    assert "no scores yet" in empty["note"].value and not (tmp_path / "none").exists()
+    assert "no scores yet" in leaderboard_metadata(board.clear())["note"].value
+    assert leaderboard_plots(board.clear()) == []
+    assert "no scores yet" in plots_metadata([], tmp_path / "none")["note"].value and not (tmp_path / "none").exists()
 
 
 def verdict(system, task, claim, label, na_reason=None):
@@ -277,7 +280,7 @@ def assert_partitions_describe_themselves(home: Path) -> None:
 
 
 def assert_leaderboard_page(home: Path) -> None:
-    """The leaderboard's latest materialisation: headline table, per-suite tables, plots on disk."""
+    """The leaderboard's latest materialisation: headline table, per-suite tables; its plots' (on disk)."""
     metadata = materialisations(home, "leaderboard")[0].asset_materialization.metadata
     suites = {r.data["suite"] for r in metadata["headline"].value.records}
     assert {"core", "tvir", "mmdr", "dr3", "wlc", "drb", "miroeval"} <= suites
@@ -290,11 +293,12 @@ def assert_leaderboard_page(home: Path) -> None:
     assert mmdr and {r["metric"] for r in mmdr} == {"overall"} and all(r["rank"] == "—" for r in mmdr)
     # the offline judge cannot see the MOSAIC items of two systems: their Overall is not comparable, not N/A
     assert "not comparable" in metadata["suite_mmdr"].value
+    plotted = materialisations(home, "leaderboard_plots")[0].asset_materialization.metadata
     for name in ("headline_ci", "heatmap", "rank_shifts"):
         path = home / "plots" / f"leaderboard_{name}.png"
         with Image.open(io.BytesIO(path.read_bytes())) as image:
             image.verify()
-        assert base64.b64encode(path.read_bytes()).decode() in metadata[f"plot_{name}"].value
+        assert base64.b64encode(path.read_bytes()).decode() in plotted[f"plot_{name}"].value
 
 
 def test_a_run_whose_partitions_wrote_no_row_still_shows_every_figure_at_zero():
@@ -386,8 +390,8 @@ def plot_helper(monkeypatch):
 
 
 def test_plots_drawn_by_the_helper_process_are_those_drawn_here(board, plot_helper):
-    """The command's plot helper (`plots.start_plot_helper`) draws the heatmap and the rank shifts while
-    this process draws the headline plot: the same bytes, in the same order, as all three drawn here."""
+    """The command's plot helper (`plots.start_plot_helper`) draws the headline plot and the rank shifts while
+    this process draws the heatmap: the same bytes, in the same order, as all three drawn here."""
     from dreval_assets.presentation import plots
 
     here = leaderboard_plots(board)

@@ -1,5 +1,6 @@
 """The asset graph of DESIGN.md. Bodies are thin: they call the Dagster-free stages."""
 
+from concurrent.futures import Future
 from pathlib import Path
 
 import polars as pl
@@ -30,12 +31,13 @@ from ..stages.scores import score_reports
 from ..stages.traces import trace_step_rows
 from ..stages.tasks import attachments_by_task, task_frames
 from ..judges.parallel import as_done
+from ..presentation.plots import begin_leaderboard_plots, leaderboard_plots as draw_leaderboard_plots
 from ..store.earlier_judges import scores_of_every_judge
 from ..store.publish import publish
 from ..store.registry import load_systems, load_tasks, systems_without_citations
 from ..operations.planner import report_input_versions
 from .agreement import agreement
-from .metadata import check_result, leaderboard_metadata, record_partitions
+from .metadata import check_result, leaderboard_metadata, plots_metadata, record_partitions
 from .partitions import (from_task, same_report, split_system_task, system_task_key, system_task_partitions,
                          task_partitions)
 from .resources import DrevalResource
@@ -296,15 +298,39 @@ def metric_scores(context: AssetExecutionContext, dreval: DrevalResource, report
 @asset(deps=[metric_scores], io_manager_key=IO, group_name="scores")
 def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.DataFrame:
     """Per system x suite x metric x judge: the system's number by the metric's aggregation rule, 95%
-    bootstrap CI, coverage. Its page shows three plots (plot_*: "Show Markdown" opens each; the PNGs are
-    under `<home>/plots/`), the headline metric per suite and system, and each suite's headline metrics
-    as `mean [95% CI] (scored/tasks)`. Each suite's declared breakdowns (`<metric>.<value>` rows) too."""
+    bootstrap CI, coverage. Its page shows the headline metric per suite and system, and each suite's
+    headline metrics as `mean [95% CI] (scored/tasks)`. Each suite's declared breakdowns
+    (`<metric>.<value>` rows) too. Its plots are `leaderboard_plots`'."""
     store = dreval.store()
     scores = scores_of_every_judge(store)  # an earlier judge's kept scores stand beside the current one's
     attributes = task_attributes(store.query(f"SELECT {TASK_ATTRIBUTE_COLUMNS} FROM tasks"))
     frame = build_leaderboard(scores, dreval.policy_map(), attributes)
-    context.add_output_metadata(leaderboard_metadata(frame, Path(dreval.home) / "plots"))
+    if _selected(context, "leaderboard_plots"):  # drawn while this run's published copy is written
+        PLOTS_BEGUN[context.run_id] = begin_leaderboard_plots(frame)
+    context.add_output_metadata(leaderboard_metadata(frame))
     return frame
+
+
+# A run's leaderboard plots, begun by its leaderboard step and taken by its leaderboard_plots step.
+PLOTS_BEGUN: dict[str, Future] = {}
+
+
+def _selected(context: AssetExecutionContext, name: str) -> bool:
+    """Whether this run also materialises the asset `name` (a whole job's run selects none: all of its own)."""
+    selection = context.run.asset_selection
+    return not selection or AssetKey(name) in selection
+
+
+# Last of its run (priority -1): its plots are drawn while the published copy is written before it.
+@asset(deps=[leaderboard], group_name="scores", op_tags={"dagster/priority": "-1"},
+       description="The leaderboard's three plots (plot_*: \"Show Markdown\" opens each; the PNGs are under "
+                   "`<home>/plots/`): each suite's headline score with its 95% CI per system, a system x metric "
+                   "heatmap, and how ranks shift between benchmarks and judges. N/A is never drawn as 0.")
+def leaderboard_plots(context: AssetExecutionContext, dreval: DrevalResource) -> None:
+    begun = PLOTS_BEGUN.pop(context.run_id, None)
+    plots = begun.result() if begun is not None else draw_leaderboard_plots(
+        dreval.store().query("SELECT * FROM leaderboard"))
+    context.add_output_metadata(plots_metadata(plots, Path(dreval.home) / "plots"))
 
 
 @asset(deps=[leaderboard, agreement], description="results.duckdb: the read-only copy of every table and view that people "
@@ -316,6 +342,6 @@ def published_results(context: AssetExecutionContext, dreval: DrevalResource) ->
 
 ALL_ASSETS = [registered_tasks, report_sources, tasks, task_rubrics, reports, trace_steps, parsed_reports, report_images,
               fetched_references, claim_verdicts_and_report_judgments, metric_scores,
-              leaderboard, agreement, published_results]
+              leaderboard, agreement, published_results, leaderboard_plots]
 PER_REPORT_ASSETS = [reports, trace_steps, parsed_reports, report_images, fetched_references,
                      claim_verdicts_and_report_judgments, metric_scores]

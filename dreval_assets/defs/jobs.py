@@ -1,16 +1,17 @@
 """The asset jobs: task inputs, per-report evaluation, the leaderboard (with the agreement figures and the
-published copy of the results)."""
+published copy of the results, then its plots)."""
 from __future__ import annotations
 
 from dagster import AssetSelection, define_asset_job
 
-from .assets import PER_REPORT_ASSETS, agreement, leaderboard, published_results, task_rubrics, tasks
+from .assets import (PER_REPORT_ASSETS, agreement, leaderboard, leaderboard_plots, published_results, task_rubrics,
+                     tasks)
 
 # each job's assets, in the order they run (a run's progress lists its steps from here)
 JOB_ASSETS = {
     "tasks_job": [tasks, task_rubrics],
     "evaluate_job": list(PER_REPORT_ASSETS),
-    "leaderboard_job": [leaderboard, agreement, published_results],
+    "leaderboard_job": [leaderboard, agreement, published_results, leaderboard_plots],
     # the published copy alone: due when a leaderboard step ended before its copy was written
     "publish_job": [published_results],
 }

@@ -20,7 +20,7 @@ from dagster import (
 from ..core.images import data_url
 from ..presentation.leaderboard_summary import SHOWN_METRICS, headline_records, one_judge, suite_markdown
 from ..presentation.leaderboard_view import UNJUDGED, leaderboard_tables
-from ..presentation.plots import leaderboard_plots, save_plots
+from ..presentation.plots import Plot, save_plots
 from ..stages.checks import CHECKS, SHOWN_FAILURES, failing_keys
 from ..stages.figures import Figures, Key, Markdown, partition_figures, run_totals
 from ..store.db import Store
@@ -191,27 +191,32 @@ def _rows_markdown(rows: list[dict], total: int) -> str:
     return "\n".join(lines)
 
 
-def leaderboard_metadata(board: pl.DataFrame, plots_dir: Path) -> dict:
+def leaderboard_metadata(board: pl.DataFrame) -> dict:
     """Rows and systems, the headline table (one record per suite x system), one Markdown table per
-    suite (and judge), and the plots saved under `plots_dir` and embedded as PNG data URIs."""
+    suite (and judge), and the link to `dreval view`'s leaderboard (its plots are `leaderboard_plots`')."""
     tables = leaderboard_tables(board) if board.height else []
     metadata: dict = {"rows": MetadataValue.int(board.height),
                       "systems": MetadataValue.int(board.get_column("system").n_unique() if board.height else 0)}
     if not tables:
         return metadata | {"note": MetadataValue.text("no scores yet: run `dreval run`")}
-    plots = leaderboard_plots(board)  # first: what people read at a glance
-    save_plots(plots, plots_dir)
-    for plot in plots:
-        metadata[f"plot_{plot.name}"] = MetadataValue.md(f"![{plot.title}]({data_url(plot.png, 'image/png')})")
     records = headline_records(tables)
     schema = TableSchema(columns=[TableColumn(name, "string") for name in records[0]])
     metadata["headline"] = MetadataValue.table([TableRecord(r) for r in records], schema=schema)
     for table in tables:
         suffix = "" if table.judge == UNJUDGED or one_judge(tables, table.suite) else f"_{table.judge}"
         metadata[f"suite_{table.suite}{suffix}"] = MetadataValue.md(inline_suite_markdown(table))
-    metadata["plots"] = MetadataValue.path(str(plots_dir))
     metadata["view"] = MetadataValue.url(f"{view_base_url()}/{index_path()}")  # every column, larger plots
     return metadata
+
+
+def plots_metadata(plots: list[Plot], plots_dir: Path) -> dict:
+    """The plots saved under `plots_dir` and embedded as PNG data URIs ("Show Markdown" opens each)."""
+    if not plots:
+        return {"note": MetadataValue.text("no scores yet: run `dreval run`")}
+    save_plots(plots, plots_dir)
+    metadata = {f"plot_{plot.name}": MetadataValue.md(f"![{plot.title}]({data_url(plot.png, 'image/png')})")
+                for plot in plots}
+    return metadata | {"plots": MetadataValue.path(str(plots_dir))}
 
 
 INLINE_MARKDOWN = 1000  # characters: Dagster shows longer Markdown only behind "Show Markdown"
