@@ -104,7 +104,7 @@ def test_a_run_prints_each_step_and_the_judge_spend_when_not_on_a_terminal(home,
     for job, due in (("tasks_job", 1), ("evaluate_job", 3), ("leaderboard_job", 1)):
         for step in job_steps(job):
             assert re.search(rf"^  step {step}: {due}/{due} partition\(s\) done in [\d.]+s", out, re.M), step
-    final = [line for line in out.splitlines() if line.startswith("29/29 partition(s)")]
+    final = [line for line in out.splitlines() if line.startswith("30/30 partition(s)")]
     assert final, out
     asked = re.search(r"judge (\d+)/(\d+) request\(s\)", final[0])
     assert asked and asked.group(1) == asked.group(2) and int(asked.group(1)) > 0
@@ -200,3 +200,26 @@ def test_a_connection_attempt_cut_short_by_ctrl_c_is_not_a_warning_on_the_consol
     assert done.returncode == 0, done.stderr
     assert "connect_tcp.<locals>.try_connect" not in done.stderr
     assert "elsewhere.<locals>.try_connect' was never awaited" in done.stderr
+
+
+@pytest.mark.parametrize("raised, interrupt", [
+    (RuntimeError("Query interrupted"), True),  # DuckDB, a Ctrl-C inside its statement while it read a frame
+    (RuntimeError("Query failed"), False),
+    (KeyboardInterrupt(), True),
+    (ValueError("Query interrupted"), False),
+])
+def test_a_step_that_failed_on_a_ctrl_c_reaching_duckdb_is_an_interrupt(raised, interrupt):
+    """The run's watch cancels the run (the command stops with 130, the next run resumes) whatever ended the
+    step on a Ctrl-C: Dagster's interrupt, Python's, or DuckDB's statement it ended, under Dagster's wrapper."""
+    from dagster._utils.error import serializable_error_info_from_exc_info
+
+    from dreval_assets.defs.runner import _error_class
+
+    try:
+        try:
+            raise raised
+        except BaseException as inner:
+            raise OSError("the step failed") from inner  # Dagster's step error wraps the cause
+    except OSError:
+        error = serializable_error_info_from_exc_info(sys.exc_info())
+    assert bool(_error_class(error)) is interrupt

@@ -306,6 +306,7 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     attributes = task_attributes(store.query(f"SELECT {TASK_ATTRIBUTE_COLUMNS} FROM tasks"))
     frame = build_leaderboard(scores, dreval.policy_map(), attributes)
     if _selected(context, "leaderboard_plots"):  # drawn while this run's published copy is written
+        PLOTS_BEGUN.clear()  # what an earlier run began and did not take (its plots step did not run)
         PLOTS_BEGUN[context.run_id] = begin_leaderboard_plots(frame)
     context.add_output_metadata(leaderboard_metadata(frame))
     return frame

@@ -417,9 +417,13 @@ class _RunWatch:
 
 
 def _error_class(error) -> str:
+    """The interrupt in the step's error chain (its class name), or ''. A Ctrl-C that reaches DuckDB inside a
+    statement ends it as DuckDB's "Query interrupted" (`store.db.interrupted`): a Ctrl-C too."""
     while error is not None:
         if error.cls_name in INTERRUPTS:
             return error.cls_name
+        if error.cls_name in ("RuntimeError", "InterruptException") and "Query interrupted" in (error.message or ""):
+            return "KeyboardInterrupt"
         error = getattr(error, "cause", None)
     return ""
 
