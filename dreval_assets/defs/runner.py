@@ -30,7 +30,7 @@ from ..judges.judge_loop import JUDGE_LOOP, ENDPOINT_FULL
 from ..presentation.plots import start_plot_helper, start_warm_up
 from ..progress import RunProgress
 from ..stages.made_ahead import MADE_AHEAD
-from ..store.db import Store
+from ..store.db import DUCKDB_INTERRUPTED, Store
 from ..store.registry import load_systems, task_hashes
 from .ahead import make_ahead
 from .jobs import WAITS_ON_THE_JUDGE, job_steps, step_assets
@@ -422,7 +422,7 @@ def _error_class(error) -> str:
     while error is not None:
         if error.cls_name in INTERRUPTS:
             return error.cls_name
-        if error.cls_name in ("RuntimeError", "InterruptException") and "Query interrupted" in (error.message or ""):
+        if error.cls_name in ("RuntimeError", "InterruptException") and DUCKDB_INTERRUPTED in (error.message or ""):
             return "KeyboardInterrupt"
         error = getattr(error, "cause", None)
     return ""

@@ -71,13 +71,16 @@ class DatabaseLocked(StoreError):
                          f"and open the published copy {published_path(db_path)} instead (refreshed after every run)")
 
 
+DUCKDB_INTERRUPTED = "Query interrupted"  # DuckDB's message for a statement a Ctrl-C ended
+
+
 def interrupted(exc: BaseException) -> bool:
     """A Ctrl-C, as Python or DuckDB raised it (DuckDB turns the interrupt that reaches it inside a
     statement into InterruptException, into RuntimeError "Query interrupted" while it reads a frame, or,
     when the interrupt is raised in the Python code that hands it a frame, into InvalidInputException
     naming it: "... as Arrow data failed: KeyboardInterrupt", or Dagster's DagsterExecutionInterruptedError)."""
     return isinstance(exc, (KeyboardInterrupt, duckdb.InterruptException)) or (
-        isinstance(exc, RuntimeError) and str(exc) == "Query interrupted") or (
+        isinstance(exc, RuntimeError) and str(exc) == DUCKDB_INTERRUPTED) or (
         isinstance(exc, duckdb.InvalidInputException) and _INTERRUPT_IN_PYTHON.search(str(exc)) is not None)
 
 
