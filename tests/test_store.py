@@ -213,3 +213,46 @@ def test_a_ctrl_c_inside_a_statement_stays_a_ctrl_c_and_writes_nothing(tmp_path,
     with pytest.raises(duckdb.InvalidInputException, match="ValueError"):
         with store.connect() as con:
             raise duckdb.InvalidInputException("reading the Python object 'x' as Arrow data failed: ValueError: no")
+
+
+def test_the_sessions_of_one_file_share_one_keepalive_across_threads(tmp_path, monkeypatch):
+    """Threads that each opened and closed a session of the same file had DuckDB tear its instance down
+    and set it up again while another thread connected ("Unique file handle conflict", through every
+    retry): the sessions of a file share one keep-alive connection, closed when the last one ends."""
+    import threading
+
+    store = Store(tmp_path / "s.duckdb")
+    store.ensure_schema()
+    opened = []
+    real_open = Store._open_with_retry
+
+    def counted(self, read_only, config=None):
+        opened.append(real_open(self, read_only, config))
+        return opened[-1]
+
+    monkeypatch.setattr(Store, "_open_with_retry", counted)
+    inside, go, errors = threading.Barrier(5), threading.Event(), []
+
+    def work():
+        try:
+            with Store(tmp_path / "." / "s.duckdb").session():  # the same file, named otherwise
+                inside.wait(30)
+                go.wait(30)
+                for _ in range(20):
+                    store.query("SELECT count(*) FROM schema_migrations")
+        except Exception as exc:  # noqa: BLE001 - the test says which thread failed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    inside.wait(30)  # four sessions open, no query yet
+    keepalives = list(opened)
+    go.set()
+    for thread in threads:
+        thread.join(30)
+    assert not errors and len(keepalives) == 1
+    with pytest.raises(duckdb.ConnectionException):  # closed once the last session ended
+        keepalives[0].execute("SELECT 1")
+    with store.session(), store.session():  # nested in one thread alike; a new one after the last closed
+        assert len(opened) == 1 + 80 + 1

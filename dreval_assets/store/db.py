@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -105,6 +106,17 @@ def lock_wait_setting() -> float:
         raise ConfigError(f"DREVAL_LOCK_WAIT_S={value!r}: seconds to wait for another process's turn") from exc
 
 
+@dataclass
+class _Held:
+    """One file's keep-alive connection and the sessions sharing it (`Store.session`)."""
+    keepalive: duckdb.DuckDBPyConnection
+    sessions: int = 0
+
+
+_SESSIONS: dict[Path, _Held] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
 class Store:
     # Told once per wait when another process holds the file (the CLI prints it; else it is logged).
     on_lock_wait: Callable[[str], None] | None = None
@@ -140,13 +152,24 @@ class Store:
     def session(self) -> Iterator[None]:
         """Keep the database open for a scope: connections opened inside it cost ~0.5 ms, not ~20 ms.
 
-        DuckDB shares one database instance per file within a process while any connection is open.
-        """
-        keepalive = self._open_with_retry(read_only=False)
+        DuckDB shares one database instance per file within a process while any connection is open. The
+        sessions of one file in this process share one keep-alive connection, closed when the last ends:
+        threads each opening and closing their own had DuckDB tear the instance down and set it up again
+        while another thread connected ("Unique file handle conflict", through every retry)."""
+        path = self.db_path.resolve()
+        with _SESSIONS_LOCK:
+            held = _SESSIONS.get(path)
+            if held is None:
+                held = _SESSIONS[path] = _Held(self._open_with_retry(read_only=False))
+            held.sessions += 1
         try:
             yield
         finally:
-            keepalive.close()
+            with _SESSIONS_LOCK:
+                held.sessions -= 1
+                if not held.sessions:
+                    del _SESSIONS[path]
+                    held.keepalive.close()
 
     def _open_with_retry(self, read_only: bool, config: dict | None = None) -> duckdb.DuckDBPyConnection:
         """Writers take turns: while another process holds the file, wait up to `lock_wait_s` (said
