@@ -191,6 +191,9 @@ def _rows_markdown(rows: list[dict], total: int) -> str:
     return "\n".join(lines)
 
 
+NO_SCORES_YET = "no scores yet: run `dreval run`"  # the leaderboard's and its plots' page before any score
+
+
 def leaderboard_metadata(board: pl.DataFrame) -> dict:
     """Rows and systems, the headline table (one record per suite x system), one Markdown table per
     suite (and judge), and the link to `dreval view`'s leaderboard (its plots are `leaderboard_plots`')."""
@@ -198,7 +201,7 @@ def leaderboard_metadata(board: pl.DataFrame) -> dict:
     metadata: dict = {"rows": MetadataValue.int(board.height),
                       "systems": MetadataValue.int(board.get_column("system").n_unique() if board.height else 0)}
     if not tables:
-        return metadata | {"note": MetadataValue.text("no scores yet: run `dreval run`")}
+        return metadata | {"note": MetadataValue.text(NO_SCORES_YET)}
     records = headline_records(tables)
     schema = TableSchema(columns=[TableColumn(name, "string") for name in records[0]])
     metadata["headline"] = MetadataValue.table([TableRecord(r) for r in records], schema=schema)
@@ -212,7 +215,7 @@ def leaderboard_metadata(board: pl.DataFrame) -> dict:
 def plots_metadata(plots: list[Plot], plots_dir: Path) -> dict:
     """The plots saved under `plots_dir` and embedded as PNG data URIs ("Show Markdown" opens each)."""
     if not plots:
-        return {"note": MetadataValue.text("no scores yet: run `dreval run`")}
+        return {"note": MetadataValue.text(NO_SCORES_YET)}
     save_plots(plots, plots_dir)
     metadata = {f"plot_{plot.name}": MetadataValue.md(f"![{plot.title}]({data_url(plot.png, 'image/png')})")
                 for plot in plots}
