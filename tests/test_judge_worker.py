@@ -140,17 +140,22 @@ def test_an_interrupt_stops_the_workers_requests(llm, calls):
     asking = threading.Thread(target=run)
     asking.start()
     deadline = time.monotonic() + 30
-    while llm.n_calls < 4 and time.monotonic() < deadline:
+
+    def written() -> int:
+        return calls.store.query("SELECT count(*) FROM judge_cache").item()
+
+    # answers the server sent reach this process through the worker: under load, later than the next requests
+    while (llm.n_calls < 4 or written() < 2) and time.monotonic() < deadline:
         time.sleep(0.05)
-    asked_before = llm.n_calls
+    written_before = written()
+    assert written_before >= 2
     JUDGE_LOOP.cancel_requests()  # what an interrupt of the asking threads does (judges/parallel.each)
     asking.join(30)
     assert not asking.is_alive() and "error" in outcome
     stopped_at = llm.n_calls
     time.sleep(1.0)  # a request the worker still held would reach the server meanwhile
     assert llm.n_calls <= stopped_at + 2 < 30
-    answered = calls.store.query("SELECT count(*) FROM judge_cache").item()
-    assert answered >= asked_before - 2  # what was answered before the interrupt is kept (2 were in flight)
+    assert written() >= written_before  # what was answered before the interrupt is kept
 
 
 def test_a_worker_that_dies_fails_its_batch_with_a_clear_error(llm, calls):
