@@ -115,6 +115,8 @@ def console() -> None:
                            ("dreval_assets.stages.parse_helper", "HELPER")):
         if module in sys.modules:  # loaded: it may have started a helper process
             getattr(sys.modules[module], helper).close()
+    if "dreval_assets.defs.event_log" in sys.modules:  # its open shards' logs folded in, not left beside them
+        sys.modules["dreval_assets.defs.event_log"].close_open_event_logs()
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -485,7 +487,7 @@ def cmd_run(args, settings: Settings) -> int:
     from .judges.meter import METER
     from .progress import RunProgress
 
-    from .defs.retention import keep_runs_setting, prune_run_history
+    from .defs.retention import fold_run_logs, keep_runs_setting, prune_run_history
 
     keep_runs = keep_runs_setting()  # a bad value fails before the run
     instance = open_instance(settings)
@@ -499,6 +501,7 @@ def cmd_run(args, settings: Settings) -> int:
             outcomes = execute(defs, instance, the_plan, store=store, progress=progress,
                                command_process=_COMMAND_PROCESS)
     prune_run_history(instance, keep_runs)  # superseded runs beyond the newest N: the history stays bounded
+    fold_run_logs(instance)
     stopped = [o for o in outcomes if o.interrupted]
     if stopped:
         raise RunInterrupted(f"interrupted: run {stopped[0].run_id[:8]} ({stopped[0].job}) cancelled; the judge "

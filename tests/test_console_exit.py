@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tomllib
+from contextlib import closing
 from pathlib import Path
 
 import duckdb
@@ -89,3 +91,23 @@ def test_the_command_loads_without_the_openai_client():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_a_run_leaves_no_write_ahead_log_beside_dagsters_history(tmp_path):
+    """The command ends with os._exit: the event log's shards it kept open are closed first, so SQLite
+    folds their logs into them (each was left beside its shard, up to ~6 MB, never read again)."""
+    demo = Path(__file__).resolve().parents[1] / "dreval_assets" / "demo"
+    home = tmp_path / "home"
+    env = {**os.environ, "DREVAL_JUDGE": "heuristic"}
+    for argv in (["import", "generic", str(demo), "--system", "careful-scholar"], ["run"]):
+        done = subprocess.run([dreval_command(), "--home", str(home), *argv], capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+    history = home / "dagster" / "history" / "runs"
+    shards = [p for p in history.glob("*.db") if p.name not in ("index.db", ".db")]  # ".db": runless events
+    assert len(shards) >= 3  # the tasks, evaluation and leaderboard runs
+    assert sorted(p.name for p in history.glob("*-wal")) == []
+    for shard in shards:  # what the logs held is in the shards: every run's steps are there
+        with closing(sqlite3.connect(shard)) as conn:
+            assert conn.execute("SELECT count(*) FROM event_logs WHERE dagster_event_type = 'STEP_SUCCESS'"
+                                ).fetchone()[0] >= 1

@@ -3,6 +3,10 @@
 stays materialised in Dagster's eyes after any number of repeated runs."""
 import contextlib
 import io
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -52,3 +56,26 @@ def test_the_setting_is_checked(monkeypatch):
     assert keep_runs_setting() is None
     monkeypatch.delenv("DREVAL_DAGSTER_KEEP_RUNS")
     assert keep_runs_setting() == 100
+
+
+def test_a_log_left_beside_a_finished_runs_shard_is_folded_in_at_the_next_run(home, monkeypatch):
+    """A process killed while it held a run's shard open (or an older dreval) left the shard's
+    write-ahead log beside it; the next `dreval run` folds it in, and what it held is kept."""
+    monkeypatch.setenv("DREVAL_DAGSTER_KEEP_RUNS", "all")
+    quiet("--home", str(home), "demo")
+    run_id = sorted(shards(home))[0]
+    shard = home / "dagster" / "history" / "runs" / f"{run_id}.db"
+    leave_a_log = ("import os, sqlite3, sys\n"
+                   "conn = sqlite3.connect(sys.argv[1])\n"
+                   "conn.execute('CREATE TABLE left_behind (n INTEGER)')\n"
+                   "conn.execute('INSERT INTO left_behind VALUES (7)')\n"
+                   "conn.commit()\n"
+                   "os._exit(0)\n")  # killed: the connection is never closed
+    subprocess.run([sys.executable, "-c", leave_a_log, str(shard)], check=True, timeout=60)
+    assert Path(f"{shard}-wal").stat().st_size > 0
+
+    quiet("--home", str(home), "run", "--force", "--system", "careful-scholar")
+    assert not Path(f"{shard}-wal").exists()
+    with closing(sqlite3.connect(shard)) as conn:
+        assert conn.execute("SELECT n FROM left_behind").fetchall() == [(7,)]
+    assert not list((home / "dagster" / "history" / "runs").glob("*-wal"))

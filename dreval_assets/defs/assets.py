@@ -307,7 +307,7 @@ def leaderboard(context: AssetExecutionContext, dreval: DrevalResource) -> pl.Da
     frame = build_leaderboard(scores, dreval.policy_map(), attributes)
     if _selected(context, "leaderboard_plots"):  # drawn while this run's published copy is written
         PLOTS_BEGUN.clear()  # what an earlier run began and did not take (its plots step did not run)
-        PLOTS_BEGUN[context.run_id] = begin_leaderboard_plots(frame)
+        PLOTS_BEGUN[context.run.run_id] = begin_leaderboard_plots(frame)
     context.add_output_metadata(leaderboard_metadata(frame))
     return frame
 
@@ -328,7 +328,7 @@ def _selected(context: AssetExecutionContext, name: str) -> bool:
                    "`<home>/plots/`): each suite's headline score with its 95% CI per system, a system x metric "
                    "heatmap, and how ranks shift between benchmarks and judges. N/A is never drawn as 0.")
 def leaderboard_plots(context: AssetExecutionContext, dreval: DrevalResource) -> None:
-    begun = PLOTS_BEGUN.pop(context.run_id, None)
+    begun = PLOTS_BEGUN.pop(context.run.run_id, None)
     plots = begun.result() if begun is not None else draw_leaderboard_plots(
         dreval.store().query("SELECT * FROM leaderboard"))
     context.add_output_metadata(plots_metadata(plots, Path(dreval.home) / "plots"))

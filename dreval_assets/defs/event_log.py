@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import time
+import weakref
 from collections import OrderedDict
-from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from typing import Callable, Iterable, Iterator, Sequence
 
 from dagster import Field, StringSource
 from dagster import __version__ as dagster_version
@@ -52,6 +54,36 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
         self._asset_key_columns_seen: set[str] = set()
         self._partitions_seen: dict[tuple[str, str], float] = {}  # (definition, key) -> when found
         super().__init__(base_dir or default_base_dir(), inst_data)
+        _OPEN.add(self)
+
+    def close_shards(self) -> None:
+        """Close the shards' connections kept open: SQLite folds each shard's write-ahead log into it and
+        deletes the log when its last connection closes. The storage connects again when next used."""
+        with self._db_lock:
+            engines, self._engines = list(self._engines.values()), OrderedDict()
+        for engine in engines:
+            engine.dispose()
+
+    def runs_with_leftover_logs(self) -> list[str]:
+        """The runs whose shard has a write-ahead log beside it: one of this process's open shards, or one
+        a process left when it ended without closing it (killed, or an older dreval)."""
+        suffix = ".db-wal"
+        return [name[:-len(suffix)] for name in os.listdir(self._base_dir)
+                if name.endswith(suffix) and name[:-len(suffix)] not in ("", INDEX_SHARD_NAME)]
+
+    def fold_logs(self, run_ids: Iterable[str]) -> int:
+        """These runs' write-ahead logs folded into their shards (how many): opening a shard and closing it
+        is enough, as the last connection to close checkpoints and deletes the log (while another process
+        has the shard open, that one does it when it closes)."""
+        folded = 0
+        for run_id in run_ids:
+            path = self.path_for_shard(run_id)
+            if not os.path.exists(path):
+                continue
+            with closing(sqlite3.connect(path, timeout=SQLITE_BUSY_TIMEOUT_SECONDS)) as conn:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            folded += not os.path.exists(f"{path}-wal")
+        return folded
 
     @classmethod
     def config_type(cls):
@@ -199,10 +231,18 @@ class PooledSqliteEventLogStorage(SqliteEventLogStorage):
                     os.unlink(leftover)
 
     def dispose(self) -> None:
-        for engine in self._engines.values():
-            engine.dispose()
-        self._engines.clear()
+        self.close_shards()
         super().dispose()
+
+
+# the storages of this process, for a command that ends with `os._exit`: without `close_open_event_logs`
+# every shard still open (the index, the runless events', the newest runs') kept a log of up to ~6 MB
+_OPEN: weakref.WeakSet[PooledSqliteEventLogStorage] = weakref.WeakSet()
+
+
+def close_open_event_logs() -> None:
+    for storage in list(_OPEN):
+        storage.close_shards()
 
 
 def _true_once_seen(seen: set[str], name: str, ask: Callable[[], bool]) -> bool:

@@ -2,7 +2,9 @@
 finished run older than the newest N is deleted, events and its event-log shard with it, unless it holds
 the newest materialisation of some asset partition (what the UI's partition status, data versions and
 lineage read). So repeated runs of the same partitions leave one run's records per partition, not one per
-run, and a home's history stops growing with the number of runs."""
+run, and a home's history stops growing with the number of runs. The finished runs' shards are then closed
+with their write-ahead logs folded in (`fold_run_logs`): a shard left open kept a log of up to ~4 MB,
+bigger than the shard (at 100 demo runs 174 of the history's 292 MB)."""
 from __future__ import annotations
 
 import os
@@ -12,6 +14,7 @@ from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFil
 from dagster._core.storage.event_log.schema import SqlEventLogStorageTable
 
 from ..errors import ConfigError
+from .event_log import PooledSqliteEventLogStorage
 
 KEEP_RUNS_ENV = "DREVAL_DAGSTER_KEEP_RUNS"
 DEFAULT_KEEP_RUNS = 100
@@ -45,6 +48,21 @@ def prune_run_history(instance: DagsterInstance, keep: int | None) -> int:
             instance.delete_run(record.dagster_run.run_id)
             deleted += 1
     return deleted
+
+
+def fold_run_logs(instance: DagsterInstance) -> int:
+    """The finished runs' shards without a write-ahead log beside them: this process's are closed, and the
+    logs a process left when it ended without closing its shards (killed, or an older dreval) folded in;
+    how many were folded. A run still going (`dagster dev`'s) keeps its log."""
+    storage = instance.event_log_storage
+    if not isinstance(storage, PooledSqliteEventLogStorage):  # PostgreSQL, or a user's own storage
+        return 0
+    storage.close_shards()
+    with_logs = storage.runs_with_leftover_logs()
+    if not with_logs:
+        return 0
+    finished = instance.get_run_records(RunsFilter(run_ids=with_logs, statuses=FINISHED))
+    return storage.fold_logs(record.dagster_run.run_id for record in finished)
 
 
 def runs_holding_newest_materialisations(instance: DagsterInstance) -> set[str]:
