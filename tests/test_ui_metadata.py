@@ -507,6 +507,30 @@ def test_the_commands_judge_workers_end_after_the_last_run_that_judges(monkeypat
     assert content_tokens.cache_info().currsize == 1  # a test's or a library user's process keeps its caches
 
 
+def test_between_two_evaluation_slices_the_first_ones_frames_are_let_go(monkeypatch):
+    """A sliced evaluation: before each next slice the frames the last one's steps shared are dropped and
+    the heap trimmed, so the next slice's peak does not stand on them; not after the last slice."""
+    from dreval_assets.defs import runner
+    from dreval_assets.defs.resources import RUN_READS
+
+    seen = []
+
+    def launch(defs, instance, launch, *rest, **hooks):
+        seen.append((launch.job, len(RUN_READS.frames)))
+        RUN_READS.keep(launch.run_id, "tasks", [("t",)], {"tasks": pl.DataFrame({"task": ["t"]})})
+        return runner.RunOutcome(launch.job, "", True, launch.run_id)
+
+    monkeypatch.setattr(runner, "_launch", launch)
+    monkeypatch.setattr(runner, "_trim_heap", lambda: seen.append("trimmed"))
+    planned = [runner.Launch(job, None, None, job, 1) for job in
+               ("tasks_job", "evaluate_job", "evaluate_job", "evaluate_job", "leaderboard_job")]
+    monkeypatch.setattr(runner, "launches", lambda instance, plan: planned)
+    monkeypatch.setattr(runner, "_spare_work", lambda *args: None)
+    runner.execute(None, None, None)
+    assert seen == [("tasks_job", 0), ("evaluate_job", 1), "trimmed", ("evaluate_job", 0), "trimmed",
+                    ("evaluate_job", 0), ("leaderboard_job", 1)]
+
+
 def test_the_plot_helper_starts_with_the_judge_step_of_a_one_run_evaluation(monkeypatch):
     """The helper lives from the evaluation's judge step until it has drawn, and only when the evaluation is
     one run (a sliced one's last slice is its memory peak); matplotlib is warmed here in any case; only the

@@ -112,7 +112,7 @@ class RunReads:
     when the run writes it, and nothing past `max_bytes`. Polars frames are immutable, so sharing
     them is safe; a multi-table asset's dict is copied on the way out."""
 
-    def __init__(self, max_bytes: int = 256 * 2**20) -> None:
+    def __init__(self, max_bytes: int = 128 * 2**20) -> None:
         self.max_bytes = max_bytes
         self.run_id: str | None = None
         self.frames: dict[tuple[str, tuple], dict] = {}

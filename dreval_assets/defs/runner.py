@@ -6,6 +6,7 @@ task or per system (`planner.evaluation_blocks`).
 """
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import threading
@@ -240,6 +241,8 @@ def _execute(defs: Definitions, instance: DagsterInstance, the_plan: Plan, store
             MADE_AHEAD.drop(launch.run_id)  # what its steps did not take (one failed) is let go
             if outcomes[-1].interrupted:
                 break
+            if launch.job == "evaluate_job" and any(later.job == "evaluate_job" for later in planned[n + 1:]):
+                _between_slices()
             if command_process and launch.job in JUDGED_JOBS and not any(later.job in JUDGED_JOBS
                                                                           for later in planned[n + 1:]):
                 _release_what_judging_held()
@@ -282,6 +285,24 @@ def _release_what_judging_held() -> None:
     clear_run_caches()
     RUN_READS.clear()
     gc.collect()
+
+
+def _between_slices() -> None:
+    """Before an evaluation's next slice: the frames the slice's steps shared are let go, the cycles they
+    left collected and the heap's free pages handed back to the system, so the next slice's peak does not
+    stand on this one's leftovers (100 x 10 at 64, slices of 250: the command's peak 991 -> 919 MiB, with
+    `RunReads` at 128 MiB)."""
+    RUN_READS.clear()
+    gc.collect()
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """glibc keeps freed pages inside its heap for later allocations; `malloc_trim` returns them."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (musl, macOS): its allocator decides
+        pass
 
 
 def _spare_work(defs: Definitions, ahead: list[Launch], helper: bool = False) -> Callable[[], None] | None:
